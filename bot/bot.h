@@ -1,0 +1,24 @@
+/*
+ * bot/: the daemon and CLI. It orchestrates, persists and decides.
+ */
+#ifndef ZERODAY_BOT_H
+#define ZERODAY_BOT_H
+
+#include <glib.h>
+
+#define BOT_ERROR (bot_error_quark())
+
+/* The failures a caller acts on; everything else is BOT_ERROR_FAILED. */
+enum bot_error {
+	BOT_ERROR_FAILED,
+	BOT_ERROR_CONFIG,    /* a bad config file, group or key */
+	BOT_ERROR_NOT_FOUND, /* no such tree, branch, ... */
+	BOT_ERROR_EXISTS,    /* the name is taken */
+	BOT_ERROR_BUSY,      /* another zeroday holds the lock or the database */
+	BOT_ERROR_SCHEMA,    /* the database is newer than this zeroday */
+	BOT_ERROR_USAGE,     /* wrong command-line use */
+};
+
+GQuark bot_error_quark(void);
+
+#endif

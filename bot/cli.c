@@ -1,0 +1,670 @@
+/*
+ * The command-line commands: see cli.h and zeroday(1).
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bot/bot.h"
+#include "bot/cli.h"
+#include "bot/watch.h"
+#include "engine/names.h"
+#include "mail/address.h"
+
+#define EXIT_USAGE 2
+
+void cli_release(struct cli *cli)
+{
+	g_clear_pointer(&cli->repo, repo_free);
+	g_clear_pointer(&cli->db, db_close);
+	g_clear_pointer(&cli->config, config_free);
+}
+
+static int fail(GError *error)
+{
+	fprintf(stderr, "zeroday: %s\n", error->message);
+	return error->domain == BOT_ERROR && error->code == BOT_ERROR_USAGE ? EXIT_USAGE : 1;
+}
+
+/*
+ * Parses a command's options. --help prints the help and returns false
+ * with *@status 0; misuse prints the error and the help and returns false
+ * with *@status 2.
+ */
+static bool parse_options(int *argc, char ***argv, const char *params, const char *summary,
+			  GOptionEntry *entries, int *status)
+{
+	g_autoptr(GOptionContext) ctx = g_option_context_new(params);
+	g_autoptr(GError) error = NULL;
+	gboolean help = FALSE;
+	GOptionEntry help_entry[] = {
+		{ "help", 'h', 0, G_OPTION_ARG_NONE, &help, "Show this help", NULL },
+		G_OPTION_ENTRY_NULL,
+	};
+	g_autofree char *prgname = g_strdup_printf("zeroday %s", (*argv)[0]);
+
+	g_option_context_set_help_enabled(ctx, FALSE);
+	g_option_context_set_summary(ctx, summary);
+	g_option_context_add_main_entries(ctx, help_entry, NULL);
+	if (entries)
+		g_option_context_add_main_entries(ctx, entries, NULL);
+	g_set_prgname(prgname);
+	if (!g_option_context_parse(ctx, argc, argv, &error)) {
+		g_autofree char *text = g_option_context_get_help(ctx, TRUE, NULL);
+
+		fprintf(stderr, "zeroday %s: %s\n\n%s", (*argv)[0], error->message, text);
+		*status = EXIT_USAGE;
+		return false;
+	}
+	if (help) {
+		g_autofree char *text = g_option_context_get_help(ctx, TRUE, NULL);
+
+		fputs(text, stdout);
+		*status = 0;
+		return false;
+	}
+	return true;
+}
+
+static int usage(const char *command, const char *message)
+{
+	fprintf(stderr, "zeroday %s: %s\nTry 'zeroday %s --help'.\n", command, message, command);
+	return EXIT_USAGE;
+}
+
+/* Loads the configuration and applies its limits to libgit2. */
+static bool load_config(struct cli *cli, GError **error)
+{
+	if (cli->config)
+		return true;
+	cli->config = config_load(cli->config_path, cli->state_dir, error);
+	return cli->config && repo_global_init(&cli->config->limits, error);
+}
+
+/* Opens the configuration, the database and (if @want_repo) the store. */
+static bool cli_open(struct cli *cli, bool want_repo, GError **error)
+{
+	if (!load_config(cli, error))
+		return false;
+	if (!cli->db) {
+		g_autofree char *path = config_db_path(cli->config);
+
+		if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+			g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND,
+				    "no zeroday state in %s; run 'zeroday init' first",
+				    cli->config->state_dir);
+			return false;
+		}
+		cli->db = db_open(path, error);
+		if (!cli->db)
+			return false;
+	}
+	if (want_repo && !cli->repo) {
+		g_autofree char *path = config_git_path(cli->config);
+
+		cli->repo = repo_open(path, error);
+		if (!cli->repo)
+			return false;
+	}
+	return true;
+}
+
+static char *format_time(gint64 when)
+{
+	g_autoptr(GDateTime) t = NULL;
+
+	if (when <= 0)
+		return g_strdup("never");
+	t = g_date_time_new_from_unix_utc(when);
+	return g_date_time_format(t, "%Y-%m-%d %H:%M:%S UTC");
+}
+
+static char *short_id(const char *oid)
+{
+	return oid ? g_strndup(oid, 12) : g_strdup("-");
+}
+
+/* init */
+
+int cli_init(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *logs = NULL;
+	int status;
+
+	if (!parse_options(&argc, &argv, "", "Create the state directory: the database, the "
+			   "git object store and the logs. Running it again is harmless.",
+			   NULL, &status))
+		return status;
+	if (argc != 1)
+		return usage("init", "takes no arguments");
+	if (!load_config(cli, &error))
+		return fail(error);
+	logs = config_log_dir(cli->config);
+	if (g_mkdir_with_parents(cli->config->state_dir, 0700) < 0 ||
+	    g_mkdir_with_parents(logs, 0700) < 0) {
+		fprintf(stderr, "zeroday: cannot create %s: %s\n", cli->config->state_dir,
+			g_strerror(errno));
+		return 1;
+	}
+	if (!cli->db) {
+		g_autofree char *path = config_db_path(cli->config);
+
+		cli->db = db_open(path, &error);
+		if (!cli->db)
+			return fail(error);
+	}
+	if (!cli_open(cli, true, &error))
+		return fail(error);
+	printf("zeroday state ready in %s (schema %d)\n", cli->config->state_dir,
+	       db_schema_version(cli->db));
+	return 0;
+}
+
+/* tree */
+
+static enum names_url_flags url_flags(const struct config *config)
+{
+	return (config->allow_ssh ? NAMES_URL_ALLOW_SSH : 0) |
+	       (config->allow_local ? NAMES_URL_ALLOW_LOCAL : 0);
+}
+
+static bool check_patterns(char **patterns, GError **error)
+{
+	for (char **p = patterns; p && *p; p++) {
+		if (!names_pattern_check(*p, error))
+			return false;
+	}
+	return true;
+}
+
+static bool check_base(const char *base, GError **error)
+{
+	g_auto(GStrv) parts = g_strsplit(base, "/", 2);
+
+	if (!parts[0] || !parts[1]) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_USAGE,
+			    "base '%s' must be TREE/BRANCH, e.g. mainline/master", base);
+		return false;
+	}
+	return names_tree_check(parts[0], error) && repo_branch_check(parts[1], error);
+}
+
+/* Normalizes each address of @in into a new NULL-terminated list. */
+static char **normalize_addresses(char **in, GError **error)
+{
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+
+	for (char **a = in; a && *a; a++) {
+		char *n = address_normalize(*a, error);
+
+		if (!n)
+			return NULL;
+		g_strv_builder_add(b, n);
+		g_free(n);
+	}
+	return g_strv_builder_end(b);
+}
+
+static int tree_add(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(tree_row) row = g_new0(struct tree_row, 1);
+	gboolean non_rebasable = FALSE;
+	g_auto(GStrv) blacklist = NULL;
+	g_auto(GStrv) to = NULL;
+	g_autofree char *base = NULL;
+	GOptionEntry entries[] = {
+		{ "non-rebasable", 0, 0, G_OPTION_ARG_NONE, &non_rebasable,
+		  "Test the head only, and bisect when it fails", NULL },
+		{ "base", 0, 0, G_OPTION_ARG_STRING, &base,
+		  "Commits of TREE/BRANCH count as upstream, not new", "TREE/BRANCH" },
+		{ "blacklist", 0, 0, G_OPTION_ARG_STRING_ARRAY, &blacklist,
+		  "Skip branches matching PATTERN (repeatable)", "PATTERN" },
+		{ "to", 0, 0, G_OPTION_ARG_STRING_ARRAY, &to,
+		  "Mail reports to ADDRESS as well (repeatable)", "ADDRESS" },
+		G_OPTION_ENTRY_NULL,
+	};
+	int status;
+
+	if (!parse_options(&argc, &argv, "NAME URL [BRANCH-PATTERN...]",
+			   "Subscribe a git tree. Nothing is fetched until the next poll. "
+			   "Branch patterns are globs ('*' and '?'); the default is '*'.",
+			   entries, &status))
+		return status;
+	if (argc < 3)
+		return usage("tree add", "needs a NAME and a URL");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	if (!names_tree_check(argv[1], &error) ||
+	    !names_url_check(argv[2], url_flags(cli->config), &error) ||
+	    !check_patterns(argv + 3, &error) || !check_patterns(blacklist, &error) ||
+	    (base && !check_base(base, &error)))
+		return fail(error);
+	row->name = g_strdup(argv[1]);
+	row->url = g_strdup(argv[2]);
+	row->policy = non_rebasable ? TREE_NON_REBASABLE : TREE_REBASABLE;
+	row->branches = argc > 3 ? g_strdupv(argv + 3) : g_strsplit("*", ",", -1);
+	row->blacklist = blacklist ? g_strdupv(blacklist) : g_new0(char *, 1);
+	row->base = g_steal_pointer(&base);
+	row->recipients = normalize_addresses(to, &error);
+	if (!row->recipients)
+		return fail(error);
+	row->created = g_get_real_time() / G_USEC_PER_SEC;
+	if (!db_tx_begin(cli->db, &error) || !db_tree_insert(cli->db, row, &error) ||
+	    !db_tx_commit(cli->db, &error)) {
+		db_tx_rollback(cli->db);
+		return fail(error);
+	}
+	printf("added tree %s (%s): %s\n", row->name, db_policy_name(row->policy), row->url);
+	return 0;
+}
+
+static int tree_list(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) trees = NULL;
+	int status;
+
+	if (!parse_options(&argc, &argv, "", "List the subscribed trees.", NULL, &status))
+		return status;
+	if (argc != 1)
+		return usage("tree list", "takes no arguments");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	trees = db_tree_list(cli->db, &error);
+	if (!trees)
+		return fail(error);
+	for (guint i = 0; i < trees->len; i++) {
+		const struct tree_row *t = trees->pdata[i];
+		g_autofree char *branches = g_strjoinv(",", t->branches);
+
+		printf("%-20s %-13s %s %s%s\n", t->name, db_policy_name(t->policy), t->url,
+		       branches, t->last_error ? "  [last poll failed]" : "");
+	}
+	return 0;
+}
+
+static void print_list(const char *label, char **list)
+{
+	g_autofree char *text = g_strjoinv(" ", list);
+
+	printf("%-12s %s\n", label, *text ? text : "-");
+}
+
+static int tree_show(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(tree_row) t = NULL;
+	g_autoptr(GPtrArray) branches = NULL;
+	g_autofree char *polled = NULL;
+	int status;
+
+	if (!parse_options(&argc, &argv, "NAME", "Show a tree and its branches.", NULL, &status))
+		return status;
+	if (argc != 2)
+		return usage("tree show", "needs exactly one NAME");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	t = db_tree_get(cli->db, argv[1], &error);
+	if (!t)
+		return fail(error);
+	branches = db_branch_list(cli->db, t->id, &error);
+	if (!branches)
+		return fail(error);
+	polled = format_time(t->last_poll);
+	printf("%-12s %s\n%-12s %s\n%-12s %s\n", "name", t->name, "url", t->url, "policy",
+	       db_policy_name(t->policy));
+	print_list("branches", t->branches);
+	print_list("blacklist", t->blacklist);
+	printf("%-12s %s\n", "base", t->base ? t->base : "-");
+	print_list("to", t->recipients);
+	printf("%-12s %s%s%s\n", "last poll", polled, t->last_error ? ": failed: " : "",
+	       t->last_error ? t->last_error : "");
+	for (guint i = 0; i < branches->len; i++) {
+		const struct branch_row *b = branches->pdata[i];
+		g_autofree char *id = short_id(b->head);
+
+		printf("  %-30s %s %-8s%s%s\n", b->name, id, db_branch_state_name(b->state),
+		       b->reason ? " " : "", b->reason ? b->reason : "");
+	}
+	return 0;
+}
+
+static int tree_rm(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	int status;
+
+	if (!parse_options(&argc, &argv, "NAME",
+			   "Unsubscribe a tree and forget everything recorded for it.", NULL,
+			   &status))
+		return status;
+	if (argc != 2)
+		return usage("tree rm", "needs exactly one NAME");
+	if (!cli_open(cli, true, &error))
+		return fail(error);
+	if (!db_tx_begin(cli->db, &error) || !db_tree_delete(cli->db, argv[1], &error) ||
+	    !db_tx_commit(cli->db, &error)) {
+		db_tx_rollback(cli->db);
+		return fail(error);
+	}
+	/* The refs only keep objects alive; stale ones are harmless. */
+	if (!repo_forget_tree(cli->repo, argv[1], &error))
+		g_warning("removed tree %s, but not its refs: %s", argv[1], error->message);
+	printf("removed tree %s\n", argv[1]);
+	return 0;
+}
+
+/* Returns a copy of @list without the items in @drop, plus @add. */
+static char **edit_list(char **list, char **add, char **drop)
+{
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+
+	for (char **i = list; i && *i; i++) {
+		if (!drop || !g_strv_contains((const char *const *)drop, *i))
+			g_strv_builder_add(b, *i);
+	}
+	for (char **i = add; i && *i; i++) {
+		if (!g_strv_contains((const char *const *)list, *i))
+			g_strv_builder_add(b, *i);
+	}
+	return g_strv_builder_end(b);
+}
+
+static int tree_set(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(tree_row) t = NULL;
+	g_autofree char *url = NULL;
+	g_autofree char *policy = NULL;
+	g_autofree char *base = NULL;
+	g_auto(GStrv) branches = NULL;
+	g_auto(GStrv) blacklist = NULL;
+	g_auto(GStrv) unblacklist = NULL;
+	g_auto(GStrv) to = NULL;
+	g_auto(GStrv) no_to = NULL;
+	g_auto(GStrv) to_norm = NULL;
+	g_auto(GStrv) no_to_norm = NULL;
+	GOptionEntry entries[] = {
+		{ "url", 0, 0, G_OPTION_ARG_STRING, &url, "Fetch from URL", "URL" },
+		{ "policy", 0, 0, G_OPTION_ARG_STRING, &policy,
+		  "rebasable (every commit) or non-rebasable (head only)", "POLICY" },
+		{ "branch", 0, 0, G_OPTION_ARG_STRING_ARRAY, &branches,
+		  "Follow branches matching PATTERN; replaces the list (repeatable)", "PATTERN" },
+		{ "blacklist", 0, 0, G_OPTION_ARG_STRING_ARRAY, &blacklist,
+		  "Add a blacklist PATTERN (repeatable)", "PATTERN" },
+		{ "unblacklist", 0, 0, G_OPTION_ARG_STRING_ARRAY, &unblacklist,
+		  "Remove a blacklist PATTERN (repeatable)", "PATTERN" },
+		{ "base", 0, 0, G_OPTION_ARG_STRING, &base,
+		  "Commits of TREE/BRANCH count as upstream; '' clears", "TREE/BRANCH" },
+		{ "to", 0, 0, G_OPTION_ARG_STRING_ARRAY, &to, "Add a recipient (repeatable)",
+		  "ADDRESS" },
+		{ "no-to", 0, 0, G_OPTION_ARG_STRING_ARRAY, &no_to,
+		  "Remove a recipient (repeatable)", "ADDRESS" },
+		G_OPTION_ENTRY_NULL,
+	};
+	char **tmp;
+	int status;
+
+	if (!parse_options(&argc, &argv, "NAME", "Change a tree's settings.", entries, &status))
+		return status;
+	if (argc != 2)
+		return usage("tree set", "needs exactly one NAME");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	if (!db_tx_begin(cli->db, &error))
+		return fail(error);
+	t = db_tree_get(cli->db, argv[1], &error);
+	if (!t)
+		goto fail;
+	if (url) {
+		if (!names_url_check(url, url_flags(cli->config), &error))
+			goto fail;
+		g_free(t->url);
+		t->url = g_steal_pointer(&url);
+	}
+	if (policy && !db_policy_parse(policy, &t->policy)) {
+		g_set_error(&error, BOT_ERROR, BOT_ERROR_USAGE,
+			    "policy must be rebasable or non-rebasable, not '%s'", policy);
+		goto fail;
+	}
+	if (branches) {
+		if (!check_patterns(branches, &error))
+			goto fail;
+		g_strfreev(t->branches);
+		t->branches = g_steal_pointer(&branches);
+	}
+	if (!check_patterns(blacklist, &error) || !check_patterns(unblacklist, &error))
+		goto fail;
+	tmp = edit_list(t->blacklist, blacklist, unblacklist);
+	g_strfreev(t->blacklist);
+	t->blacklist = tmp;
+	if (base) {
+		if (*base && !check_base(base, &error))
+			goto fail;
+		g_free(t->base);
+		t->base = *base ? g_steal_pointer(&base) : NULL;
+	}
+	to_norm = normalize_addresses(to, &error);
+	if (!to_norm)
+		goto fail;
+	no_to_norm = normalize_addresses(no_to, &error);
+	if (!no_to_norm)
+		goto fail;
+	tmp = edit_list(t->recipients, to_norm, no_to_norm);
+	g_strfreev(t->recipients);
+	t->recipients = tmp;
+	if (!db_tree_update(cli->db, t, &error) || !db_tx_commit(cli->db, &error))
+		goto fail;
+	printf("updated tree %s\n", t->name);
+	return 0;
+fail:
+	db_tx_rollback(cli->db);
+	return fail(error);
+}
+
+static const struct tree_command {
+	const char *name;
+	int (*run)(struct cli *cli, int argc, char **argv);
+	const char *summary;
+} tree_commands[] = {
+	{ "add", tree_add, "subscribe a tree" },
+	{ "list", tree_list, "list the subscribed trees" },
+	{ "show", tree_show, "show a tree and its branches" },
+	{ "rm", tree_rm, "unsubscribe a tree" },
+	{ "set", tree_set, "change a tree's settings" },
+};
+
+static void tree_usage(FILE *out)
+{
+	fprintf(out, "Usage: zeroday tree COMMAND [OPTION...]\n\nCommands:\n");
+	for (size_t i = 0; i < G_N_ELEMENTS(tree_commands); i++)
+		fprintf(out, "  %-6s %s\n", tree_commands[i].name, tree_commands[i].summary);
+	fprintf(out, "\nRun 'zeroday tree COMMAND --help' for a command's options.\n");
+}
+
+int cli_tree(struct cli *cli, int argc, char **argv)
+{
+	if (argc < 2) {
+		tree_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		tree_usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(tree_commands); i++) {
+		if (strcmp(argv[1], tree_commands[i].name) == 0) {
+			g_autofree char *name = g_strdup_printf("tree %s", argv[1]);
+			char *saved = argv[1];
+			int rc;
+
+			argv[1] = name;
+			rc = tree_commands[i].run(cli, argc - 1, argv + 1);
+			argv[1] = saved;
+			return rc;
+		}
+	}
+	fprintf(stderr, "zeroday tree: unknown command '%s'\n", argv[1]);
+	tree_usage(stderr);
+	return EXIT_USAGE;
+}
+
+/* poll */
+
+static void print_change(const struct watch_change *c)
+{
+	const struct head_event *e = c->event;
+	g_autofree char *from = short_id(e->old_head);
+	g_autofree char *to = short_id(e->new_head);
+
+	if (e->change == HEAD_DELETED)
+		printf("  %s: deleted (was %s): %s\n", e->branch, from, e->reason);
+	else if (e->change == HEAD_NEW)
+		printf("  %s: new at %s: %s", e->branch, to, e->action);
+	else
+		printf("  %s: %s %s..%s: %s", e->branch, db_head_change_name(e->change), from,
+		       to, e->action);
+	if (e->change == HEAD_DELETED)
+		return;
+	if (e->selected)
+		printf(" %u commit%s", e->selected, e->selected == 1 ? "" : "s");
+	if (e->reason)
+		printf(" (%s)", e->reason);
+	printf("\n");
+	for (guint i = 0; i < c->commits->len; i++) {
+		const struct repo_commit *commit = c->commits->pdata[i];
+
+		printf("    test %.12s %s\n", commit->oid, commit->summary);
+	}
+}
+
+int cli_poll(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) results = NULL;
+	int status;
+	int rc = 0;
+
+	if (!parse_options(&argc, &argv, "[TREE...]",
+			   "Fetch the trees (all, or those named), record new and moved "
+			   "branch heads, and select the commits to test.", NULL, &status))
+		return status;
+	if (!cli_open(cli, true, &error))
+		return fail(error);
+	results = watch_poll(cli->db, cli->repo, cli->config, (const char *const *)argv + 1,
+			     &error);
+	if (!results)
+		return fail(error);
+	for (guint i = 0; i < results->len; i++) {
+		const struct watch_tree *t = results->pdata[i];
+
+		if (t->error) {
+			printf("%s: poll failed: %s\n", t->tree, t->error);
+			rc = 1;
+			continue;
+		}
+		if (t->changes->len == 0) {
+			printf("%s: unchanged (%u branch%s)\n", t->tree, t->branches,
+			       t->branches == 1 ? "" : "es");
+			continue;
+		}
+		printf("%s:\n", t->tree);
+		for (guint j = 0; j < t->changes->len; j++)
+			print_change(t->changes->pdata[j]);
+	}
+	return rc;
+}
+
+/* status */
+
+int cli_status(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) trees = NULL;
+	g_autoptr(GPtrArray) events = NULL;
+	g_autoptr(GPtrArray) pending = NULL;
+	gint64 depth = 0;
+	int status;
+
+	if (!parse_options(&argc, &argv, "",
+			   "Show the trees, skipped branches, the test queue and recent "
+			   "branch changes.", NULL, &status))
+		return status;
+	if (argc != 1)
+		return usage("status", "takes no arguments");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	trees = db_tree_list(cli->db, &error);
+	if (!trees || !db_test_count_pending(cli->db, &depth, &error))
+		return fail(error);
+	events = db_event_recent(cli->db, 20, &error);
+	if (!events)
+		return fail(error);
+	pending = db_test_pending(cli->db, 20, &error);
+	if (!pending)
+		return fail(error);
+
+	printf("Trees: %u\n", trees->len);
+	for (guint i = 0; i < trees->len; i++) {
+		const struct tree_row *t = trees->pdata[i];
+		g_autoptr(GPtrArray) branches = db_branch_list(cli->db, t->id, &error);
+		g_autofree char *polled = format_time(t->last_poll);
+
+		if (!branches)
+			return fail(error);
+		printf("  %-20s %-13s polled %s%s%s\n", t->name, db_policy_name(t->policy), polled,
+		       t->last_error ? ": FAILED: " : "", t->last_error ? t->last_error : "");
+		for (guint j = 0; j < branches->len; j++) {
+			const struct branch_row *b = branches->pdata[j];
+
+			if (b->state == BRANCH_SKIPPED)
+				printf("    skipped %s: %s\n", b->name, b->reason);
+		}
+	}
+	printf("Queue: %" G_GINT64_FORMAT " commit%s to test\n", depth, depth == 1 ? "" : "s");
+	for (guint i = 0; i < pending->len; i++) {
+		const struct test_row *r = pending->pdata[i];
+
+		printf("  %s/%s %.12s %s\n", r->tree, r->branch, r->commit, r->summary);
+	}
+	if (depth > (gint64)pending->len)
+		printf("  ... and %" G_GINT64_FORMAT " more\n", depth - (gint64)pending->len);
+	printf("Recent branch changes:\n");
+	for (guint i = 0; i < events->len; i++) {
+		const struct head_event *e = events->pdata[i];
+		g_autofree char *when = format_time(e->when);
+		g_autofree char *to = short_id(e->new_head ? e->new_head : e->old_head);
+
+		printf("  %s %s/%s %s %s: %s", when, e->tree, e->branch,
+		       db_head_change_name(e->change), to, e->action);
+		if (e->selected)
+			printf(" %u", e->selected);
+		printf("%s%s%s\n", e->reason ? " (" : "", e->reason ? e->reason : "",
+		       e->reason ? ")" : "");
+	}
+	return 0;
+}
+
+/* version */
+
+int cli_version(struct cli *cli, int argc, char **argv)
+{
+	g_autofree char *git = repo_version_string();
+	g_autofree char *sql = db_version_string();
+	int status;
+
+	if (!parse_options(&argc, &argv, "", "Print the version.", NULL, &status))
+		return status;
+	if (argc != 1)
+		return usage("version", "takes no arguments");
+	printf("zeroday %s (%s, %s, glib %u.%u.%u)\n", PACKAGE_VERSION, git, sql,
+	       glib_major_version, glib_minor_version, glib_micro_version);
+	return 0;
+}

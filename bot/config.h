@@ -1,0 +1,47 @@
+/*
+ * zeroday.conf: read once with GKeyFile, validated, then read-only.
+ * See zeroday.conf(5).
+ */
+#ifndef ZERODAY_CONFIG_H
+#define ZERODAY_CONFIG_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+#include "engine/repo.h"
+
+struct config {
+	char *path;      /* the file read, or NULL for the embedded defaults */
+	char *state_dir; /* holds zeroday.db, git/ and logs/ */
+
+	/* [git] */
+	bool allow_ssh;
+	bool allow_local;
+	unsigned max_new_commits;
+	unsigned poll_jobs;
+	struct repo_limits limits;
+};
+
+/*
+ * Loads the configuration: @path if given, else $ZERODAY_CONFIG, else
+ * $XDG_CONFIG_HOME/zeroday/zeroday.conf or /etc/zeroday/zeroday.conf if one
+ * exists, else the embedded defaults. A non-NULL @state_dir overrides the
+ * file's. Unknown groups or keys and invalid values fail with
+ * BOT_ERROR_CONFIG naming the file, the group and the key.
+ *
+ * Returns a configuration freed with config_free().
+ */
+struct config *config_load(const char *path, const char *state_dir, GError **error);
+
+/* Parses configuration text; @origin names it in errors. For tests. */
+struct config *config_load_data(const char *data, const char *origin, GError **error);
+
+void config_free(struct config *config);
+ZD_AUTOPTR_DEFINE(config, config_free)
+
+/* Paths inside the state directory (caller frees). */
+char *config_db_path(const struct config *config);
+char *config_git_path(const struct config *config);
+char *config_log_dir(const struct config *config);
+
+#endif

@@ -1,0 +1,679 @@
+/*
+ * The store: see db.h. The only file that includes <sqlite3.h>.
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "bot/bot.h"
+#include "bot/db.h"
+
+struct db {
+	sqlite3 *sql;
+};
+
+/*
+ * Schema migrations: migrations[i] takes user_version i to i + 1. Never
+ * edit a released step; append a new one and bump DB_SCHEMA_VERSION.
+ */
+static const char *const migrations[] = {
+	/* 0 -> 1: trees, their branches, head changes and selected commits. */
+	"CREATE TABLE trees ("
+	"  id INTEGER PRIMARY KEY,"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  url TEXT NOT NULL,"
+	"  policy TEXT NOT NULL CHECK (policy IN ('rebasable', 'non-rebasable')),"
+	"  branches TEXT NOT NULL DEFAULT '*',"
+	"  blacklist TEXT NOT NULL DEFAULT '',"
+	"  base TEXT,"
+	"  created INTEGER NOT NULL,"
+	"  last_poll INTEGER NOT NULL DEFAULT 0,"
+	"  last_error TEXT);"
+	"CREATE TABLE branches ("
+	"  tree_id INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,"
+	"  name TEXT NOT NULL,"
+	"  head TEXT NOT NULL,"
+	"  state TEXT NOT NULL,"
+	"  reason TEXT,"
+	"  updated INTEGER NOT NULL,"
+	"  PRIMARY KEY (tree_id, name));"
+	"CREATE TABLE head_events ("
+	"  id INTEGER PRIMARY KEY,"
+	"  tree_id INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,"
+	"  branch TEXT NOT NULL,"
+	"  old_head TEXT,"
+	"  new_head TEXT,"
+	"  change TEXT NOT NULL,"
+	"  action TEXT NOT NULL,"
+	"  reason TEXT,"
+	"  selected INTEGER NOT NULL DEFAULT 0,"
+	"  at INTEGER NOT NULL);"
+	"CREATE TABLE tests ("
+	"  tree_id INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,"
+	"  commit_id TEXT NOT NULL,"
+	"  branch TEXT NOT NULL,"
+	"  summary TEXT NOT NULL DEFAULT '',"
+	"  event_id INTEGER REFERENCES head_events(id) ON DELETE SET NULL,"
+	"  state TEXT NOT NULL DEFAULT 'pending',"
+	"  queued INTEGER NOT NULL,"
+	"  PRIMARY KEY (tree_id, commit_id));",
+
+	/* 1 -> 2: tree mail recipients; indexes for status and the queue. */
+	"ALTER TABLE trees ADD COLUMN recipients TEXT NOT NULL DEFAULT '';"
+	"CREATE INDEX tests_by_state ON tests(state, queued);"
+	"CREATE INDEX head_events_by_time ON head_events(at);",
+};
+
+G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);
+
+static bool sql_error(struct db *db, GError **error, const char *what)
+{
+	int code = sqlite3_extended_errcode(db->sql);
+	enum bot_error ours = BOT_ERROR_FAILED;
+
+	if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED)
+		ours = BOT_ERROR_BUSY;
+	else if (code == SQLITE_CONSTRAINT_UNIQUE || code == SQLITE_CONSTRAINT_PRIMARYKEY)
+		ours = BOT_ERROR_EXISTS;
+	g_set_error(error, BOT_ERROR, ours, "database: %s: %s", what, sqlite3_errmsg(db->sql));
+	return false;
+}
+
+static bool exec(struct db *db, const char *sql, GError **error)
+{
+	if (sqlite3_exec(db->sql, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return sql_error(db, error, sql);
+	return true;
+}
+
+static sqlite3_stmt *prepare(struct db *db, const char *sql, GError **error)
+{
+	sqlite3_stmt *stmt = NULL;
+
+	if (sqlite3_prepare_v2(db->sql, sql, -1, &stmt, NULL) != SQLITE_OK) {
+		sql_error(db, error, sql);
+		return NULL;
+	}
+	return stmt;
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3_stmt, sqlite3_finalize)
+
+/* Binds NULL for a NULL @text. */
+static void bind_text(sqlite3_stmt *stmt, int i, const char *text)
+{
+	if (text)
+		sqlite3_bind_text(stmt, i, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(stmt, i);
+}
+
+/* Runs a statement that returns no rows. */
+static bool step_done(struct db *db, sqlite3_stmt *stmt, GError **error)
+{
+	if (sqlite3_step(stmt) != SQLITE_DONE)
+		return sql_error(db, error, sqlite3_sql(stmt));
+	return true;
+}
+
+/* Copies a text column out of sqlite's buffer; NULL stays NULL. */
+static char *col_text(sqlite3_stmt *stmt, int i)
+{
+	const unsigned char *t = sqlite3_column_text(stmt, i);
+
+	return t ? g_strdup((const char *)t) : NULL;
+}
+
+/* Lists are stored one item a line; items never hold a newline. */
+static char *join_list(char **list)
+{
+	return g_strjoinv("\n", list ? list : (char *[]){ NULL });
+}
+
+static char **col_list(sqlite3_stmt *stmt, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(stmt, i);
+
+	if (!t || !*t)
+		return g_new0(char *, 1);
+	return g_strsplit(t, "\n", -1);
+}
+
+int db_schema_version(struct db *db)
+{
+	sqlite3_stmt *stmt = NULL;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db->sql, "PRAGMA user_version", -1, &stmt, NULL) == SQLITE_OK &&
+	    sqlite3_step(stmt) == SQLITE_ROW)
+		v = sqlite3_column_int(stmt, 0);
+	sqlite3_finalize(stmt);
+	return v;
+}
+
+static bool migrate(struct db *db, GError **error)
+{
+	int version;
+
+	if (!db_tx_begin(db, error))
+		return false;
+	version = db_schema_version(db);
+	if (version > DB_SCHEMA_VERSION) {
+		db_tx_rollback(db);
+		g_set_error(error, BOT_ERROR, BOT_ERROR_SCHEMA,
+			    "database schema %d is newer than this zeroday's (%d)", version,
+			    DB_SCHEMA_VERSION);
+		return false;
+	}
+	for (; version < DB_SCHEMA_VERSION; version++) {
+		g_autofree char *bump = g_strdup_printf("PRAGMA user_version = %d", version + 1);
+
+		g_info("migrating the database schema from %d to %d", version, version + 1);
+		if (!exec(db, migrations[version], error) || !exec(db, bump, error)) {
+			db_tx_rollback(db);
+			g_prefix_error(error, "schema migration %d -> %d: ", version, version + 1);
+			return false;
+		}
+	}
+	return db_tx_commit(db, error);
+}
+
+struct db *db_open(const char *path, GError **error)
+{
+	zd_autoptr(db) db = g_new0(struct db, 1);
+	bool memory = strcmp(path, ":memory:") == 0;
+
+	if (sqlite3_open_v2(path, &db->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		sql_error(db, error, path);
+		return NULL;
+	}
+	sqlite3_extended_result_codes(db->sql, 1);
+	sqlite3_busy_timeout(db->sql, 10000);
+	if (!exec(db, memory ? "PRAGMA journal_mode = MEMORY" : "PRAGMA journal_mode = WAL", error) ||
+	    !exec(db, "PRAGMA synchronous = FULL", error) ||
+	    !exec(db, "PRAGMA foreign_keys = ON", error) || !migrate(db, error)) {
+		g_prefix_error(error, "%s: ", path);
+		return NULL;
+	}
+	return g_steal_pointer(&db);
+}
+
+void db_close(struct db *db)
+{
+	if (!db)
+		return;
+	sqlite3_close(db->sql);
+	g_free(db);
+}
+
+bool db_tx_begin(struct db *db, GError **error)
+{
+	return exec(db, "BEGIN IMMEDIATE", error);
+}
+
+bool db_tx_commit(struct db *db, GError **error)
+{
+	return exec(db, "COMMIT", error);
+}
+
+void db_tx_rollback(struct db *db)
+{
+	if (!sqlite3_get_autocommit(db->sql))
+		sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+}
+
+char *db_version_string(void)
+{
+	return g_strdup_printf("sqlite %s", sqlite3_libversion());
+}
+
+/* Trees. */
+
+static const char *const policy_names[] = {
+	[TREE_REBASABLE] = "rebasable",
+	[TREE_NON_REBASABLE] = "non-rebasable",
+};
+
+const char *db_policy_name(enum tree_policy policy)
+{
+	g_return_val_if_fail(policy < G_N_ELEMENTS(policy_names), NULL);
+	return policy_names[policy];
+}
+
+bool db_policy_parse(const char *name, enum tree_policy *out)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(policy_names); i++) {
+		if (strcmp(name, policy_names[i]) == 0) {
+			*out = (enum tree_policy)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+void tree_row_free(struct tree_row *row)
+{
+	if (!row)
+		return;
+	g_free(row->name);
+	g_free(row->url);
+	g_strfreev(row->branches);
+	g_strfreev(row->blacklist);
+	g_free(row->base);
+	g_strfreev(row->recipients);
+	g_free(row->last_error);
+	g_free(row);
+}
+
+#define TREE_COLUMNS \
+	"id, name, url, policy, branches, blacklist, base, recipients, created, " \
+	"last_poll, last_error"
+
+static struct tree_row *tree_from_stmt(sqlite3_stmt *stmt)
+{
+	struct tree_row *row = g_new0(struct tree_row, 1);
+	const char *policy = (const char *)sqlite3_column_text(stmt, 3);
+
+	row->id = sqlite3_column_int64(stmt, 0);
+	row->name = col_text(stmt, 1);
+	row->url = col_text(stmt, 2);
+	if (!db_policy_parse(policy ? policy : "", &row->policy))
+		g_assert_not_reached(); /* the CHECK constraint guarantees it */
+	row->branches = col_list(stmt, 4);
+	row->blacklist = col_list(stmt, 5);
+	row->base = col_text(stmt, 6);
+	row->recipients = col_list(stmt, 7);
+	row->created = sqlite3_column_int64(stmt, 8);
+	row->last_poll = sqlite3_column_int64(stmt, 9);
+	row->last_error = col_text(stmt, 10);
+	return row;
+}
+
+/* Binds url..recipients to parameters 1..7. */
+static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
+{
+	g_autofree char *branches = join_list(row->branches);
+	g_autofree char *blacklist = join_list(row->blacklist);
+	g_autofree char *recipients = join_list(row->recipients);
+
+	bind_text(stmt, 1, row->name);
+	bind_text(stmt, 2, row->url);
+	bind_text(stmt, 3, db_policy_name(row->policy));
+	bind_text(stmt, 4, branches);
+	bind_text(stmt, 5, blacklist);
+	bind_text(stmt, 6, row->base);
+	bind_text(stmt, 7, recipients);
+}
+
+bool db_tree_insert(struct db *db, struct tree_row *row, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"INSERT INTO trees (name, url, policy, branches, blacklist, base, recipients, "
+		"created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", error);
+
+	if (!stmt)
+		return false;
+	bind_tree(stmt, row);
+	sqlite3_bind_int64(stmt, 8, row->created);
+	if (sqlite3_step(stmt) != SQLITE_DONE) {
+		if (sqlite3_extended_errcode(db->sql) == SQLITE_CONSTRAINT_UNIQUE) {
+			g_set_error(error, BOT_ERROR, BOT_ERROR_EXISTS,
+				    "a tree named '%s' already exists", row->name);
+			return false;
+		}
+		return sql_error(db, error, "inserting a tree");
+	}
+	row->id = sqlite3_last_insert_rowid(db->sql);
+	return true;
+}
+
+struct tree_row *db_tree_get(struct db *db, const char *name, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT " TREE_COLUMNS " FROM trees WHERE name = ?1", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	bind_text(stmt, 1, name);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		return tree_from_stmt(stmt);
+	if (rc == SQLITE_DONE)
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no tree named '%s'", name);
+	else
+		sql_error(db, error, "reading a tree");
+	return NULL;
+}
+
+GPtrArray *db_tree_list(struct db *db, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)tree_row_free);
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT " TREE_COLUMNS " FROM trees ORDER BY name", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		g_ptr_array_add(out, tree_from_stmt(stmt));
+	if (rc != SQLITE_DONE) {
+		sql_error(db, error, "listing trees");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
+}
+
+bool db_tree_update(struct db *db, const struct tree_row *row, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"UPDATE trees SET name = ?1, url = ?2, policy = ?3, branches = ?4, "
+		"blacklist = ?5, base = ?6, recipients = ?7 WHERE id = ?8", error);
+
+	if (!stmt)
+		return false;
+	bind_tree(stmt, row);
+	sqlite3_bind_int64(stmt, 8, row->id);
+	return step_done(db, stmt, error);
+}
+
+bool db_tree_delete(struct db *db, const char *name, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db, "DELETE FROM trees WHERE name = ?1", error);
+
+	if (!stmt)
+		return false;
+	bind_text(stmt, 1, name);
+	if (!step_done(db, stmt, error))
+		return false;
+	if (sqlite3_changes(db->sql) == 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no tree named '%s'", name);
+		return false;
+	}
+	return true;
+}
+
+bool db_tree_polled(struct db *db, gint64 tree_id, gint64 when, const char *message,
+		    GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"UPDATE trees SET last_poll = ?1, last_error = ?2 WHERE id = ?3", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, when);
+	bind_text(stmt, 2, message);
+	sqlite3_bind_int64(stmt, 3, tree_id);
+	return step_done(db, stmt, error);
+}
+
+/* Branches. */
+
+static const char *const branch_states[] = {
+	[BRANCH_TESTED] = "tested",
+	[BRANCH_SKIPPED] = "skipped",
+	[BRANCH_DELETED] = "deleted",
+};
+
+const char *db_branch_state_name(enum branch_state state)
+{
+	g_return_val_if_fail(state < G_N_ELEMENTS(branch_states), NULL);
+	return branch_states[state];
+}
+
+static enum branch_state branch_state_parse(const char *name)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(branch_states); i++) {
+		if (name && strcmp(name, branch_states[i]) == 0)
+			return (enum branch_state)i;
+	}
+	g_warning("unknown branch state '%s' in the database", name ? name : "(null)");
+	return BRANCH_SKIPPED;
+}
+
+void branch_row_free(struct branch_row *row)
+{
+	if (!row)
+		return;
+	g_free(row->name);
+	g_free(row->head);
+	g_free(row->reason);
+	g_free(row);
+}
+
+GPtrArray *db_branch_list(struct db *db, gint64 tree_id, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)branch_row_free);
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT name, head, state, reason, updated FROM branches WHERE tree_id = ?1 "
+		"ORDER BY name", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct branch_row *row = g_new0(struct branch_row, 1);
+
+		row->name = col_text(stmt, 0);
+		row->head = col_text(stmt, 1);
+		row->state = branch_state_parse((const char *)sqlite3_column_text(stmt, 2));
+		row->reason = col_text(stmt, 3);
+		row->updated = sqlite3_column_int64(stmt, 4);
+		g_ptr_array_add(out, row);
+	}
+	if (rc != SQLITE_DONE) {
+		sql_error(db, error, "listing branches");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
+}
+
+bool db_branch_put(struct db *db, gint64 tree_id, const struct branch_row *row, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"INSERT INTO branches (tree_id, name, head, state, reason, updated) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (tree_id, name) DO UPDATE SET "
+		"head = excluded.head, state = excluded.state, reason = excluded.reason, "
+		"updated = excluded.updated", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	bind_text(stmt, 2, row->name);
+	bind_text(stmt, 3, row->head);
+	bind_text(stmt, 4, db_branch_state_name(row->state));
+	bind_text(stmt, 5, row->reason);
+	sqlite3_bind_int64(stmt, 6, row->updated);
+	return step_done(db, stmt, error);
+}
+
+/* Head events. */
+
+static const char *const head_changes[] = {
+	[HEAD_NEW] = "new",
+	[HEAD_FORWARD] = "forward",
+	[HEAD_FORCED] = "forced",
+	[HEAD_DELETED] = "deleted",
+};
+
+const char *db_head_change_name(enum head_change change)
+{
+	g_return_val_if_fail(change < G_N_ELEMENTS(head_changes), NULL);
+	return head_changes[change];
+}
+
+void head_event_free(struct head_event *event)
+{
+	if (!event)
+		return;
+	g_free(event->tree);
+	g_free(event->branch);
+	g_free(event->old_head);
+	g_free(event->new_head);
+	g_free(event->action);
+	g_free(event->reason);
+	g_free(event);
+}
+
+bool db_event_add(struct db *db, gint64 tree_id, struct head_event *event, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"INSERT INTO head_events (tree_id, branch, old_head, new_head, change, action, "
+		"reason, selected, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	bind_text(stmt, 2, event->branch);
+	bind_text(stmt, 3, event->old_head);
+	bind_text(stmt, 4, event->new_head);
+	bind_text(stmt, 5, db_head_change_name(event->change));
+	bind_text(stmt, 6, event->action);
+	bind_text(stmt, 7, event->reason);
+	sqlite3_bind_int64(stmt, 8, event->selected);
+	sqlite3_bind_int64(stmt, 9, event->when);
+	if (!step_done(db, stmt, error))
+		return false;
+	event->id = sqlite3_last_insert_rowid(db->sql);
+	return true;
+}
+
+GPtrArray *db_event_recent(struct db *db, unsigned limit, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)head_event_free);
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT e.id, t.name, e.branch, e.old_head, e.new_head, e.change, e.action, "
+		"e.reason, e.selected, e.at FROM head_events e JOIN trees t ON t.id = e.tree_id "
+		"ORDER BY e.id DESC LIMIT ?1", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, limit);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct head_event *e = g_new0(struct head_event, 1);
+		const char *change = (const char *)sqlite3_column_text(stmt, 5);
+
+		e->id = sqlite3_column_int64(stmt, 0);
+		e->tree = col_text(stmt, 1);
+		e->branch = col_text(stmt, 2);
+		e->old_head = col_text(stmt, 3);
+		e->new_head = col_text(stmt, 4);
+		for (size_t i = 0; i < G_N_ELEMENTS(head_changes); i++) {
+			if (change && strcmp(change, head_changes[i]) == 0)
+				e->change = (enum head_change)i;
+		}
+		e->action = col_text(stmt, 6);
+		e->reason = col_text(stmt, 7);
+		e->selected = sqlite3_column_int(stmt, 8);
+		e->when = sqlite3_column_int64(stmt, 9);
+		g_ptr_array_add(out, e);
+	}
+	if (rc != SQLITE_DONE) {
+		sql_error(db, error, "listing head events");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
+}
+
+/* Selected commits. */
+
+void test_row_free(struct test_row *row)
+{
+	if (!row)
+		return;
+	g_free(row->tree);
+	g_free(row->branch);
+	g_free(row->commit);
+	g_free(row->summary);
+	g_free(row->state);
+	g_free(row);
+}
+
+bool db_test_add(struct db *db, gint64 tree_id, const char *branch, const char *commit,
+		 const char *summary, gint64 event_id, bool *added, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"INSERT OR IGNORE INTO tests (tree_id, commit_id, branch, summary, event_id, "
+		"queued) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	bind_text(stmt, 2, commit);
+	bind_text(stmt, 3, branch);
+	bind_text(stmt, 4, summary);
+	sqlite3_bind_int64(stmt, 5, event_id);
+	sqlite3_bind_int64(stmt, 6, g_get_real_time() / G_USEC_PER_SEC);
+	if (!step_done(db, stmt, error))
+		return false;
+	*added = sqlite3_changes(db->sql) == 1;
+	return true;
+}
+
+bool db_test_known(struct db *db, gint64 tree_id, const char *commit, bool *known,
+		   GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT 1 FROM tests WHERE tree_id = ?1 AND commit_id = ?2", error);
+	int rc;
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	bind_text(stmt, 2, commit);
+	rc = sqlite3_step(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sql_error(db, error, "looking up a test");
+	*known = rc == SQLITE_ROW;
+	return true;
+}
+
+GPtrArray *db_test_pending(struct db *db, unsigned limit, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)test_row_free);
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT t.name, s.branch, s.commit_id, s.summary, s.state, s.queued "
+		"FROM tests s JOIN trees t ON t.id = s.tree_id WHERE s.state = 'pending' "
+		"ORDER BY s.queued, s.rowid LIMIT ?1", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, limit);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct test_row *row = g_new0(struct test_row, 1);
+
+		row->tree = col_text(stmt, 0);
+		row->branch = col_text(stmt, 1);
+		row->commit = col_text(stmt, 2);
+		row->summary = col_text(stmt, 3);
+		row->state = col_text(stmt, 4);
+		row->queued = sqlite3_column_int64(stmt, 5);
+		g_ptr_array_add(out, row);
+	}
+	if (rc != SQLITE_DONE) {
+		sql_error(db, error, "listing pending tests");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
+}
+
+bool db_test_count_pending(struct db *db, gint64 *count, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT count(*) FROM tests WHERE state = 'pending'", error);
+
+	if (!stmt)
+		return false;
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		return sql_error(db, error, "counting pending tests");
+	*count = sqlite3_column_int64(stmt, 0);
+	return true;
+}

@@ -1,0 +1,155 @@
+/*
+ * The store: sqlite in WAL mode. The only file that includes <sqlite3.h>.
+ * Every function returns plain GLib-allocated data; nothing of sqlite's
+ * leaks out.
+ */
+#ifndef ZERODAY_DB_H
+#define ZERODAY_DB_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+#include "engine/engine.h"
+
+struct db;
+
+/* The schema version this zeroday writes (PRAGMA user_version). */
+#define DB_SCHEMA_VERSION 2
+
+/*
+ * Opens (creating if needed) the database at @path, or an in-memory one
+ * for ":memory:", and migrates it to DB_SCHEMA_VERSION in place. A
+ * database newer than this zeroday fails with BOT_ERROR_SCHEMA.
+ */
+struct db *db_open(const char *path, GError **error);
+void db_close(struct db *db);
+ZD_AUTOPTR_DEFINE(db, db_close)
+
+/* Returns PRAGMA user_version. */
+int db_schema_version(struct db *db);
+
+/*
+ * Transactions. db_tx_begin() takes the write lock at once (BEGIN
+ * IMMEDIATE), so a read-then-write sequence cannot be overtaken.
+ * db_tx_rollback() may be called after a failed db_tx_commit().
+ */
+bool db_tx_begin(struct db *db, GError **error);
+bool db_tx_commit(struct db *db, GError **error);
+void db_tx_rollback(struct db *db);
+
+enum tree_policy {
+	TREE_REBASABLE,     /* every new commit is tested */
+	TREE_NON_REBASABLE, /* the head is tested, and bisected when it fails */
+};
+
+const char *db_policy_name(enum tree_policy policy);
+bool db_policy_parse(const char *name, enum tree_policy *out);
+
+struct tree_row {
+	gint64 id;
+	char *name;
+	char *url;
+	enum tree_policy policy;
+	char **branches;   /* glob patterns, NULL-terminated */
+	char **blacklist;  /* glob patterns, NULL-terminated */
+	char *base;        /* "tree/branch" whose commits count as upstream, or NULL */
+	char **recipients; /* normalized addresses, NULL-terminated */
+	gint64 created;    /* unix seconds */
+	gint64 last_poll;  /* unix seconds, 0 = never */
+	char *last_error;  /* of the last poll, or NULL */
+};
+
+void tree_row_free(struct tree_row *row);
+ZD_AUTOPTR_DEFINE(tree_row, tree_row_free)
+
+/* Inserts @row (its id is ignored and set); BOT_ERROR_EXISTS if the name is taken. */
+bool db_tree_insert(struct db *db, struct tree_row *row, GError **error);
+/* Returns the tree named @name, or NULL with BOT_ERROR_NOT_FOUND. */
+struct tree_row *db_tree_get(struct db *db, const char *name, GError **error);
+/* Returns all trees by name, as an array of struct tree_row. */
+GPtrArray *db_tree_list(struct db *db, GError **error);
+/* Writes back url, policy, branches, blacklist, base and recipients of @row. */
+bool db_tree_update(struct db *db, const struct tree_row *row, GError **error);
+/* Deletes a tree and everything recorded for it. */
+bool db_tree_delete(struct db *db, const char *name, GError **error);
+/* Records the time and outcome (@message NULL on success) of a poll. */
+bool db_tree_polled(struct db *db, gint64 tree_id, gint64 when, const char *message,
+		    GError **error);
+
+enum branch_state {
+	BRANCH_TESTED,  /* its new commits were selected */
+	BRANCH_SKIPPED, /* blacklisted or Dont-Auto-Build: see reason */
+	BRANCH_DELETED, /* gone from the remote */
+};
+
+const char *db_branch_state_name(enum branch_state state);
+
+struct branch_row {
+	char *name;
+	char *head; /* 40 hex digits */
+	enum branch_state state;
+	char *reason; /* why skipped, or NULL */
+	gint64 updated;
+};
+
+void branch_row_free(struct branch_row *row);
+
+/* Returns the branches recorded for a tree, as an array of struct branch_row. */
+GPtrArray *db_branch_list(struct db *db, gint64 tree_id, GError **error);
+bool db_branch_put(struct db *db, gint64 tree_id, const struct branch_row *row, GError **error);
+
+enum head_change { HEAD_NEW, HEAD_FORWARD, HEAD_FORCED, HEAD_DELETED };
+
+const char *db_head_change_name(enum head_change change);
+
+/* One observed change of a branch head, and what zeroday did about it. */
+struct head_event {
+	gint64 id;
+	char *tree; /* filled by db_event_recent() */
+	char *branch;
+	char *old_head; /* NULL for a new branch */
+	char *new_head; /* NULL for a deleted branch */
+	enum head_change change;
+	char *action; /* "queued", "skipped" or "none" */
+	char *reason; /* why skipped, or a note; may be NULL */
+	unsigned selected; /* commits selected for testing */
+	gint64 when;
+};
+
+void head_event_free(struct head_event *event);
+
+/* Records @event for @tree_id and sets event->id. */
+bool db_event_add(struct db *db, gint64 tree_id, struct head_event *event, GError **error);
+/* Returns the @limit newest events of all trees, newest first. */
+GPtrArray *db_event_recent(struct db *db, unsigned limit, GError **error);
+
+/* A commit selected for testing. */
+struct test_row {
+	char *tree;
+	char *branch;
+	char *commit;
+	char *summary;
+	char *state; /* "pending" until the test loop runs it */
+	gint64 queued;
+};
+
+void test_row_free(struct test_row *row);
+
+/*
+ * Queues @commit of @tree_id for testing, once: returns true and sets
+ * *@added to whether it was new to the tree.
+ */
+bool db_test_add(struct db *db, gint64 tree_id, const char *branch, const char *commit,
+		 const char *summary, gint64 event_id, bool *added, GError **error);
+/* Returns whether @commit was already selected for @tree_id. */
+bool db_test_known(struct db *db, gint64 tree_id, const char *commit, bool *known,
+		   GError **error);
+/* Returns the pending tests, oldest first, at most @limit of them. */
+GPtrArray *db_test_pending(struct db *db, unsigned limit, GError **error);
+/* Returns the number of pending tests of all trees. */
+bool db_test_count_pending(struct db *db, gint64 *count, GError **error);
+
+/* Returns "sqlite 3.x.y" (caller frees). */
+char *db_version_string(void);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * zeroday: the kernel test robot that lives in email.
+ * Option parsing, the commands[] table and startup; the only place that exits.
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "bot/cli.h"
+
+static const struct command {
+	const char *name;
+	int (*run)(struct cli *cli, int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "init", cli_init, "create the state directory, database and object store" },
+	{ "tree", cli_tree, "add, list, show, remove or change subscribed trees" },
+	{ "poll", cli_poll, "fetch trees and select the new commits to test" },
+	{ "status", cli_status, "show trees, the test queue and recent changes" },
+	{ "version", cli_version, "print the version" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: zeroday [--config FILE] [--state-dir DIR] [--verbose] "
+		     "COMMAND [ARG...]\n\nCommands:\n");
+	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nRun 'zeroday COMMAND --help' for a command's options. "
+		     "See zeroday(1) and zeroday.conf(5).\n");
+}
+
+static bool verbose;
+
+/* Log lines go to stderr as "zeroday: domain: message"; debug needs -v. */
+static GLogWriterOutput log_writer(GLogLevelFlags level, const GLogField *fields,
+				   gsize n_fields, gpointer user_data)
+{
+	const char *domain = NULL;
+	const char *message = NULL;
+
+	if ((level & (G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG)) && !verbose &&
+	    !g_getenv("G_MESSAGES_DEBUG"))
+		return G_LOG_WRITER_HANDLED;
+	for (gsize i = 0; i < n_fields; i++) {
+		if (strcmp(fields[i].key, "GLIB_DOMAIN") == 0)
+			domain = fields[i].value;
+		else if (strcmp(fields[i].key, "MESSAGE") == 0)
+			message = fields[i].value;
+	}
+	fprintf(stderr, "zeroday: %s%s%s%s\n", domain ? domain : "", domain ? ": " : "",
+		(level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_ERROR))
+			? "warning: " : "",
+		message ? message : "");
+	return G_LOG_WRITER_HANDLED;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = { 0 };
+	g_autofree char *config_path = NULL;
+	g_autofree char *state_dir = NULL;
+	g_autoptr(GOptionContext) ctx = NULL;
+	g_autoptr(GError) error = NULL;
+	gboolean help = FALSE;
+	gboolean version = FALSE;
+	GOptionEntry entries[] = {
+		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
+		  "Read FILE instead of the default zeroday.conf", "FILE" },
+		{ "state-dir", 'C', 0, G_OPTION_ARG_FILENAME, &state_dir,
+		  "Keep the database, git store and logs in DIR", "DIR" },
+		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log progress details", NULL },
+		{ "help", 'h', 0, G_OPTION_ARG_NONE, &help, "Show this help", NULL },
+		{ "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version", NULL },
+		G_OPTION_ENTRY_NULL,
+	};
+	int rc = 2;
+
+	setlocale(LC_ALL, "");
+	g_log_set_writer_func(log_writer, NULL, NULL);
+
+	ctx = g_option_context_new("COMMAND [ARG...]");
+	g_option_context_set_help_enabled(ctx, FALSE);
+	g_option_context_set_strict_posix(ctx, TRUE);
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+		fprintf(stderr, "zeroday: %s\n", error->message);
+		usage(stderr);
+		return 2;
+	}
+	if (help) {
+		usage(stdout);
+		return 0;
+	}
+	cli.config_path = config_path;
+	cli.state_dir = state_dir;
+	if (version)
+		{
+		char name[] = "version";
+
+		return cli_version(&cli, 1, (char *[]){ name, NULL });
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			rc = commands[i].run(&cli, argc - 1, argv + 1);
+			cli_release(&cli);
+			return rc;
+		}
+	}
+	fprintf(stderr, "zeroday: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return rc;
+}

@@ -1,0 +1,717 @@
+/*
+ * The shared git object store: the only file that includes libgit2.
+ *
+ * libgit2 1.5 has no network timeouts of its own, so this file registers
+ * its own socket stream (GIT_STREAM_STANDARD, which the git://, http and
+ * TLS transports all build on) with a connect timeout, an idle timeout and
+ * a deadline for the whole operation.
+ */
+#define G_LOG_DOMAIN "engine"
+
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <git2.h>
+#include <git2/sys/stream.h>
+
+#include "engine/engine.h"
+#include "engine/names.h"
+#include "engine/repo.h"
+
+struct repo {
+	git_repository *git;
+	char *path;
+};
+
+static struct repo_limits limits;
+static bool initialised;
+
+/*
+ * Per-thread state of the network operation in progress: its deadline
+ * and why it failed, so that a libgit2 error can be told apart from our
+ * own timeouts and limits.
+ */
+struct net_op {
+	gint64 deadline_us; /* monotonic; 0 = none */
+	enum engine_error failure;
+	bool failed;
+};
+
+static __thread struct net_op net_op;
+
+static void net_op_start(void)
+{
+	net_op.failed = false;
+	net_op.failure = ENGINE_ERROR_FAILED;
+	net_op.deadline_us = limits.fetch_timeout_s
+		? g_get_monotonic_time() + (gint64)limits.fetch_timeout_s * G_USEC_PER_SEC
+		: 0;
+}
+
+static void net_op_fail(enum engine_error code, const char *message)
+{
+	net_op.failed = true;
+	net_op.failure = code;
+	git_error_set_str(GIT_ERROR_NET, message);
+}
+
+/*
+ * Sets @error from libgit2's last error, with @context (a URL, a commit)
+ * in front. Our own timeouts and limits keep their codes.
+ */
+static void set_git_error(GError **error, int code, const char *context)
+{
+	const git_error *e = git_error_last();
+	enum engine_error ours = ENGINE_ERROR_FAILED;
+
+	if (net_op.failed)
+		ours = net_op.failure;
+	else if (code == GIT_ENOTFOUND)
+		ours = ENGINE_ERROR_NOT_FOUND;
+	else if (code == GIT_EINVALIDSPEC)
+		ours = ENGINE_ERROR_INVALID;
+	g_set_error(error, ENGINE_ERROR, ours, "%s: %s", context,
+		    e && e->message ? e->message : "unknown libgit2 error");
+}
+
+/* The socket stream with timeouts. */
+struct zd_stream {
+	git_stream parent;
+	char *host;
+	char *port;
+	int fd;
+};
+
+/* Milliseconds to wait for the next I/O: the idle timeout or what is left. */
+static int io_wait_ms(void)
+{
+	gint64 ms = limits.io_timeout_s ? (gint64)limits.io_timeout_s * 1000 : -1;
+
+	if (net_op.deadline_us) {
+		gint64 left = (net_op.deadline_us - g_get_monotonic_time()) / 1000;
+
+		if (left < 0)
+			left = 0;
+		if (ms < 0 || left < ms)
+			ms = left;
+	}
+	return ms > G_MAXINT ? G_MAXINT : (int)ms;
+}
+
+static bool io_wait(struct zd_stream *s, short events, int ms, const char *what)
+{
+	struct pollfd p = { .fd = s->fd, .events = events };
+	int rc;
+
+	do
+		rc = poll(&p, 1, ms);
+	while (rc < 0 && errno == EINTR);
+	if (rc > 0)
+		return true;
+	if (rc == 0) {
+		g_autofree char *m = g_strdup_printf("timed out %s %s:%s", what, s->host, s->port);
+
+		net_op_fail(ENGINE_ERROR_TIMEOUT, m);
+	} else {
+		git_error_set(GIT_ERROR_OS, "poll failed: %s", g_strerror(errno));
+	}
+	return false;
+}
+
+static int zd_stream_connect(git_stream *stream)
+{
+	struct zd_stream *s = (struct zd_stream *)stream;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
+	struct addrinfo *res = NULL;
+	int rc;
+
+	rc = getaddrinfo(s->host, s->port, &hints, &res);
+	if (rc != 0) {
+		git_error_set(GIT_ERROR_NET, "cannot resolve %s: %s", s->host, gai_strerror(rc));
+		return -1;
+	}
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+				ai->ai_protocol);
+		int ms = limits.connect_timeout_s ? (int)limits.connect_timeout_s * 1000 : -1;
+		int soerr = 0;
+		socklen_t len = sizeof(soerr);
+
+		if (fd < 0)
+			continue;
+		s->fd = fd;
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
+		    (errno == EINPROGRESS && io_wait(s, POLLOUT, ms, "connecting to") &&
+		     getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)) {
+			freeaddrinfo(res);
+			return 0;
+		}
+		if (soerr)
+			git_error_set(GIT_ERROR_NET, "cannot connect to %s:%s: %s", s->host,
+				      s->port, g_strerror(soerr));
+		else if (!net_op.failed)
+			git_error_set(GIT_ERROR_NET, "cannot connect to %s:%s: %s", s->host,
+				      s->port, g_strerror(errno));
+		close(fd);
+		s->fd = -1;
+		if (net_op.failed)
+			break;
+	}
+	freeaddrinfo(res);
+	return -1;
+}
+
+static ssize_t zd_stream_read(git_stream *stream, void *data, size_t len)
+{
+	struct zd_stream *s = (struct zd_stream *)stream;
+
+	for (;;) {
+		ssize_t n = recv(s->fd, data, len, 0);
+
+		if (n >= 0)
+			return n;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			git_error_set(GIT_ERROR_NET, "error reading from %s: %s", s->host,
+				      g_strerror(errno));
+			return -1;
+		}
+		if (!io_wait(s, POLLIN, io_wait_ms(), "reading from"))
+			return -1;
+	}
+}
+
+static ssize_t zd_stream_write(git_stream *stream, const char *data, size_t len, int flags)
+{
+	struct zd_stream *s = (struct zd_stream *)stream;
+
+	for (;;) {
+		ssize_t n = send(s->fd, data, len, MSG_NOSIGNAL);
+
+		if (n >= 0)
+			return n;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			git_error_set(GIT_ERROR_NET, "error writing to %s: %s", s->host,
+				      g_strerror(errno));
+			return -1;
+		}
+		if (!io_wait(s, POLLOUT, io_wait_ms(), "writing to"))
+			return -1;
+	}
+}
+
+static int zd_stream_close(git_stream *stream)
+{
+	struct zd_stream *s = (struct zd_stream *)stream;
+
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	return 0;
+}
+
+static void zd_stream_free(git_stream *stream)
+{
+	struct zd_stream *s = (struct zd_stream *)stream;
+
+	zd_stream_close(stream);
+	g_free(s->host);
+	g_free(s->port);
+	g_free(s);
+}
+
+static int zd_stream_new(git_stream **out, const char *host, const char *port)
+{
+	struct zd_stream *s = g_new0(struct zd_stream, 1);
+
+	s->parent.version = GIT_STREAM_VERSION;
+	s->parent.connect = zd_stream_connect;
+	s->parent.read = zd_stream_read;
+	s->parent.write = zd_stream_write;
+	s->parent.close = zd_stream_close;
+	s->parent.free = zd_stream_free;
+	s->host = g_strdup(host);
+	s->port = g_strdup(port);
+	s->fd = -1;
+	*out = &s->parent;
+	return 0;
+}
+
+bool repo_global_init(const struct repo_limits *lim, GError **error)
+{
+	static git_stream_registration reg = {
+		.version = GIT_STREAM_VERSION,
+		.init = zd_stream_new,
+	};
+	static const int levels[] = {
+		GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG,
+		GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_PROGRAMDATA,
+	};
+
+	g_return_val_if_fail(!initialised, false);
+	limits = *lim;
+	if (git_libgit2_init() < 0)
+		goto fail;
+	/*
+	 * The user's and the system's git configuration must not change what
+	 * zeroday fetches (url.*.insteadOf, http.proxy, ...).
+	 */
+	for (size_t i = 0; i < G_N_ELEMENTS(levels); i++) {
+		if (git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i], "") < 0)
+			goto fail;
+	}
+	if (git_stream_register(GIT_STREAM_STANDARD, &reg) < 0)
+		goto fail;
+	if (limits.max_pack_objects &&
+	    git_libgit2_opts(GIT_OPT_SET_PACK_MAX_OBJECTS, (size_t)limits.max_pack_objects) < 0)
+		goto fail;
+	if (git_libgit2_opts(GIT_OPT_SET_USER_AGENT, "zeroday/" PACKAGE_VERSION) < 0)
+		goto fail;
+	initialised = true;
+	return true;
+fail:
+	set_git_error(error, -1, "libgit2 initialisation");
+	return false;
+}
+
+char *repo_version_string(void)
+{
+	int major, minor, rev;
+
+	git_libgit2_version(&major, &minor, &rev);
+	return g_strdup_printf("libgit2 %d.%d.%d", major, minor, rev);
+}
+
+void repo_head_free(struct repo_head *head)
+{
+	if (!head)
+		return;
+	g_free(head->branch);
+	g_free(head->oid);
+	g_free(head);
+}
+
+void repo_commit_free(struct repo_commit *commit)
+{
+	if (!commit)
+		return;
+	g_free(commit->oid);
+	g_free(commit->summary);
+	g_free(commit);
+}
+
+bool repo_branch_check(const char *name, GError **error)
+{
+	g_autofree char *ref = NULL;
+	int valid = 0;
+
+	g_assert(initialised);
+	if (!names_branch_chars_check(name, error))
+		return false;
+	ref = g_strconcat("refs/heads/", name, NULL);
+	if (git_reference_name_is_valid(&valid, ref) < 0 || !valid) {
+		g_autofree char *shown = g_strescape(name, NULL);
+
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+			    "refused branch name '%s': not a valid git ref name", shown);
+		return false;
+	}
+	return true;
+}
+
+/* Aborts a transfer that passes the pack limits or the deadline. */
+static int transfer_progress_cb(const git_indexer_progress *stats, void *payload)
+{
+	if (limits.max_pack_bytes && stats->received_bytes > limits.max_pack_bytes) {
+		net_op_fail(ENGINE_ERROR_LIMIT, "pack larger than max-pack-bytes");
+		return -1;
+	}
+	if (limits.max_pack_objects && stats->total_objects > limits.max_pack_objects) {
+		net_op_fail(ENGINE_ERROR_LIMIT, "pack has more objects than max-pack-objects");
+		return -1;
+	}
+	if (net_op.deadline_us && g_get_monotonic_time() > net_op.deadline_us) {
+		net_op_fail(ENGINE_ERROR_TIMEOUT, "fetch took longer than fetch-timeout");
+		return -1;
+	}
+	return 0;
+}
+
+static int sideband_cb(const char *str, int len, void *payload)
+{
+	if (net_op.deadline_us && g_get_monotonic_time() > net_op.deadline_us) {
+		net_op_fail(ENGINE_ERROR_TIMEOUT, "fetch took longer than fetch-timeout");
+		return -1;
+	}
+	return 0;
+}
+
+GPtrArray *repo_ls_remote(const char *url, GError **error)
+{
+	g_autoptr(GPtrArray) heads = g_ptr_array_new_with_free_func((GDestroyNotify)repo_head_free);
+	git_remote_connect_options opts = GIT_REMOTE_CONNECT_OPTIONS_INIT;
+	const git_remote_head **refs = NULL;
+	git_remote *remote = NULL;
+	size_t n = 0;
+	int rc;
+
+	net_op_start();
+	opts.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
+	opts.callbacks.sideband_progress = sideband_cb;
+	rc = git_remote_create_detached(&remote, url);
+	if (rc == 0)
+		rc = git_remote_connect_ext(remote, GIT_DIRECTION_FETCH, &opts);
+	if (rc == 0)
+		rc = git_remote_ls(&refs, &n, remote);
+	if (rc < 0) {
+		set_git_error(error, rc, url);
+		git_remote_free(remote);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *name = refs[i]->name;
+		struct repo_head *head;
+		g_autoptr(GError) bad = NULL;
+
+		if (!g_str_has_prefix(name, "refs/heads/"))
+			continue;
+		name += strlen("refs/heads/");
+		if (!repo_branch_check(name, &bad)) {
+			g_message("%s: ignoring advertised branch: %s", url, bad->message);
+			continue;
+		}
+		head = g_new0(struct repo_head, 1);
+		head->branch = g_strdup(name);
+		head->oid = g_strdup(git_oid_tostr_s(&refs[i]->oid));
+		g_ptr_array_add(heads, head);
+	}
+	git_remote_disconnect(remote);
+	git_remote_free(remote);
+	return g_steal_pointer(&heads);
+}
+
+struct repo *repo_open(const char *path, GError **error)
+{
+	struct repo *repo = g_new0(struct repo, 1);
+	int rc;
+
+	rc = git_repository_open_ext(&repo->git, path, GIT_REPOSITORY_OPEN_NO_SEARCH |
+				     GIT_REPOSITORY_OPEN_BARE, NULL);
+	if (rc == GIT_ENOTFOUND)
+		rc = git_repository_init(&repo->git, path, 1);
+	if (rc < 0) {
+		set_git_error(error, rc, path);
+		g_free(repo);
+		return NULL;
+	}
+	repo->path = g_strdup(path);
+	return repo;
+}
+
+void repo_free(struct repo *repo)
+{
+	if (!repo)
+		return;
+	git_repository_free(repo->git);
+	g_free(repo->path);
+	g_free(repo);
+}
+
+static char *tree_ref(const char *tree, const char *branch)
+{
+	return g_strdup_printf("refs/trees/%s/heads/%s", tree, branch);
+}
+
+bool repo_fetch(struct repo *repo, const char *url, const char *tree,
+		const char *const *branches, GError **error)
+{
+	git_fetch_options opts = GIT_FETCH_OPTIONS_INIT;
+	g_autoptr(GPtrArray) specs = g_ptr_array_new_with_free_func(g_free);
+	git_strarray refspecs;
+	git_remote *remote = NULL;
+	int rc;
+
+	for (const char *const *b = branches; *b; b++) {
+		g_autofree char *dst = tree_ref(tree, *b);
+
+		if (!repo_branch_check(*b, error))
+			return false;
+		g_ptr_array_add(specs, g_strdup_printf("+refs/heads/%s:%s", *b, dst));
+	}
+	if (specs->len == 0)
+		return true;
+	refspecs.strings = (char **)specs->pdata;
+	refspecs.count = specs->len;
+
+	net_op_start();
+	opts.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
+	opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	opts.prune = GIT_FETCH_NO_PRUNE;
+	opts.update_fetchhead = 0;
+	opts.callbacks.transfer_progress = transfer_progress_cb;
+	opts.callbacks.sideband_progress = sideband_cb;
+	rc = git_remote_create_anonymous(&remote, repo->git, url);
+	if (rc == 0)
+		rc = git_remote_fetch(remote, &refspecs, &opts, "zeroday: fetch");
+	if (rc < 0) {
+		set_git_error(error, rc, url);
+		git_remote_free(remote);
+		return false;
+	}
+	git_remote_free(remote);
+	return true;
+}
+
+static bool parse_oid(git_oid *oid, const char *hex, GError **error)
+{
+	if (strlen(hex) != GIT_OID_HEXSZ || git_oid_fromstr(oid, hex) < 0) {
+		g_autofree char *shown = g_strescape(hex, NULL);
+
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+			    "'%s' is not a full commit id", shown);
+		return false;
+	}
+	return true;
+}
+
+bool repo_has_commit(struct repo *repo, const char *oid)
+{
+	git_oid id;
+	git_commit *commit = NULL;
+
+	if (!parse_oid(&id, oid, NULL))
+		return false;
+	if (git_commit_lookup(&commit, repo->git, &id) < 0)
+		return false;
+	git_commit_free(commit);
+	return true;
+}
+
+char *repo_tree_branch_head(struct repo *repo, const char *tree, const char *branch,
+			    GError **error)
+{
+	g_autofree char *ref = tree_ref(tree, branch);
+	git_oid id;
+	int rc;
+
+	rc = git_reference_name_to_id(&id, repo->git, ref);
+	if (rc < 0) {
+		set_git_error(error, rc, ref);
+		return NULL;
+	}
+	return g_strdup(git_oid_tostr_s(&id));
+}
+
+bool repo_set_tree_branch(struct repo *repo, const char *tree, const char *branch,
+			  const char *oid, GError **error)
+{
+	g_autofree char *ref = tree_ref(tree, branch);
+	git_reference *out = NULL;
+	git_oid id;
+	int rc;
+
+	if (!repo_branch_check(branch, error))
+		return false;
+	if (oid == NULL) {
+		rc = git_reference_remove(repo->git, ref);
+		if (rc < 0 && rc != GIT_ENOTFOUND) {
+			set_git_error(error, rc, ref);
+			return false;
+		}
+		return true;
+	}
+	if (!parse_oid(&id, oid, error))
+		return false;
+	if (!repo_has_commit(repo, oid)) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND,
+			    "%s: commit %s is not in the store", ref, oid);
+		return false;
+	}
+	rc = git_reference_create(&out, repo->git, ref, &id, 1, "zeroday: set head");
+	if (rc < 0) {
+		set_git_error(error, rc, ref);
+		return false;
+	}
+	git_reference_free(out);
+	return true;
+}
+
+bool repo_forget_tree(struct repo *repo, const char *tree, GError **error)
+{
+	g_autofree char *glob = g_strdup_printf("refs/trees/%s/*", tree);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	git_reference_iterator *it = NULL;
+	const char *name;
+	int rc;
+
+	rc = git_reference_iterator_glob_new(&it, repo->git, glob);
+	while (rc == 0 && (rc = git_reference_next_name(&name, it)) == 0)
+		g_ptr_array_add(names, g_strdup(name));
+	git_reference_iterator_free(it);
+	if (rc != GIT_ITEROVER) {
+		set_git_error(error, rc, glob);
+		return false;
+	}
+	for (guint i = 0; i < names->len; i++) {
+		rc = git_reference_remove(repo->git, names->pdata[i]);
+		if (rc < 0 && rc != GIT_ENOTFOUND) {
+			set_git_error(error, rc, names->pdata[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+int repo_is_ancestor(struct repo *repo, const char *ancestor, const char *descendant,
+		     GError **error)
+{
+	git_oid a, d;
+	int rc;
+
+	if (!parse_oid(&a, ancestor, error) || !parse_oid(&d, descendant, error))
+		return -1;
+	if (git_oid_equal(&a, &d))
+		return 1;
+	rc = git_graph_descendant_of(repo->git, &d, &a);
+	if (rc < 0) {
+		set_git_error(error, rc, descendant);
+		return -1;
+	}
+	return rc;
+}
+
+static struct repo_commit *commit_info(git_repository *git, const git_oid *id, GError **error)
+{
+	struct repo_commit *info;
+	git_commit *commit = NULL;
+	const char *message;
+	const char *summary;
+	int rc;
+
+	rc = git_commit_lookup(&commit, git, id);
+	if (rc < 0) {
+		set_git_error(error, rc, git_oid_tostr_s(id));
+		return NULL;
+	}
+	message = git_commit_message(commit);
+	summary = git_commit_summary(commit);
+	info = g_new0(struct repo_commit, 1);
+	info->oid = g_strdup(git_oid_tostr_s(id));
+	info->summary = g_utf8_make_valid(summary ? summary : "", -1);
+	info->dont_auto_build = message && strstr(message, "Dont-Auto-Build") != NULL;
+	info->parents = git_commit_parentcount(commit);
+	git_commit_free(commit);
+	return info;
+}
+
+/*
+ * Pushes @head, hides @hide; hidden ids missing from the store are
+ * skipped, since a forgotten or force-pushed-away head hides nothing.
+ */
+static git_revwalk *walk_new(git_repository *git, const git_oid *head,
+			     const char *const *hide, unsigned sort, GError **error)
+{
+	git_revwalk *walk = NULL;
+	int rc;
+
+	rc = git_revwalk_new(&walk, git);
+	if (rc == 0)
+		rc = git_revwalk_sorting(walk, sort);
+	if (rc == 0)
+		rc = git_revwalk_push(walk, head);
+	for (const char *const *h = hide; rc == 0 && h && *h; h++) {
+		git_oid id;
+		git_commit *c = NULL;
+
+		if (!parse_oid(&id, *h, NULL) || git_commit_lookup(&c, git, &id) < 0)
+			continue;
+		git_commit_free(c);
+		rc = git_revwalk_hide(walk, &id);
+	}
+	if (rc < 0) {
+		set_git_error(error, rc, git_oid_tostr_s(head));
+		git_revwalk_free(walk);
+		return NULL;
+	}
+	return walk;
+}
+
+GPtrArray *repo_walk_new(struct repo *repo, const char *head, const char *const *hide,
+			 unsigned limit, bool *truncated, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)repo_commit_free);
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(git_oid));
+	git_revwalk *walk;
+	git_oid head_id, id;
+	int rc;
+
+	*truncated = false;
+	if (!parse_oid(&head_id, head, error))
+		return NULL;
+	if (!repo_has_commit(repo, head)) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND,
+			    "commit %s is not in the store", head);
+		return NULL;
+	}
+
+	/*
+	 * First a cheap walk in time order that stops past @limit: a branch
+	 * with no known base would otherwise sort the whole history.
+	 */
+	walk = walk_new(repo->git, &head_id, hide, GIT_SORT_TIME, error);
+	if (!walk)
+		return NULL;
+	while ((rc = git_revwalk_next(&id, walk)) == 0) {
+		if (ids->len == limit) {
+			*truncated = true;
+			break;
+		}
+		g_array_append_val(ids, id);
+	}
+	git_revwalk_free(walk);
+	if (rc < 0 && rc != GIT_ITEROVER) {
+		set_git_error(error, rc, head);
+		return NULL;
+	}
+
+	if (!*truncated) {
+		g_array_set_size(ids, 0);
+		walk = walk_new(repo->git, &head_id, hide,
+				GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE, error);
+		if (!walk)
+			return NULL;
+		while ((rc = git_revwalk_next(&id, walk)) == 0)
+			g_array_append_val(ids, id);
+		git_revwalk_free(walk);
+		if (rc != GIT_ITEROVER) {
+			set_git_error(error, rc, head);
+			return NULL;
+		}
+		for (guint i = 0; i < ids->len; i++) {
+			struct repo_commit *c = commit_info(repo->git, &g_array_index(ids, git_oid, i), error);
+
+			if (!c)
+				return NULL;
+			g_ptr_array_add(out, c);
+		}
+	} else {
+		for (guint i = ids->len; i-- > 0;) {
+			struct repo_commit *c = commit_info(repo->git, &g_array_index(ids, git_oid, i), error);
+
+			if (!c)
+				return NULL;
+			g_ptr_array_add(out, c);
+		}
+	}
+	return g_steal_pointer(&out);
+}

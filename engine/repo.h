@@ -1,0 +1,130 @@
+/*
+ * The shared git object store (libgit2). All trees fetch into one bare
+ * repository: kernel trees share almost all their objects. Each tree's
+ * branches live under refs/trees/<tree>/heads/<branch>, which keeps their
+ * objects alive and gives the revision walks their starting points.
+ */
+#ifndef ZERODAY_REPO_H
+#define ZERODAY_REPO_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+#include "engine/engine.h"
+
+/* Limits applied to every network operation. Zero means "no limit". */
+struct repo_limits {
+	unsigned connect_timeout_s; /* TCP connect */
+	unsigned io_timeout_s;      /* one read or write that makes no progress */
+	unsigned fetch_timeout_s;   /* a whole ls-remote or fetch */
+	guint64 max_pack_objects;   /* objects in one received pack */
+	guint64 max_pack_bytes;     /* bytes received by one fetch */
+};
+
+/*
+ * Initialises libgit2 once per process and applies @limits to all later
+ * operations: timeouts, pack limits, no redirects. Thread-safe after it
+ * returns. Must be called before any other repo_ function.
+ */
+bool repo_global_init(const struct repo_limits *limits, GError **error);
+
+/* A branch head as a remote advertised it. */
+struct repo_head {
+	char *branch; /* without "refs/heads/" */
+	char *oid;    /* 40 hex digits */
+};
+
+void repo_head_free(struct repo_head *head);
+
+/*
+ * Lists the branches of the remote at @url (already checked by
+ * names_url_check()), like `git ls-remote --heads`. Needs no repository,
+ * so it may run in several threads at once. Branches whose names fail
+ * repo_branch_check() are left out and logged.
+ *
+ * Returns a new array of struct repo_head, freed with g_ptr_array_unref(),
+ * or NULL with ENGINE_ERROR_TIMEOUT or ENGINE_ERROR_FAILED.
+ */
+GPtrArray *repo_ls_remote(const char *url, GError **error);
+
+/* The shared object store. */
+struct repo;
+
+/*
+ * Opens the bare repository at @path, creating it when it does not exist.
+ * Returns a handle freed with repo_free(), or NULL.
+ */
+struct repo *repo_open(const char *path, GError **error);
+void repo_free(struct repo *repo);
+ZD_AUTOPTR_DEFINE(repo, repo_free)
+
+/*
+ * Checks a branch name: names_branch_chars_check() plus git's own rules
+ * (git_reference_name_is_valid on refs/heads/<name>).
+ */
+bool repo_branch_check(const char *name, GError **error);
+
+/*
+ * Fetches @branches (NULL-terminated, each checked) of the remote at @url
+ * into refs/trees/<@tree>/heads/<branch>, force-updating them. Tags are not
+ * fetched. On success, the refs name what the remote had at fetch time,
+ * which may be newer than an earlier repo_ls_remote().
+ */
+bool repo_fetch(struct repo *repo, const char *url, const char *tree,
+		const char *const *branches, GError **error);
+
+/* Returns whether @oid names a commit present in the store. */
+bool repo_has_commit(struct repo *repo, const char *oid);
+
+/*
+ * Returns the commit that refs/trees/<@tree>/heads/<@branch> points at, as
+ * 40 hex digits (caller frees), or NULL with ENGINE_ERROR_NOT_FOUND.
+ */
+char *repo_tree_branch_head(struct repo *repo, const char *tree, const char *branch,
+			    GError **error);
+
+/*
+ * Points refs/trees/<@tree>/heads/<@branch> at @oid, which must be a commit
+ * in the store; with @oid NULL, deletes the ref (a missing ref is fine).
+ */
+bool repo_set_tree_branch(struct repo *repo, const char *tree, const char *branch,
+			  const char *oid, GError **error);
+
+/* Deletes every ref under refs/trees/<@tree>/. */
+bool repo_forget_tree(struct repo *repo, const char *tree, GError **error);
+
+/*
+ * Returns 1 if @ancestor is an ancestor of (or equal to) @descendant,
+ * 0 if not, -1 with @error set when either is missing.
+ */
+int repo_is_ancestor(struct repo *repo, const char *ancestor, const char *descendant,
+		     GError **error);
+
+/* A commit found by repo_walk_new(). */
+struct repo_commit {
+	char *oid;            /* 40 hex digits */
+	char *summary;        /* first line of the message */
+	bool dont_auto_build; /* the message contains "Dont-Auto-Build" */
+	unsigned parents;
+};
+
+void repo_commit_free(struct repo_commit *commit);
+
+/*
+ * Lists the commits reachable from @head and from none of @hide (a
+ * NULL-terminated list of commit ids; ids missing from the store are
+ * ignored), oldest first in topological order, like
+ * `git rev-list --topo-order --reverse head ^hide...`.
+ *
+ * At most @limit commits are listed; when more exist, *@truncated is set
+ * and the array holds the @limit newest of them.
+ *
+ * Returns a new array of struct repo_commit, or NULL with @error set.
+ */
+GPtrArray *repo_walk_new(struct repo *repo, const char *head, const char *const *hide,
+			 unsigned limit, bool *truncated, GError **error);
+
+/* Returns the library versions, e.g. "libgit2 1.5.1" (caller frees). */
+char *repo_version_string(void);
+
+#endif

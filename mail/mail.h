@@ -1,0 +1,22 @@
+/*
+ * mail/: mail as data. No database, no policy.
+ */
+#ifndef ZERODAY_MAIL_H
+#define ZERODAY_MAIL_H
+
+#include <glib.h>
+
+#define MAIL_ERROR (mail_error_quark())
+
+/* The failures a caller acts on; everything else is MAIL_ERROR_FAILED. */
+enum mail_error {
+	MAIL_ERROR_FAILED,
+	MAIL_ERROR_INVALID, /* malformed or hostile mail data, refused */
+};
+
+GQuark mail_error_quark(void);
+
+/* Initialises GMime once per process; safe to call more than once. */
+void mail_global_init(void);
+
+#endif

@@ -1,0 +1,195 @@
+/*
+ * The store: schema migration from an older database, refusal of a newer
+ * one, and the queries the poll relies on.
+ */
+#include "autoconfig.h"
+
+#include "bot/bot.h"
+#include "bot/db.h"
+#include "tests/testlib.h"
+
+/* Creates a database file from SQL with the real sqlite3 shell. */
+static char *make_db(const char *name, const char *sql)
+{
+	g_autofree char *dir = testlib_mkdir("db");
+	char *path = g_build_filename(dir, name, NULL);
+	/* A leading newline keeps sqlite3 from reading "-- comment" as an option. */
+	g_autofree char *script = g_strconcat("\n", sql, NULL);
+	const char *argv[] = { "sqlite3", "-bail", path, script, NULL };
+	g_autoptr(GError) error = NULL;
+	int status = 0;
+
+	g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+				   NULL, NULL, &status, &error));
+	g_assert_no_error(error);
+	g_assert_true(g_spawn_check_wait_status(status, NULL));
+	return path;
+}
+
+static void test_migrate_v1(void)
+{
+	g_autofree char *fixture = g_build_filename(ZERODAY_SRCDIR, "tests", "data",
+						    "schema-v1.sql", NULL);
+	g_autofree char *sql = NULL;
+	g_autofree char *path = NULL;
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = NULL;
+	zd_autoptr(tree_row) t = NULL;
+	g_autoptr(GPtrArray) pending = NULL;
+	g_autoptr(GPtrArray) branches = NULL;
+
+	g_assert_true(g_file_get_contents(fixture, &sql, NULL, NULL));
+	path = make_db("v1.db", sql);
+	db = db_open(path, &error);
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	g_assert_cmpint(db_schema_version(db), ==, DB_SCHEMA_VERSION);
+
+	/* The old rows survive, and the new column has its default. */
+	t = db_tree_get(db, "linux-next", &error);
+	g_assert_no_error(error);
+	if (!t)
+		return;
+	g_assert_cmpstr(t->url, ==, "git://example.org/linux-next.git");
+	g_assert_cmpint(t->policy, ==, TREE_NON_REBASABLE);
+	g_assert_cmpstr(t->branches[0], ==, "master");
+	g_assert_cmpstr(t->blacklist[0], ==, "tmp-*");
+	g_assert_cmpstr(t->base, ==, "mainline/master");
+	g_assert_cmpuint(g_strv_length(t->recipients), ==, 0);
+	branches = db_branch_list(db, t->id, &error);
+	g_assert_cmpuint(branches ? branches->len : 0, ==, 1);
+	pending = db_test_pending(db, 10, &error);
+	g_assert_cmpuint(pending ? pending->len : 0, ==, 1);
+
+	/* The new column is writable, and reopening migrates nothing. */
+	g_strfreev(t->recipients);
+	t->recipients = g_strsplit("a@example.org,b@example.org", ",", -1);
+	g_assert_true(db_tree_update(db, t, &error));
+	g_clear_pointer(&db, db_close);
+	db = db_open(path, &error);
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	g_clear_pointer(&t, tree_row_free);
+	t = db_tree_get(db, "linux-next", &error);
+	g_assert_cmpuint(t ? g_strv_length(t->recipients) : 0, ==, 2);
+}
+
+static void test_newer_schema_refused(void)
+{
+	g_autofree char *path = make_db("v99.db", "PRAGMA user_version = 99;");
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(path, &error);
+
+	g_assert_null(db);
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_SCHEMA);
+}
+
+static void test_wal(void)
+{
+	g_autofree char *dir = testlib_mkdir("wal");
+	g_autofree char *path = g_build_filename(dir, "z.db", NULL);
+	g_autofree char *wal = g_strconcat(path, "-wal", NULL);
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(path, &error);
+	zd_autoptr(tree_row) t = g_new0(struct tree_row, 1);
+
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	t->name = g_strdup("x");
+	t->url = g_strdup("git://example.org/x");
+	g_assert_true(db_tx_begin(db, &error));
+	g_assert_true(db_tree_insert(db, t, &error));
+	g_assert_true(db_tx_commit(db, &error));
+	g_assert_true(g_file_test(wal, G_FILE_TEST_EXISTS));
+}
+
+static struct tree_row *new_tree(const char *name)
+{
+	struct tree_row *t = g_new0(struct tree_row, 1);
+
+	t->name = g_strdup(name);
+	t->url = g_strdup_printf("git://example.org/%s.git", name);
+	t->branches = g_strsplit("master,for-*", ",", -1);
+	t->created = 1700000000;
+	return t;
+}
+
+static void test_queries(void)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	zd_autoptr(tree_row) a = new_tree("alpha");
+	zd_autoptr(tree_row) dup = new_tree("alpha");
+	zd_autoptr(tree_row) b = new_tree("beta");
+	g_autoptr(GPtrArray) list = NULL;
+	g_autoptr(GPtrArray) events = NULL;
+	g_autoptr(GPtrArray) branches = NULL;
+	char master[] = "master", queued[] = "queued", why[] = "why";
+	char head[] = "2222222222222222222222222222222222222222";
+	struct head_event ev = { .branch = master, .new_head = head, .change = HEAD_NEW,
+				 .action = queued, .selected = 1, .when = 5 };
+	struct branch_row br = { .name = master, .head = head, .state = BRANCH_SKIPPED,
+				 .reason = why, .updated = 5 };
+	bool added = false, known = false;
+	gint64 depth = -1;
+
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	g_assert_true(db_tree_insert(db, a, &error));
+	g_assert_true(db_tree_insert(db, b, &error));
+	g_assert_false(db_tree_insert(db, dup, &error));
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_EXISTS);
+	g_clear_error(&error);
+	list = db_tree_list(db, &error);
+	g_assert_cmpuint(list->len, ==, 2);
+	g_assert_cmpstr(((struct tree_row *)list->pdata[0])->name, ==, "alpha");
+	g_assert_cmpstr(((struct tree_row *)list->pdata[0])->branches[1], ==, "for-*");
+	g_assert_null(db_tree_get(db, "gamma", &error));
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND);
+	g_clear_error(&error);
+
+	g_assert_true(db_event_add(db, a->id, &ev, &error));
+	g_assert_cmpint(ev.id, >, 0);
+	g_assert_true(db_test_add(db, a->id, "master", ev.new_head, "subject", ev.id, &added, &error));
+	g_assert_true(added);
+	g_assert_true(db_test_add(db, a->id, "other", ev.new_head, "subject", ev.id, &added, &error));
+	g_assert_false(added);
+	g_assert_true(db_test_known(db, a->id, ev.new_head, &known, &error));
+	g_assert_true(known);
+	g_assert_true(db_test_known(db, b->id, ev.new_head, &known, &error));
+	g_assert_false(known);
+	g_assert_true(db_test_count_pending(db, &depth, &error));
+	g_assert_cmpint(depth, ==, 1);
+	g_assert_true(db_branch_put(db, a->id, &br, &error));
+	br.state = BRANCH_TESTED;
+	br.reason = NULL;
+	g_assert_true(db_branch_put(db, a->id, &br, &error));
+	branches = db_branch_list(db, a->id, &error);
+	g_assert_cmpuint(branches->len, ==, 1);
+	g_assert_cmpint(((struct branch_row *)branches->pdata[0])->state, ==, BRANCH_TESTED);
+	g_assert_null(((struct branch_row *)branches->pdata[0])->reason);
+	events = db_event_recent(db, 10, &error);
+	g_assert_cmpuint(events->len, ==, 1);
+	g_assert_cmpstr(((struct head_event *)events->pdata[0])->tree, ==, "alpha");
+
+	/* Deleting a tree deletes what was recorded for it. */
+	g_assert_true(db_tree_delete(db, "alpha", &error));
+	g_assert_true(db_test_count_pending(db, &depth, &error));
+	g_assert_cmpint(depth, ==, 0);
+	g_assert_false(db_tree_delete(db, "alpha", &error));
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND);
+}
+
+int main(int argc, char **argv)
+{
+	testlib_init(&argc, &argv);
+	g_test_add_func("/db/migrate-v1", test_migrate_v1);
+	g_test_add_func("/db/newer-schema-refused", test_newer_schema_refused);
+	g_test_add_func("/db/wal", test_wal);
+	g_test_add_func("/db/queries", test_queries);
+	return g_test_run();
+}

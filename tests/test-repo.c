@@ -1,0 +1,209 @@
+/*
+ * The shared object store against a real git daemon, plus a silent fake
+ * server for the timeout (fault injection only).
+ */
+#include "autoconfig.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "engine/repo.h"
+#include "tests/testlib.h"
+
+static struct testlib_daemon *daemon_;
+static char *served;  /* work repo served as "proj" */
+static char *c1, *c2, *c3;
+
+static void setup_served(void)
+{
+	g_autofree char *base = testlib_mkdir("served");
+	g_autofree char *out = NULL;
+
+	served = g_build_filename(base, "proj", NULL);
+	testlib_repo_init(served);
+	c1 = testlib_commit(served, "a.c", "int a;\n", "first");
+	c2 = testlib_commit(served, "b.c", "int b;\n", "second\n\nDont-Auto-Build\n");
+	c3 = testlib_commit(served, "c.c", "int c;\n", "third");
+	/* Names a hostile server might advertise; git itself accepts them. */
+	out = testlib_git(served, "update-ref", "refs/heads/-evil", c1, NULL);
+	g_free(out);
+	out = testlib_git(served, "update-ref", "refs/heads/$(id)", c1, NULL);
+	g_free(out);
+	out = testlib_git(served, "update-ref", "refs/heads/for-next", c2, NULL);
+	daemon_ = testlib_daemon_start(base);
+}
+
+static const char *head_of(GPtrArray *heads, const char *branch)
+{
+	for (guint i = 0; heads && i < heads->len; i++) {
+		const struct repo_head *h = heads->pdata[i];
+
+		if (strcmp(h->branch, branch) == 0)
+			return h->oid;
+	}
+	return NULL;
+}
+
+static void test_ls_remote(void)
+{
+	g_autofree char *url = testlib_daemon_url(daemon_, "proj");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) heads = repo_ls_remote(url, &error);
+
+	g_assert_no_error(error);
+	g_assert_nonnull(heads);
+	/* The hostile names are left out; the others are exact. */
+	g_assert_cmpuint(heads ? heads->len : 0, ==, 2);
+	g_assert_cmpstr(head_of(heads, "master"), ==, c3);
+	g_assert_cmpstr(head_of(heads, "for-next"), ==, c2);
+	g_assert_null(head_of(heads, "-evil"));
+	g_assert_null(head_of(heads, "$(id)"));
+}
+
+static void test_fetch_and_walk(void)
+{
+	g_autofree char *url = testlib_daemon_url(daemon_, "proj");
+	g_autofree char *store = g_build_filename(testlib_scratch(), "store.git", NULL);
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(repo) repo = repo_open(store, &error);
+	const char *branches[] = { "master", "for-next", NULL };
+	const char *hide[] = { NULL, NULL };
+	g_autoptr(GPtrArray) walked = NULL;
+	g_autofree char *head = NULL;
+	bool truncated = true;
+
+	g_assert_no_error(error);
+	if (!repo)
+		return;
+	g_assert_false(repo_has_commit(repo, c3));
+	g_assert_true(repo_fetch(repo, url, "proj", branches, &error));
+	g_assert_no_error(error);
+	g_assert_true(repo_has_commit(repo, c3));
+	head = repo_tree_branch_head(repo, "proj", "for-next", &error);
+	g_assert_cmpstr(head, ==, c2);
+
+	/* All, oldest first, with the marker seen. */
+	walked = repo_walk_new(repo, c3, hide, 100, &truncated, &error);
+	g_assert_no_error(error);
+	g_assert_false(truncated);
+	g_assert_cmpuint(walked->len, ==, 3);
+	g_assert_cmpstr(((struct repo_commit *)walked->pdata[0])->oid, ==, c1);
+	g_assert_cmpstr(((struct repo_commit *)walked->pdata[0])->summary, ==, "first");
+	g_assert_false(((struct repo_commit *)walked->pdata[0])->dont_auto_build);
+	g_assert_true(((struct repo_commit *)walked->pdata[1])->dont_auto_build);
+	g_assert_cmpstr(((struct repo_commit *)walked->pdata[2])->oid, ==, c3);
+	g_clear_pointer(&walked, g_ptr_array_unref);
+
+	/* Hidden ancestors and unknown hidden ids. */
+	hide[0] = c1;
+	walked = repo_walk_new(repo, c3, (const char *[]){ c1, "0123456789012345678901234567890123456789", NULL },
+			       100, &truncated, &error);
+	g_assert_cmpuint(walked->len, ==, 2);
+	g_assert_cmpstr(((struct repo_commit *)walked->pdata[0])->oid, ==, c2);
+	g_clear_pointer(&walked, g_ptr_array_unref);
+
+	/* The limit keeps the newest. */
+	walked = repo_walk_new(repo, c3, NULL, 2, &truncated, &error);
+	g_assert_true(truncated);
+	g_assert_cmpuint(walked->len, ==, 2);
+	g_assert_cmpstr(((struct repo_commit *)walked->pdata[1])->oid, ==, c3);
+	g_clear_pointer(&walked, g_ptr_array_unref);
+
+	g_assert_cmpint(repo_is_ancestor(repo, c1, c3, &error), ==, 1);
+	g_assert_cmpint(repo_is_ancestor(repo, c3, c1, &error), ==, 0);
+	g_assert_cmpint(repo_is_ancestor(repo, c3, c3, &error), ==, 1);
+	g_assert_no_error(error);
+
+	/* Refs: set, delete, forget. */
+	g_assert_true(repo_set_tree_branch(repo, "other", "x", c1, &error));
+	g_assert_false(repo_set_tree_branch(repo, "other", "y",
+					    "0123456789012345678901234567890123456789", &error));
+	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND);
+	g_clear_error(&error);
+	g_assert_true(repo_forget_tree(repo, "proj", &error));
+	g_assert_null(repo_tree_branch_head(repo, "proj", "master", &error));
+	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND);
+	g_clear_error(&error);
+	g_free(head);
+	head = repo_tree_branch_head(repo, "other", "x", &error);
+	g_assert_cmpstr(head, ==, c1);
+	g_assert_true(repo_set_tree_branch(repo, "other", "x", NULL, &error));
+	g_assert_true(repo_set_tree_branch(repo, "other", "x", NULL, &error));
+	g_assert_false(repo_set_tree_branch(repo, "other", "-x", c1, &error));
+	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+}
+
+/* A server that accepts connections and never says a word. */
+static int silent_server(int *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+	g_assert_cmpint(listen(fd, 8), ==, 0);
+	g_assert_cmpint(getsockname(fd, (struct sockaddr *)&sa, &len), ==, 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static void test_timeout(void)
+{
+	int port;
+	int fd = silent_server(&port);
+	g_autofree char *url = g_strdup_printf("git://127.0.0.1:%d/proj", port);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) heads = repo_ls_remote(url, &error);
+
+	g_assert_null(heads);
+	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_TIMEOUT);
+	if (error)
+		g_assert_nonnull(strstr(error->message, url));
+	close(fd);
+}
+
+static void test_refused(void)
+{
+	g_autofree char *url = g_strdup_printf("git://127.0.0.1:%d/proj", testlib_free_port());
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) heads = repo_ls_remote(url, &error);
+
+	g_assert_null(heads);
+	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED);
+}
+
+static void test_local(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) heads = repo_ls_remote(served, &error);
+
+	g_assert_no_error(error);
+	g_assert_cmpstr(head_of(heads, "master"), ==, c3);
+}
+
+int main(int argc, char **argv)
+{
+	struct repo_limits limits = { .connect_timeout_s = 5, .io_timeout_s = 1,
+				      .fetch_timeout_s = 60, .max_pack_objects = 100000,
+				      .max_pack_bytes = 1 << 30 };
+	g_autoptr(GError) error = NULL;
+	int rc;
+
+	testlib_init(&argc, &argv);
+	if (!repo_global_init(&limits, &error))
+		g_error("%s", error->message);
+	setup_served();
+	g_test_add_func("/repo/ls-remote", test_ls_remote);
+	g_test_add_func("/repo/fetch-and-walk", test_fetch_and_walk);
+	g_test_add_func("/repo/timeout", test_timeout);
+	g_test_add_func("/repo/refused", test_refused);
+	g_test_add_func("/repo/local", test_local);
+	rc = g_test_run();
+	testlib_daemon_stop(daemon_);
+	return rc;
+}
