@@ -356,6 +356,21 @@ static int sideband_cb(const char *str, int len, void *payload)
 	return 0;
 }
 
+/*
+ * Creates an in-memory remote for @url, in @git or detached. The URL is
+ * used as given: url.*.insteadOf must not rewrite a checked URL (and
+ * libgit2 1.5 leaks on every config entry its insteadOf scan does not
+ * match).
+ */
+static int remote_new(git_remote **out, git_repository *git, const char *url)
+{
+	git_remote_create_options opts = GIT_REMOTE_CREATE_OPTIONS_INIT;
+
+	opts.repository = git;
+	opts.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	return git_remote_create_with_opts(out, url, &opts);
+}
+
 GPtrArray *repo_ls_remote(const char *url, GError **error)
 {
 	g_autoptr(GPtrArray) heads = g_ptr_array_new_with_free_func((GDestroyNotify)repo_head_free);
@@ -368,7 +383,7 @@ GPtrArray *repo_ls_remote(const char *url, GError **error)
 	net_op_start();
 	opts.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	opts.callbacks.sideband_progress = sideband_cb;
-	rc = git_remote_create_detached(&remote, url);
+	rc = remote_new(&remote, NULL, url);
 	if (rc == 0)
 		rc = git_remote_connect_ext(remote, GIT_DIRECTION_FETCH, &opts);
 	if (rc == 0)
@@ -460,7 +475,7 @@ bool repo_fetch(struct repo *repo, const char *url, const char *tree,
 	opts.update_fetchhead = 0;
 	opts.callbacks.transfer_progress = transfer_progress_cb;
 	opts.callbacks.sideband_progress = sideband_cb;
-	rc = git_remote_create_anonymous(&remote, repo->git, url);
+	rc = remote_new(&remote, repo->git, url);
 	if (rc == 0)
 		rc = git_remote_fetch(remote, &refspecs, &opts, "zeroday: fetch");
 	if (rc < 0) {

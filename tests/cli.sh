@@ -1,2 +1,114 @@
 #!/bin/sh
-echo 1..0
+# The zeroday command line, as a user drives it: usage and exit codes,
+# config errors, hostile input refused, and a tree's whole life.
+# Speaks TAP. Needs $ZERODAY (set by make check) and git.
+
+set -u
+: "${ZERODAY:?run through make check}"
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/zeroday-cli-XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export HOME="$scratch/home" XDG_CONFIG_HOME="$scratch/home" XDG_STATE_HOME="$scratch/home"
+export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=A GIT_AUTHOR_EMAIL=a@example.org
+export GIT_COMMITTER_NAME=C GIT_COMMITTER_EMAIL=c@example.org
+unset ZERODAY_CONFIG
+mkdir -p "$HOME"
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
+
+# expect STATUS DESCRIPTION PATTERN -- ARGS...: runs zeroday with ARGS, and
+# checks the exit status and that the output matches the grep PATTERN.
+expect() {
+	want=$1 desc=$2 pattern=$3
+	shift 4
+	out=$("$ZERODAY" "$@" 2>&1)
+	got=$?
+	if [ "$got" -eq "$want" ] && printf '%s\n' "$out" | grep -q -e "$pattern"; then
+		ok "$desc"
+	else
+		not_ok "$desc"
+		echo "# exit $got (wanted $want), output:"
+		printf '%s\n' "$out" | sed 's/^/#   /'
+	fi
+}
+
+z="--state-dir=$scratch/state"
+
+expect 2 "no command is misuse" "Usage: zeroday" -- 
+expect 2 "unknown command is misuse" "unknown command 'frob'" -- frob
+expect 0 "--help lists the commands" "poll" -- --help
+expect 2 "unknown global option is misuse" "Unknown option" -- --frob status
+for cmd in init poll status version "tree add" "tree list" "tree show" "tree rm" "tree set"; do
+	# shellcheck disable=SC2086
+	expect 0 "$cmd --help" "Usage:" -- $cmd --help
+done
+expect 2 "tree without a subcommand is misuse" "Usage: zeroday tree" -- tree
+expect 2 "unknown tree subcommand is misuse" "unknown command 'frob'" -- tree frob
+expect 2 "unknown option is misuse" "Unknown option --frob" -- "$z" poll --frob
+expect 2 "tree add without a URL is misuse" "needs a NAME and a URL" -- "$z" tree add x
+expect 0 "version" "zeroday 0.1.0 (libgit2" -- version
+
+expect 1 "commands before init say so" "run 'zeroday init' first" -- "$z" status
+expect 0 "init" "zeroday state ready in $scratch/state (schema 2)" -- "$z" init
+expect 0 "init again is harmless" "ready" -- "$z" init
+
+# Config errors name file, group and key.
+printf '[git]\nallow-shh = true\n' > "$scratch/bad.conf"
+expect 1 "unknown key named" "$scratch/bad.conf: \[git\] allow-shh: unknown key" -- \
+	--config="$scratch/bad.conf" "$z" status
+printf '[gti]\n' > "$scratch/bad.conf"
+expect 1 "unknown group named" "\[gti\]: unknown group" -- --config="$scratch/bad.conf" "$z" status
+printf '[git]\nio-timeout = soon\n' > "$scratch/bad.conf"
+expect 1 "bad value named" "\[git\] io-timeout: expected a whole number" -- \
+	--config="$scratch/bad.conf" "$z" status
+
+# Hostile URLs, names and patterns are refused, and nothing is recorded.
+marker="$scratch/pwned"
+for url in "ext::sh -c touch% $marker" "-oProxyCommand=touch $marker" "--upload-pack=touch" \
+	"file:///etc" "/etc" "ssh://host/x" "ssh://-oProxyCommand=x/y" "http://example.org/x" \
+	"https://example.org/\$(touch $marker)" "git://example.org/a;touch $marker" \
+	"git://example.org/a|b" "git://example.org/\`id\`" "host:path" "fd::3"; do
+	expect 1 "refused URL $url" "refused URL" -- "$z" tree add hostile -- "$url"
+done
+expect 1 "refused tree name" "refused tree name" -- "$z" tree add -- -x git://example.org/x
+expect 1 "refused tree name with a slash" "refused tree name" -- "$z" tree add a/b git://example.org/x
+expect 1 "refused branch pattern" "refused branch pattern" -- "$z" tree add x git://example.org/x -- '-*'
+expect 1 "refused base branch" "refused branch name" -- "$z" tree add x git://example.org/x --base 'up/a..b'
+expect 1 "refused recipient" "refused address" -- "$z" tree add x git://example.org/x --to 'a@b.org, c@d.org'
+if [ -e "$marker" ]; then not_ok "no hostile command ran"; else ok "no hostile command ran"; fi
+expect 0 "nothing recorded" "^Trees: 0" -- "$z" status
+
+# A tree's life, on a local repository (allowed by the config).
+src="$scratch/src"
+git init -q -b master "$src"
+echo 1 > "$src/a.c"
+git -C "$src" add a.c && git -C "$src" commit -q -m "first commit"
+first=$(git -C "$src" rev-parse HEAD)
+printf '[git]\nallow-local-trees = true\n' > "$scratch/local.conf"
+l="--config=$scratch/local.conf"
+expect 1 "local path refused without allow-local-trees" "allow-local-trees" -- "$z" tree add demo "$src"
+expect 0 "tree add" "added tree demo (rebasable)" -- "$l" "$z" tree add demo "$src" --to "Dev <dev@example.org>"
+expect 1 "duplicate tree" "already exists" -- "$l" "$z" tree add demo "$src"
+expect 0 "tree list" "^demo  *rebasable" -- "$z" tree list
+expect 0 "tree set" "updated tree demo" -- "$z" tree set demo --blacklist 'tmp-*' --policy non-rebasable
+expect 0 "tree show" "blacklist    tmp-\*" -- "$z" tree show demo
+expect 0 "tree show policy" "policy       non-rebasable" -- "$z" tree show demo
+expect 0 "tree show recipients" "Dev <dev@example.org>" -- "$z" tree show demo
+expect 2 "tree set bad policy" "policy must be" -- "$z" tree set demo --policy sometimes
+expect 1 "tree set unknown tree" "no tree named 'nope'" -- "$z" tree set nope --policy rebasable
+expect 1 "tree set hostile URL" "refused URL" -- "$l" "$z" tree set demo --url "ext::sh"
+expect 0 "poll selects the head" "test $(echo "$first" | cut -c1-12) first commit" -- "$l" "$z" poll
+expect 0 "poll again: unchanged" "demo: unchanged (1 branch)" -- "$l" "$z" poll demo
+git -C "$src" checkout -q -b tmp-x
+echo 2 > "$src/a.c" && git -C "$src" commit -q -am "second"
+expect 0 "blacklisted branch skipped" "tmp-x: new at .*skipped (blacklisted by pattern 'tmp-\*')" -- "$l" "$z" poll
+expect 0 "status shows the skip" "skipped tmp-x: blacklisted" -- "$z" status
+expect 0 "status shows the queue" "Queue: 1 commit to test" -- "$z" status
+expect 1 "poll of an unknown tree" "no tree named 'nope'" -- "$l" "$z" poll nope
+expect 0 "tree rm" "removed tree demo" -- "$z" tree rm demo
+expect 0 "queue emptied with the tree" "Queue: 0 commits" -- "$z" status
+
+echo "1..$n"
+exit $failed
