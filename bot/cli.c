@@ -146,7 +146,7 @@ int cli_init(struct cli *cli, int argc, char **argv)
 	if (!load_config(cli, &error))
 		return fail(error);
 	logs = config_log_dir(cli->config);
-	if (g_mkdir_with_parents(cli->config->state_dir, 0700) < 0 ||
+	if (g_mkdir_with_parents(cli->config->state_dir, 0711) < 0 ||
 	    g_mkdir_with_parents(logs, 0700) < 0) {
 		fprintf(stderr, "zeroday: cannot create %s: %s\n", cli->config->state_dir,
 			g_strerror(errno));

@@ -1,0 +1,147 @@
+/*
+ * Diagnostics: parsing real build output shapes, fingerprints that survive
+ * moves, and the new-diagnostic comparison with the parent build.
+ */
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "engine/diag.h"
+#include "tests/testlib.h"
+
+static GPtrArray *parse_file(const char *name)
+{
+	g_autofree char *path = g_build_filename(ZERODAY_SRCDIR, "tests", "data", "diag", name, NULL);
+	g_autofree char *text = NULL;
+
+	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	return diag_parse_build(text ? text : "", "/src/net",
+				"/var/lib/zeroday/build/net/x86_64-tinyconfig");
+}
+
+/* "kind checker file:line:col [function] message" for compact comparison. */
+static char *show(const struct diag *d)
+{
+	return g_strdup_printf("%s %s %s:%u:%u [%s] %s", diag_kind_name(d->kind), d->checker,
+			       d->file, d->line, d->column, d->function ? d->function : "",
+			       d->message);
+}
+
+static void assert_diags(GPtrArray *diags, const char *const *expect)
+{
+	guint n = g_strv_length((char **)expect);
+
+	for (guint i = 0; i < diags->len; i++) {
+		g_autofree char *s = show(diags->pdata[i]);
+
+		g_test_message("got %u: %s", i, s);
+		if (i < n)
+			g_assert_cmpstr(s, ==, expect[i]);
+	}
+	g_assert_cmpuint(diags->len, ==, n);
+}
+
+static void test_gcc(void)
+{
+	g_autoptr(GPtrArray) d = parse_file("gcc-parent.log");
+	const char *expect[] = {
+		"warning compiler include/linux/list.h:10:5 [] \"CONFIG_FOO\" is not defined, evaluates to 0 [-Wundef]",
+		"warning compiler kernel/exit.c:120:13 [do_exit] unused variable 'flags' [-Wunused-variable]",
+		"warning compiler kernel/exit.c:300:12 [] 'helper' defined but not used [-Wunused-function]",
+		"warning compiler kernel/sys.c:55:9 [sys_foo] the frame size of 1040 bytes is larger than 1024 bytes [-Wframe-larger-than=]",
+		NULL,
+	};
+
+	assert_diags(d, expect);
+}
+
+static void test_new_in_child(void)
+{
+	g_autoptr(GPtrArray) parent = parse_file("gcc-parent.log");
+	g_autoptr(GPtrArray) child = parse_file("gcc-child.log");
+	g_autoptr(GPtrArray) fresh = diag_new_in(child, parent);
+	const char *expect[] = {
+		"warning compiler kernel/exit.c:130:13 [do_exit] unused variable 'mask' [-Wunused-variable]",
+		"error compiler kernel/sys.c:80:2 [sys_foo] implicit declaration of function 'frob' [-Werror=implicit-function-declaration]",
+		NULL,
+	};
+
+	/* Moved warnings, a header warning printed more often, and a changed frame size are old. */
+	assert_diags(fresh, expect);
+	g_assert_true(diag_has_error(child));
+	g_assert_false(diag_has_error(parent));
+}
+
+static void test_link(void)
+{
+	g_autoptr(GPtrArray) d = parse_file("link.log");
+	const char *expect[] = {
+		"warning modpost :0:0 [] vmlinux.o: section mismatch in reference: foo (section: .text) -> bar (section: .init.text)",
+		"error modpost :0:0 [] \"undefined_sym\" [drivers/net/dummy.ko] undefined!",
+		"error ld init/main.c:0:0 [] undefined reference to `missing_func'",
+		"warning ld :0:0 [] arch/x86/boot/compressed/vmlinux has a LOAD segment with RWX permissions",
+		NULL,
+	};
+
+	assert_diags(d, expect);
+}
+
+static void test_checkers(void)
+{
+	g_autoptr(GPtrArray) d = parse_file("checkers.log");
+	const char *expect[] = {
+		"warning sparse drivers/foo/bar.c:17:25 [] incorrect type in assignment (different address spaces)",
+		"warning compiler drivers/foo/bar.c:30:5 [] no previous prototype for 'bar_init' [-Wmissing-prototypes]",
+		"warning coccinelle drivers/foo/baz.c:44:8 [] Unsigned expression compared with zero: len < 0",
+		"error coccinelle drivers/foo/qux.c:12:1 [] missing put_device; call of_find_device_by_node on line 10, but without a corresponding object release within this function.",
+		"warning compiler drivers/foo/color.c:3:5 [] unused variable 'c' [-Wunused-variable]",
+		NULL,
+	};
+
+	assert_diags(d, expect);
+}
+
+static void test_make_only(void)
+{
+	g_autoptr(GPtrArray) d = parse_file("make-only.log");
+	const char *expect[] = {
+		"error make :0:0 [] make[2]: *** No rule to make target 'init/missing.o', needed by 'init/built-in.a'.  Stop.",
+		NULL,
+	};
+
+	assert_diags(d, expect);
+}
+
+static void test_fingerprint(void)
+{
+	g_autofree char *a = diag_fingerprint(DIAG_WARNING, "compiler", "kernel/sys.c", "f",
+					      "the frame size of 1040 bytes is larger than 1024 bytes");
+	g_autofree char *b = diag_fingerprint(DIAG_WARNING, "compiler", "kernel/sys.c", "f",
+					      "the frame size of 2000 bytes is larger than 1024 bytes");
+	g_autofree char *c = diag_fingerprint(DIAG_WARNING, "compiler", "kernel/sys.c", "f",
+					      "unused variable 'tmp1'");
+	g_autofree char *d = diag_fingerprint(DIAG_WARNING, "compiler", "kernel/sys.c", "f",
+					      "unused variable 'tmp2'");
+	g_autofree char *e = diag_fingerprint(DIAG_ERROR, "compiler", "kernel/sys.c", "f",
+					      "unused variable 'tmp2'");
+	g_autofree char *f = diag_fingerprint(DIAG_WARNING, "compiler", "kernel/exit.c", "f",
+					      "unused variable 'tmp2'");
+
+	g_assert_cmpuint(strlen(a), ==, 16);
+	g_assert_cmpstr(a, ==, b);
+	g_assert_cmpstr(c, !=, d);
+	g_assert_cmpstr(d, !=, e);
+	g_assert_cmpstr(d, !=, f);
+}
+
+int main(int argc, char **argv)
+{
+	testlib_init(&argc, &argv);
+	g_test_add_func("/diag/gcc", test_gcc);
+	g_test_add_func("/diag/new-in-child", test_new_in_child);
+	g_test_add_func("/diag/link", test_link);
+	g_test_add_func("/diag/checkers", test_checkers);
+	g_test_add_func("/diag/make-only", test_make_only);
+	g_test_add_func("/diag/fingerprint", test_fingerprint);
+	return g_test_run();
+}

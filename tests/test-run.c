@@ -1,0 +1,191 @@
+/*
+ * Child processes: exit codes, captured output, timeouts that kill the
+ * whole process group, resource limits, and the bubblewrap sandbox with
+ * its escapes blocked.
+ */
+#include "autoconfig.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "engine/run.h"
+#include "tests/testlib.h"
+
+static char *read_file(const char *path)
+{
+	char *text = NULL;
+
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return g_strdup("");
+	return text;
+}
+
+static void test_exit_and_log(void)
+{
+	g_autofree char *dir = testlib_mkdir("exit");
+	g_autofree char *log = g_build_filename(dir, "log", NULL);
+	g_autofree char *text = NULL;
+	const char *argv[] = { "sh", "-c", "echo out; echo err >&2; echo $LC_ALL; pwd; exit 3", NULL };
+	struct run_opts opts = { .argv = argv, .log_path = log, .cwd = dir };
+	struct run_result r;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *expect = NULL;
+
+	g_assert_true(run_child(&r, &opts, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(r.outcome, ==, RUN_EXITED);
+	g_assert_cmpint(r.status, ==, 3);
+	text = read_file(log);
+	expect = g_strdup_printf("out\nerr\nC\n%s\n", dir);
+	g_assert_cmpstr(text, ==, expect);
+}
+
+static void test_not_found(void)
+{
+	const char *argv[] = { "zeroday-no-such-program", NULL };
+	struct run_opts opts = { .argv = argv };
+	struct run_result r;
+	g_autoptr(GError) error = NULL;
+
+	g_assert_false(run_child(&r, &opts, &error));
+	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND);
+}
+
+static void test_timeout_kills_group(void)
+{
+	g_autofree char *dir = testlib_mkdir("timeout");
+	g_autofree char *pidfile = g_build_filename(dir, "pid", NULL);
+	g_autofree char *script = g_strdup_printf("sleep 60 & echo $! > %s; wait", pidfile);
+	const char *argv[] = { "sh", "-c", script, NULL };
+	struct run_opts opts = { .argv = argv, .timeout_s = 1 };
+	struct run_result r;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *pid = NULL;
+
+	g_assert_true(run_child(&r, &opts, &error));
+	g_assert_cmpint(r.outcome, ==, RUN_TIMEOUT);
+	pid = read_file(pidfile);
+	g_assert_cmpstr(pid, !=, "");
+	/* The grandchild died with its group: gone, or a zombie awaiting init. */
+	g_usleep(100000);
+	{
+		g_autofree char *stat_path = g_strdup_printf("/proc/%s/stat", g_strstrip(pid));
+		g_autofree char *stat = read_file(stat_path);
+		const char *state = strrchr(stat, ')');
+
+		g_assert_true(*stat == '\0' || (state && state[2] == 'Z'));
+	}
+}
+
+static void test_limits(void)
+{
+	g_autofree char *dir = testlib_mkdir("limits");
+	g_autofree char *log = g_build_filename(dir, "log", NULL);
+	g_autofree char *text = NULL;
+	const char *argv[] = { "bash", "-c", "ulimit -v; ulimit -u", NULL };
+	struct run_opts opts = { .argv = argv, .log_path = log,
+				 .max_memory = G_GUINT64_CONSTANT(512) << 20, .max_procs = 1000 };
+	struct run_result r;
+
+	g_assert_true(run_child(&r, &opts, NULL));
+	text = read_file(log);
+	g_assert_cmpstr(text, ==, "524288\n1000\n");
+}
+
+/* A listener that records whether anyone connected. */
+static int listener(int *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+	g_assert_cmpint(listen(fd, 8), ==, 0);
+	g_assert_cmpint(getsockname(fd, (struct sockaddr *)&sa, &len), ==, 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static void test_sandbox(void)
+{
+	g_autofree char *src = testlib_mkdir("sb/src");
+	g_autofree char *build = g_build_filename(testlib_scratch(), "sb", "build", NULL);
+	g_autofree char *outside = testlib_mkdir("sb/outside");
+	g_autofree char *log = g_build_filename(testlib_scratch(), "sb", "log", NULL);
+	g_autofree char *srcfile = g_build_filename(src, "file.c", NULL);
+	g_autofree char *script = NULL;
+	g_autofree char *text = NULL;
+	g_autoptr(GError) error = NULL;
+	int port, fd, conn;
+
+	/* Sandboxed children run unprivileged: they must reach their directories. */
+	g_assert_cmpint(chmod(testlib_scratch(), 0711), ==, 0);
+	if (!run_sandbox_available(&error)) {
+		g_test_skip_printf("no sandbox on this machine: %s", error->message);
+		return;
+	}
+	g_assert_true(run_sandbox_prepare_dir(build, &error));
+	g_assert_true(g_file_set_contents(srcfile, "int x;\n", -1, NULL));
+	fd = listener(&port);
+	script = g_strdup_printf(
+		"echo uid=$(id -u)\n"
+		"cat %s/file.c\n"
+		"touch %s/built && echo build-writable\n"
+		"touch %s/pwned 2>/dev/null || echo src-readonly\n"
+		"touch %s/pwned 2>/dev/null || echo outside-invisible\n"
+		"cat /etc/shadow >/dev/null 2>&1 || echo no-shadow\n"
+		"(echo hello > /dev/tcp/127.0.0.1/%d) 2>/dev/null || echo no-network\n"
+		"echo tmp > /tmp/x && echo tmp-private\n",
+		src, build, src, outside, port);
+	{
+		const char *ro[] = { src, NULL };
+		const char *rw[] = { build, NULL };
+		const char *argv[] = { "bash", "-c", script, NULL };
+		struct run_sandbox sandbox = { .ro_binds = ro, .rw_binds = rw };
+		struct run_opts opts = { .argv = argv, .log_path = log, .sandbox = &sandbox,
+					 .cwd = build, .timeout_s = 60 };
+		struct run_result r;
+		g_autofree char *built = g_build_filename(build, "built", NULL);
+		g_autofree char *pwned_src = g_build_filename(src, "pwned", NULL);
+		g_autofree char *pwned_out = g_build_filename(outside, "pwned", NULL);
+
+		g_assert_true(run_child(&r, &opts, &error));
+		g_assert_no_error(error);
+		g_assert_cmpint(r.outcome, ==, RUN_EXITED);
+		g_assert_cmpint(r.status, ==, 0);
+		text = read_file(log);
+		g_test_message("sandbox said:\n%s", text);
+		g_assert_null(strstr(text, "uid=0\n"));
+		g_assert_nonnull(strstr(text, "int x;\nbuild-writable\nsrc-readonly\n"
+					      "outside-invisible\nno-shadow\nno-network\n"
+					      "tmp-private\n"));
+		g_assert_true(g_file_test(built, G_FILE_TEST_EXISTS));
+		g_assert_false(g_file_test(pwned_src, G_FILE_TEST_EXISTS));
+		g_assert_false(g_file_test(pwned_out, G_FILE_TEST_EXISTS));
+		g_assert_false(g_file_test("/tmp/x", G_FILE_TEST_EXISTS) &&
+			       strcmp(read_file("/tmp/x"), "tmp\n") == 0);
+	}
+	conn = accept(fd, NULL, NULL);
+	g_assert_cmpint(conn, ==, -1);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	testlib_init(&argc, &argv);
+	g_test_add_func("/run/exit-and-log", test_exit_and_log);
+	g_test_add_func("/run/not-found", test_not_found);
+	g_test_add_func("/run/timeout-kills-group", test_timeout_kills_group);
+	g_test_add_func("/run/limits", test_limits);
+	g_test_add_func("/run/sandbox", test_sandbox);
+	return g_test_run();
+}
