@@ -124,6 +124,42 @@ void repo_commit_free(struct repo_commit *commit);
 GPtrArray *repo_walk_new(struct repo *repo, const char *head, const char *const *hide,
 			 unsigned limit, bool *truncated, GError **error);
 
+/*
+ * A build worktree: a non-bare repository whose objects come from another
+ * repository (through objects/info/alternates), checked out by the index so
+ * that files a checkout does not change keep their mtimes and make rebuilds
+ * only what changed.
+ */
+struct worktree;
+
+/*
+ * Opens the worktree at @dir, creating it when missing, borrowing objects
+ * from the git directory @objects_from (the shared store, or any local
+ * repository's .git). Returns NULL with @error set on failure.
+ */
+struct worktree *repo_worktree_open(const char *dir, const char *objects_from, GError **error);
+void repo_worktree_free(struct worktree *wt);
+ZD_AUTOPTR_DEFINE(worktree, repo_worktree_free)
+
+/*
+ * Resolves @rev (a commit id, a ref of the object source such as
+ * "refs/trees/net/heads/master", or any git revision of a local repository)
+ * to a full commit id (caller frees).
+ */
+char *repo_worktree_resolve(struct worktree *wt, const char *rev, GError **error);
+
+/* Returns the first parent of @oid, or NULL (no error) for a root commit. */
+char *repo_worktree_parent(struct worktree *wt, const char *oid, GError **error);
+
+/*
+ * Makes the work tree exactly @oid: changed files rewritten, removed ones
+ * deleted, untracked ones removed, unchanged ones untouched.
+ */
+bool repo_worktree_checkout(struct worktree *wt, const char *oid, GError **error);
+
+/* Returns the paths @oid changes against its first parent (NULL-terminated, caller frees). */
+char **repo_worktree_changed_files(struct worktree *wt, const char *oid, GError **error);
+
 /* Returns the library versions, e.g. "libgit2 1.5.1" (caller frees). */
 char *repo_version_string(void);
 

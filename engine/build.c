@@ -1,0 +1,709 @@
+/*
+ * Kernel builds: see build.h. Every child goes through run.c.
+ */
+#define G_LOG_DOMAIN "engine"
+
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "engine/build.h"
+#include "engine/diag.h"
+#include "engine/run.h"
+
+static const char *const status_names[] = {
+	[BUILD_OK] = "ok", [BUILD_FAILED] = "failed", [BUILD_INFRA] = "infra-error",
+	[BUILD_SKIPPED] = "skipped",
+};
+
+const char *build_status_name(enum build_status status)
+{
+	return status_names[status];
+}
+
+static const char *const verdict_names[] = {
+	[VERDICT_PASS] = "pass",
+	[VERDICT_NEW_DIAGNOSTICS] = "new-diagnostics",
+	[VERDICT_FAIL_NEW_ERROR] = "fail (new error)",
+	[VERDICT_FAIL_PARENT_FAILING] = "fail (already failing in parent)",
+	[VERDICT_INFRA] = "infra-error",
+	[VERDICT_SKIPPED] = "skipped",
+};
+
+const char *build_verdict_name(enum build_verdict verdict)
+{
+	return verdict_names[verdict];
+}
+
+static const char cc_wrapper[] =
+	"#!/bin/sh\n"
+	"# zeroday-cc COMPILER ARGS...: runs the compiler and keeps what it printed\n"
+	"# beside the object it wrote, so that an incremental build still knows the\n"
+	"# diagnostics of the objects it did not rebuild. Written by zeroday.\n"
+	"out=\n"
+	"prev=\n"
+	"for a in \"$@\"; do\n"
+	"\t[ \"$prev\" = -o ] && out=$a\n"
+	"\tprev=$a\n"
+	"done\n"
+	"case $out in\n"
+	"*.o) ;;\n"
+	"*) exec \"$@\" ;;\n"
+	"esac\n"
+	"\"$@\" 2>\"$out.zd-diag.tmp\"\n"
+	"rc=$?\n"
+	"cat \"$out.zd-diag.tmp\" >&2\n"
+	"mv -f \"$out.zd-diag.tmp\" \"$out.zd-diag\"\n"
+	"exit $rc\n";
+
+bool build_install_tools(const char *dir, GError **error)
+{
+	g_autofree char *path = g_build_filename(dir, "zeroday-cc", NULL);
+	g_autofree char *current = NULL;
+	GError *local = NULL;
+
+	if (g_file_get_contents(path, &current, NULL, NULL) && strcmp(current, cc_wrapper) == 0)
+		return true;
+	if (g_mkdir_with_parents(dir, 0755) < 0 ||
+	    !g_file_set_contents(path, cc_wrapper, -1, &local) || chmod(path, 0755) < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", path,
+			    local ? local->message : g_strerror(errno));
+		g_clear_error(&local);
+		return false;
+	}
+	return true;
+}
+
+/* Kernel ARCH -> the cross-compiler prefix Debian's gcc-* packages install. */
+static const struct {
+	const char *arch;
+	const char *host; /* uname -m that builds it natively */
+	const char *cross;
+} arches[] = {
+	{ "x86_64", "x86_64", "x86_64-linux-gnu-" },
+	{ "i386", "x86_64", NULL }, /* the x86_64 compiler builds it with -m32 */
+	{ "x86", "x86_64", NULL },
+	{ "arm64", "aarch64", "aarch64-linux-gnu-" },
+	{ "arm", "armv7l", "arm-linux-gnueabihf-" },
+	{ "riscv", "riscv64", "riscv64-linux-gnu-" },
+	{ "powerpc", "ppc64le", "powerpc64le-linux-gnu-" },
+	{ "s390", "s390x", "s390x-linux-gnu-" },
+	{ "mips", "mips", "mips-linux-gnu-" },
+	{ "loongarch", "loongarch64", "loongarch64-linux-gnu-" },
+};
+
+static bool refuse(GError **error, const char *spec, const char *why)
+{
+	g_autofree char *shown = g_strescape(spec, NULL);
+
+	g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID, "bad build target '%s': %s",
+		    shown, why);
+	return false;
+}
+
+static bool word_ok(const char *s)
+{
+	if (!*s || s[0] == '-')
+		return false;
+	for (; *s; s++) {
+		if (!g_ascii_isalnum(*s) && *s != '_' && *s != '-' && *s != '.')
+			return false;
+	}
+	return true;
+}
+
+static const char *const named_configs[] = {
+	"tinyconfig", "allnoconfig", "allmodconfig", "allyesconfig", "defconfig", NULL,
+};
+
+bool build_target_parse(struct build_target *t, const char *spec, const char *fragment_dir,
+			GError **error)
+{
+	g_auto(GStrv) parts = g_strsplit(spec, ":", 3);
+	g_auto(GStrv) config = NULL;
+	g_autoptr(GStrvBuilder) frags = g_strv_builder_new();
+	bool arch_known = false;
+
+	memset(t, 0, sizeof(*t));
+	if (!parts[0] || !parts[1])
+		return refuse(error, spec, "expected ARCH:CONFIG[+FRAGMENT...][:CHECKS]");
+	for (size_t i = 0; i < G_N_ELEMENTS(arches); i++)
+		arch_known |= strcmp(parts[0], arches[i].arch) == 0;
+	if (!arch_known)
+		return refuse(error, spec, "unknown architecture");
+	t->arch = g_strdup(parts[0]);
+
+	config = g_strsplit(parts[1], "+", -1);
+	if (g_str_has_prefix(config[0], "randconfig@")) {
+		const char *seed = config[0] + strlen("randconfig@");
+		char *end;
+
+		t->seed = g_ascii_strtoull(seed, &end, 10);
+		if (!*seed || *end || !g_ascii_isdigit(*seed))
+			return refuse(error, spec, "randconfig needs a decimal seed: randconfig@SEED");
+		t->config = g_strdup("randconfig");
+	} else if (g_str_has_prefix(config[0], "file=")) {
+		t->config_file = g_strdup(config[0] + strlen("file="));
+		if (!g_path_is_absolute(t->config_file))
+			return refuse(error, spec, "file= takes an absolute path");
+		t->config = g_strdup("file");
+	} else if (g_strv_contains(named_configs, config[0]) ||
+		   (g_str_has_suffix(config[0], "_defconfig") && word_ok(config[0]))) {
+		t->config = g_strdup(config[0]);
+	} else {
+		return refuse(error, spec, "unknown config (tinyconfig, allnoconfig, allmodconfig, "
+				    "allyesconfig, defconfig, NAME_defconfig, randconfig@SEED, "
+				    "file=PATH)");
+	}
+	for (char **f = config + 1; *f; f++) {
+		if (g_path_is_absolute(*f)) {
+			g_strv_builder_add(frags, *f);
+		} else if (word_ok(*f)) {
+			g_autofree char *name = g_strconcat(*f, ".config", NULL);
+			g_autofree char *path = g_build_filename(fragment_dir, name, NULL);
+
+			if (!g_file_test(path, G_FILE_TEST_IS_REGULAR))
+				return refuse(error, spec, "no such config fragment");
+			g_strv_builder_add(frags, path);
+		} else {
+			return refuse(error, spec, "bad fragment name");
+		}
+	}
+	t->fragments = g_strv_builder_end(frags);
+
+	if (parts[2]) {
+		g_auto(GStrv) checks = g_strsplit(parts[2], ",", -1);
+
+		for (char **c = checks; *c; c++) {
+			if (strcmp(*c, "W=1") == 0)
+				t->checks |= BUILD_W1;
+			else if (strcmp(*c, "sparse") == 0 || strcmp(*c, "C=1") == 0)
+				t->checks |= BUILD_SPARSE;
+			else if (strcmp(*c, "sparse-all") == 0 || strcmp(*c, "C=2") == 0)
+				t->checks |= BUILD_SPARSE_ALL;
+			else if (strcmp(*c, "coccinelle") == 0)
+				t->checks |= BUILD_COCCI;
+			else
+				return refuse(error, spec, "unknown check (W=1, sparse, sparse-all, "
+						    "coccinelle)");
+		}
+	}
+	t->spec = g_strdup(spec);
+	return true;
+}
+
+void build_target_clear(struct build_target *t)
+{
+	g_free(t->spec);
+	g_free(t->arch);
+	g_free(t->config);
+	g_free(t->config_file);
+	g_strfreev(t->fragments);
+	memset(t, 0, sizeof(*t));
+}
+
+char *build_target_dirname(const struct build_target *t)
+{
+	GString *s = g_string_new(NULL);
+
+	for (const char *p = t->spec; *p; p++)
+		g_string_append_c(s, g_ascii_isalnum(*p) || strchr("._-", *p) ? *p : '_');
+	/* Fragment paths may be long; a hash keeps the name short and unique. */
+	if (s->len > 80) {
+		g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, t->spec, -1);
+
+		g_string_truncate(s, 60);
+		g_string_append_printf(s, "-%.16s", sum);
+	}
+	return g_string_free(s, FALSE);
+}
+
+void build_output_clear(struct build_output *out)
+{
+	g_free(out->reason);
+	if (out->diags)
+		g_ptr_array_unref(out->diags);
+	memset(out, 0, sizeof(*out));
+}
+
+/* The cross-compiler prefix for @arch here: "" native, NULL if none installed. */
+static char *cross_prefix(const char *arch)
+{
+	struct utsname u;
+
+	uname(&u);
+	for (size_t i = 0; i < G_N_ELEMENTS(arches); i++) {
+		g_autofree char *gcc = NULL;
+
+		if (strcmp(arches[i].arch, arch) != 0)
+			continue;
+		if (strcmp(arches[i].host, u.machine) == 0)
+			return g_strdup("");
+		if (!arches[i].cross)
+			return NULL;
+		gcc = g_strconcat(arches[i].cross, "gcc", NULL);
+		{
+			g_autofree char *path = run_find_program(gcc);
+
+			return path ? g_strdup(arches[i].cross) : NULL;
+		}
+	}
+	return NULL;
+}
+
+/* What one make invocation needs. */
+struct make_call {
+	const struct build_target *target;
+	const struct build_env *env;
+	const char *cross;
+	struct run_result result;
+};
+
+/* Reads the last kbuild step ("  CC      kernel/fork.o") from the log. */
+static void progress_tick(void *data)
+{
+	const struct build_env *env = data;
+	char buf[4096];
+	ssize_t n;
+	off_t size;
+	int fd;
+
+	if (!env->progress)
+		return;
+	fd = open(env->log_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	n = pread(fd, buf, sizeof(buf) - 1, size > (off_t)sizeof(buf) - 1
+					      ? size - (off_t)sizeof(buf) + 1 : 0);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	{
+		g_auto(GStrv) lines = g_strsplit(buf, "\n", -1);
+		guint len = g_strv_length(lines);
+
+		for (guint i = len; i-- > 0;) {
+			if (g_str_has_prefix(lines[i], "  ") && g_ascii_isupper(lines[i][2])) {
+				env->progress(g_strstrip(lines[i]), env->progress_data);
+				return;
+			}
+		}
+	}
+}
+
+/*
+ * Runs make in the source tree with O=, ARCH= and the given extra
+ * arguments (NULL-terminated), sandboxed as the env says.
+ */
+static bool make(struct make_call *m, const char *const *extra, const char *const *extra_env,
+		 GError **error)
+{
+	const struct build_env *env = m->env;
+	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) envv = g_ptr_array_new_with_free_func(g_free);
+	const char *ro[] = { env->srcdir, env->tools_dir, NULL };
+	const char *rw[] = { env->builddir, env->ccache_dir, NULL };
+	struct run_sandbox sandbox = { .ro_binds = ro, .rw_binds = rw };
+	struct run_opts opts = {
+		.cwd = env->srcdir, .log_path = env->log_path, .timeout_s = env->timeout_s,
+		.max_memory = env->max_memory, .max_procs = env->max_procs,
+		.sandbox = env->sandbox ? &sandbox : NULL,
+		.progress = progress_tick, .progress_data = (void *)env,
+	};
+
+	g_ptr_array_add(argv, g_strdup("make"));
+	g_ptr_array_add(argv, g_strdup_printf("O=%s", env->builddir));
+	g_ptr_array_add(argv, g_strdup_printf("ARCH=%s", m->target->arch));
+	if (m->cross && *m->cross)
+		g_ptr_array_add(argv, g_strdup_printf("CROSS_COMPILE=%s", m->cross));
+	g_ptr_array_add(argv, g_strdup_printf("CC=%s/zeroday-cc %s%sgcc", env->tools_dir,
+					      env->ccache_dir ? "ccache " : "", m->cross));
+	for (const char *const *a = extra; a && *a; a++)
+		g_ptr_array_add(argv, g_strdup(*a));
+	g_ptr_array_add(argv, NULL);
+
+	g_ptr_array_add(envv, g_strdup("PATH=/usr/local/bin:/usr/bin:/bin"));
+	g_ptr_array_add(envv, g_strdup("LC_ALL=C"));
+	g_ptr_array_add(envv, g_strdup("HOME=/tmp"));
+	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_USER=zeroday"));
+	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_HOST=zeroday"));
+	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_TIMESTAMP=@0"));
+	if (env->ccache_dir)
+		g_ptr_array_add(envv, g_strdup_printf("CCACHE_DIR=%s", env->ccache_dir));
+	for (const char *const *e = extra_env; e && *e; e++)
+		g_ptr_array_add(envv, g_strdup(*e));
+	g_ptr_array_add(envv, NULL);
+
+	opts.argv = (const char *const *)argv->pdata;
+	opts.env = (const char *const *)envv->pdata;
+	{
+		FILE *log = fopen(env->log_path, "a");
+
+		if (log) {
+			g_autofree char *cmd = g_strjoinv(" ", (char **)argv->pdata);
+
+			fprintf(log, "zeroday: %s\n", cmd);
+			fclose(log);
+		}
+	}
+	return run_child(&m->result, &opts, error);
+}
+
+/* One "CONFIG_X=..." or "# CONFIG_X is not set" line: its symbol, or NULL. */
+static char *config_symbol(const char *line)
+{
+	const char *start = NULL;
+	const char *end;
+
+	if (g_str_has_prefix(line, "CONFIG_"))
+		start = line;
+	else if (g_str_has_prefix(line, "# CONFIG_") && g_str_has_suffix(line, " is not set"))
+		start = line + 2;
+	if (!start)
+		return NULL;
+	for (end = start; g_ascii_isalnum(*end) || *end == '_'; end++)
+		;
+	return g_strndup(start, end - start);
+}
+
+/*
+ * Merges the fragments into .config the way merge_config.sh -m does: each
+ * fragment line replaces the base's line for the same symbol.
+ */
+static bool merge_fragments(const char *dotconfig, char *const *fragments, GError **error)
+{
+	g_autofree char *base = NULL;
+	g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GHashTable) value = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_auto(GStrv) lines = NULL;
+	GError *local = NULL;
+
+	if (!g_file_get_contents(dotconfig, &base, NULL, &local))
+		goto fail;
+	lines = g_strsplit(base, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		char *sym = config_symbol(*l);
+
+		if (sym) {
+			g_ptr_array_add(order, g_strdup(sym));
+			g_hash_table_replace(value, sym, g_strdup(*l));
+		}
+	}
+	for (char *const *f = fragments; f && *f; f++) {
+		g_autofree char *text = NULL;
+		g_auto(GStrv) flines = NULL;
+
+		if (!g_file_get_contents(*f, &text, NULL, &local))
+			goto fail;
+		flines = g_strsplit(text, "\n", -1);
+		for (char **l = flines; *l; l++) {
+			char *sym = config_symbol(g_strstrip(*l));
+
+			if (!sym)
+				continue;
+			if (!g_hash_table_contains(value, sym))
+				g_ptr_array_add(order, g_strdup(sym));
+			g_hash_table_replace(value, sym, g_strdup(*l));
+		}
+	}
+	for (guint i = 0; i < order->len; i++) {
+		const char *line = g_hash_table_lookup(value, order->pdata[i]);
+
+		if (line) {
+			g_string_append_printf(out, "%s\n", line);
+			g_hash_table_remove(value, order->pdata[i]);
+		}
+	}
+	if (!g_file_set_contents(dotconfig, out->str, out->len, &local))
+		goto fail;
+	return true;
+fail:
+	g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "merging config fragments: %s",
+		    local->message);
+	g_error_free(local);
+	return false;
+}
+
+/* Sets the output from a make that did not succeed. Returns false to stop. */
+static bool make_done(struct build_output *out, const struct make_call *m, const char *what)
+{
+	const struct run_result *r = &m->result;
+
+	if (r->outcome == RUN_EXITED && r->status == 0)
+		return true;
+	if (r->outcome == RUN_TIMEOUT) {
+		out->status = BUILD_INFRA;
+		out->reason = g_strdup_printf("%s timed out after %u s", what, m->env->timeout_s);
+	} else if (r->outcome == RUN_SIGNALED) {
+		out->status = BUILD_INFRA;
+		out->reason = g_strdup_printf("%s was killed by signal %d", what, r->status);
+	} else {
+		out->status = BUILD_FAILED;
+		out->reason = g_strdup_printf("%s failed (exit %d)", what, r->status);
+	}
+	return false;
+}
+
+static gint sort_names(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Adds the diagnostics kept beside the objects: those of objects that exist,
+ * and those written by this build (a failed compile leaves no object).
+ */
+static void collect_kept(GPtrArray *diags, GHashTable *seen, const char *dir,
+			 const struct build_env *env, gint64 since)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	const char *name;
+
+	while (d && (name = g_dir_read_name(d)))
+		g_ptr_array_add(names, g_strdup(name));
+	g_ptr_array_sort(names, sort_names);
+	for (guint i = 0; i < names->len; i++) {
+		g_autofree char *path = g_build_filename(dir, names->pdata[i], NULL);
+		struct stat st;
+
+		if (lstat(path, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			collect_kept(diags, seen, path, env, since);
+		} else if (S_ISREG(st.st_mode) && g_str_has_suffix(path, ".zd-diag")) {
+			g_autofree char *object = g_strndup(path, strlen(path) - strlen(".zd-diag"));
+			g_autofree char *text = NULL;
+			g_autoptr(GPtrArray) found = NULL;
+
+			if (!g_file_test(object, G_FILE_TEST_EXISTS) &&
+			    (gint64)st.st_mtime < since)
+				continue;
+			if (!g_file_get_contents(path, &text, NULL, NULL))
+				continue;
+			found = diag_parse_build(text, env->srcdir, env->builddir);
+			for (guint j = 0; j < found->len; j++) {
+				struct diag *one = found->pdata[j];
+				char *key = g_strdup_printf("%s:%u", one->fingerprint, one->line);
+
+				if (g_hash_table_contains(seen, key)) {
+					g_free(key);
+					continue;
+				}
+				g_hash_table_add(seen, key);
+				g_ptr_array_add(diags, g_steal_pointer(&found->pdata[j]));
+			}
+		}
+	}
+}
+
+/*
+ * All diagnostics of a build: those kept beside the objects (in path
+ * order) and those of this run's log (linker, modpost, checkers, and make).
+ */
+static GPtrArray *collect_diags(const struct build_env *env, const char *log, gint64 since)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	GPtrArray *diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
+	g_autoptr(GPtrArray) logged = diag_parse_build(log, env->srcdir, env->builddir);
+
+	collect_kept(diags, seen, env->builddir, env, since);
+	for (guint j = 0; j < logged->len; j++) {
+		struct diag *one = logged->pdata[j];
+		char *key = g_strdup_printf("%s:%u", one->fingerprint, one->line);
+
+		if (g_hash_table_contains(seen, key)) {
+			g_free(key);
+			continue;
+		}
+		g_hash_table_add(seen, key);
+		g_ptr_array_add(diags, g_steal_pointer(&logged->pdata[j]));
+	}
+	return diags;
+}
+
+/* Signs in the log that a compiler was killed (memory), not that the code is wrong. */
+static bool killed_by_resources(const char *log)
+{
+	return strstr(log, "Killed signal terminated program") ||
+	       strstr(log, "internal compiler error: Killed") ||
+	       strstr(log, "virtual memory exhausted") ||
+	       strstr(log, "Cannot allocate memory");
+}
+
+static bool program_exists(const char *name)
+{
+	g_autofree char *path = run_find_program(name);
+
+	return path != NULL;
+}
+
+bool build_run(struct build_output *out, const struct build_target *target,
+	       const struct build_env *env, GError **error)
+{
+	g_autofree char *cross = NULL;
+	g_autofree char *dotconfig = g_build_filename(env->builddir, ".config", NULL);
+	g_autofree char *seed_env = NULL;
+	g_autofree char *log = NULL;
+	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+	struct make_call m = { .target = target, .env = env };
+	gint64 start = g_get_monotonic_time();
+	gint64 started_at = g_get_real_time() / G_USEC_PER_SEC - 1;
+	const char *extra_env[] = { NULL, NULL };
+	bool ok = true;
+
+	memset(out, 0, sizeof(*out));
+	out->diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
+	cross = cross_prefix(target->arch);
+	if (!cross) {
+		out->status = BUILD_SKIPPED;
+		out->reason = g_strdup_printf("skipped: no compiler for %s", target->arch);
+		return true;
+	}
+	m.cross = cross;
+	if ((target->checks & (BUILD_SPARSE | BUILD_SPARSE_ALL)) && !program_exists("sparse")) {
+		out->status = BUILD_SKIPPED;
+		out->reason = g_strdup("skipped: sparse is not installed");
+		return true;
+	}
+	if ((target->checks & BUILD_COCCI) && !program_exists("spatch")) {
+		out->status = BUILD_SKIPPED;
+		out->reason = g_strdup("skipped: coccinelle (spatch) is not installed");
+		return true;
+	}
+	if (env->sandbox && !run_sandbox_prepare_dir(env->builddir, error))
+		return false;
+	if (!env->sandbox && g_mkdir_with_parents(env->builddir, 0755) < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", env->builddir,
+			    g_strerror(errno));
+		return false;
+	}
+	if (env->ccache_dir && env->sandbox && !run_sandbox_prepare_dir(env->ccache_dir, error))
+		return false;
+
+	/* The configuration. */
+	if (strcmp(target->config, "file") == 0) {
+		g_autofree char *text = NULL;
+		g_autoptr(GError) local = NULL;
+
+		if (!g_file_get_contents(target->config_file, &text, NULL, &local) ||
+		    !g_file_set_contents(dotconfig, text, -1, &local)) {
+			out->status = BUILD_INFRA;
+			out->reason = g_strdup(local->message);
+			goto done;
+		}
+		ok = make(&m, (const char *[]){ "olddefconfig", NULL }, NULL, error);
+	} else {
+		if (strcmp(target->config, "randconfig") == 0) {
+			seed_env = g_strdup_printf("KCONFIG_SEED=%" G_GUINT64_FORMAT, target->seed);
+			extra_env[0] = seed_env;
+		}
+		ok = make(&m, (const char *[]){ target->config, NULL }, extra_env, error);
+	}
+	if (!ok)
+		return false;
+	if (!make_done(out, &m, "configuring"))
+		goto done;
+	if (target->fragments && target->fragments[0]) {
+		if (!merge_fragments(dotconfig, target->fragments, error))
+			return false;
+		if (!make(&m, (const char *[]){ "olddefconfig", NULL }, NULL, error))
+			return false;
+		if (!make_done(out, &m, "merging fragments"))
+			goto done;
+	}
+	if (env->config_copy) {
+		g_autofree char *text = NULL;
+
+		if (g_file_get_contents(dotconfig, &text, NULL, NULL))
+			g_file_set_contents(env->config_copy, text, -1, NULL);
+	}
+
+	/* The build. */
+	g_ptr_array_add(args, g_strdup_printf("-j%u", env->jobs ? env->jobs : 1));
+	if (target->checks & BUILD_W1)
+		g_ptr_array_add(args, g_strdup("W=1"));
+	if (target->checks & BUILD_SPARSE_ALL)
+		g_ptr_array_add(args, g_strdup("C=2"));
+	else if (target->checks & BUILD_SPARSE)
+		g_ptr_array_add(args, g_strdup("C=1"));
+	g_ptr_array_add(args, NULL);
+	if (!make(&m, (const char *const *)args->pdata, NULL, error))
+		return false;
+	if (!make_done(out, &m, "make"))
+		goto done;
+
+	/* coccicheck on the directories of the changed C files. */
+	if ((target->checks & BUILD_COCCI) && env->changed_files) {
+		g_autoptr(GHashTable) dirs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		GHashTableIter it;
+		gpointer dir;
+
+		for (const char *const *f = env->changed_files; *f; f++) {
+			if (g_str_has_suffix(*f, ".c"))
+				g_hash_table_add(dirs, g_path_get_dirname(*f));
+		}
+		g_hash_table_iter_init(&it, dirs);
+		while (g_hash_table_iter_next(&it, &dir, NULL)) {
+			g_autofree char *marg = g_strdup_printf("M=%s", (char *)dir);
+
+			if (!make(&m, (const char *[]){ "coccicheck", "MODE=report", marg, NULL },
+				  NULL, error))
+				return false;
+			if (!make_done(out, &m, "coccicheck"))
+				goto done;
+		}
+	}
+	out->status = BUILD_OK;
+done:
+	out->seconds = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+	if (g_file_get_contents(env->log_path, &log, NULL, NULL)) {
+		g_ptr_array_unref(out->diags);
+		out->diags = collect_diags(env, log, started_at);
+		if (out->status == BUILD_FAILED && killed_by_resources(log)) {
+			out->status = BUILD_INFRA;
+			g_free(out->reason);
+			out->reason = g_strdup("a compiler was killed for lack of memory");
+		}
+	}
+	return true;
+}
+
+enum build_verdict build_compare(const struct build_output *child,
+				 const struct build_output *parent, GPtrArray **fresh)
+{
+	*fresh = g_ptr_array_new();
+	if (child->status == BUILD_INFRA)
+		return VERDICT_INFRA;
+	if (child->status == BUILD_SKIPPED)
+		return VERDICT_SKIPPED;
+	if (parent && parent->status == BUILD_INFRA)
+		return VERDICT_INFRA;
+	g_ptr_array_unref(*fresh);
+	*fresh = diag_new_in(child->diags, parent ? parent->diags : NULL);
+	if (child->status == BUILD_FAILED) {
+		if (diag_has_error(*fresh))
+			return VERDICT_FAIL_NEW_ERROR;
+		if (parent && parent->status == BUILD_FAILED)
+			return VERDICT_FAIL_PARENT_FAILING;
+		/* Failed, but every parsed error existed before: show all of them. */
+		for (guint i = 0; i < child->diags->len; i++) {
+			struct diag *d = child->diags->pdata[i];
+
+			if (d->kind == DIAG_ERROR)
+				g_ptr_array_add(*fresh, d);
+		}
+		return VERDICT_FAIL_NEW_ERROR;
+	}
+	return (*fresh)->len ? VERDICT_NEW_DIAGNOSTICS : VERDICT_PASS;
+}

@@ -1,0 +1,126 @@
+/*
+ * Kernel builds: a target's configuration resolved into .config, an
+ * incremental make in a persistent O= directory, optional checkers, and
+ * the verdict against the parent's build.
+ */
+#ifndef ZERODAY_BUILD_H
+#define ZERODAY_BUILD_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+#include "engine/engine.h"
+
+enum build_checks {
+	BUILD_W1 = (1 << 0),         /* W=1 */
+	BUILD_SPARSE = (1 << 1),     /* C=1: sparse on what is recompiled */
+	BUILD_SPARSE_ALL = (1 << 2), /* C=2: sparse on every file */
+	BUILD_COCCI = (1 << 3),      /* coccicheck, report mode, on the changed files */
+};
+
+/*
+ * A build target, written ARCH:CONFIG[+FRAGMENT...][:CHECK[,CHECK...]]:
+ *   CONFIG    tinyconfig, allnoconfig, allmodconfig, allyesconfig,
+ *             defconfig, NAME_defconfig, randconfig@SEED, or file=PATH
+ *   FRAGMENT  a fragment zeroday ships (e.g. "serial") or an absolute path,
+ *             merged like scripts/kconfig/merge_config.sh
+ *   CHECK     W=1, sparse (C=1), sparse-all (C=2), coccinelle
+ * e.g. "x86_64:tinyconfig+serial", "arm64:defconfig:W=1,sparse",
+ * "x86_64:randconfig@4153629".
+ */
+struct build_target {
+	char *spec;        /* canonical text */
+	char *arch;
+	char *config;      /* the make target; "randconfig" or "file" for those */
+	char *config_file; /* for file=PATH */
+	guint64 seed;      /* for randconfig */
+	char **fragments;  /* absolute paths, NULL-terminated */
+	enum build_checks checks;
+};
+
+/*
+ * Parses @spec; fragment names are looked up as @fragment_dir/NAME.config.
+ * Errors are ENGINE_ERROR_INVALID naming the bad part.
+ */
+bool build_target_parse(struct build_target *target, const char *spec,
+			const char *fragment_dir, GError **error);
+void build_target_clear(struct build_target *target);
+
+/* A directory name for the target's persistent build directory (caller frees). */
+char *build_target_dirname(const struct build_target *target);
+
+/* The default target of a tree that sets none. */
+#define BUILD_DEFAULT_TARGET "x86_64:tinyconfig+serial"
+
+struct build_env {
+	const char *srcdir;     /* the checked-out tree, read-only to the build */
+	const char *builddir;   /* O=, reused from commit to commit */
+	const char *ccache_dir; /* NULL: no ccache */
+	const char *log_path;   /* make's output, appended */
+	const char *config_copy; /* where to keep the resolved .config */
+	const char *tools_dir;   /* holds zeroday-cc (see build_install_tools()) */
+	unsigned jobs;
+	unsigned timeout_s;
+	guint64 max_memory;
+	unsigned max_procs;
+	bool sandbox;
+	const char *const *changed_files; /* for coccinelle; may be NULL */
+	/* Called about every 200 ms with the latest kbuild line. */
+	void (*progress)(const char *line, void *data);
+	void *progress_data;
+};
+
+enum build_status {
+	BUILD_OK,      /* make succeeded */
+	BUILD_FAILED,  /* make failed: the code's fault */
+	BUILD_INFRA,   /* timeout, killed, no sandbox: not the code's fault */
+	BUILD_SKIPPED, /* no compiler or checker for this target here */
+};
+
+const char *build_status_name(enum build_status status);
+
+struct build_output {
+	enum build_status status;
+	char *reason;     /* why, for FAILED, INFRA and SKIPPED */
+	GPtrArray *diags; /* struct diag */
+	double seconds;
+};
+
+void build_output_clear(struct build_output *out);
+
+/*
+ * Writes the compiler wrapper into @dir, read-only to builds. zeroday-cc
+ * runs the compiler and keeps what it printed beside the object it wrote
+ * (OBJECT.zd-diag): an incremental build recompiles only what changed, so
+ * the diagnostics of the objects it did not rebuild come from there.
+ */
+bool build_install_tools(const char *dir, GError **error);
+
+/*
+ * Configures and builds the tree in @env for @target. Returns false only
+ * for a programming or setup error; everything about the build itself is
+ * in @out.
+ */
+bool build_run(struct build_output *out, const struct build_target *target,
+	       const struct build_env *env, GError **error);
+
+enum build_verdict {
+	VERDICT_PASS,
+	VERDICT_NEW_DIAGNOSTICS,
+	VERDICT_FAIL_NEW_ERROR,
+	VERDICT_FAIL_PARENT_FAILING,
+	VERDICT_INFRA,
+	VERDICT_SKIPPED,
+};
+
+const char *build_verdict_name(enum build_verdict verdict);
+
+/*
+ * Compares a commit's build with its parent's (NULL for a root commit) on
+ * the same target. *@fresh receives the diagnostics the commit introduced
+ * (borrowed from @child; free the array before @child).
+ */
+enum build_verdict build_compare(const struct build_output *child,
+				 const struct build_output *parent, GPtrArray **fresh);
+
+#endif

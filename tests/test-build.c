@@ -1,0 +1,354 @@
+/*
+ * The build engine on the kbuild-like fixture tree: target parsing, config
+ * resolution, incremental builds in a reused O= directory, the exact set
+ * of new diagnostics against the parent, and the sandbox holding a hostile
+ * Makefile in.
+ */
+#include "autoconfig.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/build.h"
+#include "engine/diag.h"
+#include "engine/repo.h"
+#include "engine/run.h"
+#include "tests/testlib.h"
+
+static char *src_repo;   /* the fixture's history */
+static char *fragments;  /* zeroday's shipped fragments */
+static struct worktree *wt;
+static char *worktree_dir;
+static char *tools;
+static bool sandbox;
+static char *base, *c_warn, *c_move, *c_err, *c_after;
+
+static char *fixture_path(const char *name)
+{
+	return g_build_filename(ZERODAY_SRCDIR, "tests", "data", name, NULL);
+}
+
+/* Rewrites @file of the fixture and commits it. */
+static char *edit(const char *file, const char *text, const char *message)
+{
+	return testlib_commit(src_repo, file, text, message);
+}
+
+static void setup_history(void)
+{
+	g_autofree char *data = fixture_path("kbuild");
+	g_autofree char *copy = g_strdup_printf("cp -a %s/. %s/", data, src_repo);
+	g_autoptr(GError) error = NULL;
+	int status;
+
+	testlib_repo_init(src_repo);
+	g_assert_true(g_spawn_command_line_sync(copy, NULL, NULL, &status, &error));
+	g_free(testlib_git(src_repo, "add", "-A", NULL));
+	g_free(testlib_git(src_repo, "commit", "-q", "-m", "base: with an old warning", NULL));
+	base = testlib_git(src_repo, "rev-parse", "HEAD", NULL);
+	c_warn = edit("src/net.c",
+		      "int net_init(void);\n\nint net_init(void)\n{\n\tint ready = 1;\n"
+		      "\tint fresh;\n\n\treturn ready - 1;\n}\n",
+		      "net: a new unused variable");
+	c_move = edit("src/old.c",
+		      "int legacy(int x);\n\n/* Moved down by a comment. */\n\n"
+		      "int legacy(int x)\n{\n\tint old;\n\n\treturn x - 1;\n}\n",
+		      "old: move the old warning");
+	c_err = edit("src/net.c",
+		     "int net_init(void);\n\nint net_init(void)\n{\n\tint ready = 1;\n"
+		     "\tint fresh;\n\n#ifdef CONFIG_NET_DEBUG\n\tundeclared_counter++;\n#endif\n"
+		     "\treturn ready - 1;\n}\n",
+		     "net: debug counter, broken when NET_DEBUG=y");
+	c_after = edit("src/main.c",
+		       "int net_init(void);\nint legacy(int x);\n\n/* An innocent change. */\n"
+		       "int main(void)\n{\n\treturn net_init() + legacy(1);\n}\n",
+		       "main: innocent");
+}
+
+struct built {
+	struct build_output out;
+	char *log;
+	char *config;
+};
+
+static void built_free(struct built *b)
+{
+	build_output_clear(&b->out);
+	g_free(b->log);
+	g_free(b->config);
+	g_free(b);
+}
+
+ZD_AUTOPTR_DEFINE(built, built_free)
+
+/* Checks out @oid and builds it for @spec in the target's persistent directory. */
+static struct built *build(const char *oid, const char *spec)
+{
+	struct build_target t;
+	struct built *b = g_new0(struct built, 1);
+	g_autoptr(GError) error = NULL;
+	g_autofree char *dirname = NULL;
+	g_autofree char *builddir = NULL;
+	g_autofree char *ccache = g_build_filename(testlib_scratch(), "ccache", NULL);
+	static int n;
+
+	g_assert_true(build_target_parse(&t, spec, fragments, &error));
+	g_assert_no_error(error);
+	g_assert_true(repo_worktree_checkout(wt, oid, &error));
+	dirname = build_target_dirname(&t);
+	builddir = g_build_filename(testlib_scratch(), "build", dirname, NULL);
+	b->log = g_strdup_printf("%s/log-%d", testlib_scratch(), ++n);
+	b->config = g_strdup_printf("%s/config-%d", testlib_scratch(), n);
+	{
+		struct build_env env = {
+			.srcdir = worktree_dir, .builddir = builddir, .log_path = b->log,
+			.config_copy = b->config, .jobs = 2, .timeout_s = 300,
+			.sandbox = sandbox, .ccache_dir = NULL, .tools_dir = tools,
+		};
+
+		(void)ccache;
+		g_assert_true(build_run(&b->out, &t, &env, &error));
+		g_assert_no_error(error);
+	}
+	build_target_clear(&t);
+	return b;
+}
+
+static char *show(const struct diag *d)
+{
+	return g_strdup_printf("%s %s:%u %s", diag_kind_name(d->kind), d->file, d->line, d->message);
+}
+
+/* Builds @oid and its parent, and checks the verdict and the new diagnostics. */
+static void expect(const char *oid, const char *parent, const char *spec,
+		   enum build_verdict verdict, const char *const *fresh)
+{
+	zd_autoptr(built) p = build(parent, spec);
+	zd_autoptr(built) c = build(oid, spec);
+	g_autoptr(GPtrArray) got = NULL;
+	guint n = fresh ? g_strv_length((char **)fresh) : 0;
+	enum build_verdict v = build_compare(&c->out, &p->out, &got);
+
+	g_test_message("%s on %s: %s", oid, spec, build_verdict_name(v));
+	g_assert_cmpstr(build_verdict_name(v), ==, build_verdict_name(verdict));
+	for (guint i = 0; i < got->len; i++) {
+		g_autofree char *s = show(got->pdata[i]);
+
+		g_test_message("new: %s", s);
+		if (i < n)
+			g_assert_cmpstr(s, ==, fresh[i]);
+	}
+	g_assert_cmpuint(got->len, ==, n);
+}
+
+static void test_targets(void)
+{
+	static const struct { const char *spec; bool ok; } cases[] = {
+		{ "x86_64:tinyconfig+serial", true },
+		{ "x86_64:defconfig:W=1,sparse", true },
+		{ "arm64:defconfig", true },
+		{ "x86_64:randconfig@4153629", true },
+		{ "x86_64:file=/etc/kernel.config+/tmp/frag.config", true },
+		{ "x86_64:x86_64_defconfig:coccinelle", true },
+		{ "x86_64", false },
+		{ "vax:defconfig", false },
+		{ "x86_64:randconfig", false },
+		{ "x86_64:randconfig@x", false },
+		{ "x86_64:file=relative", false },
+		{ "x86_64:defconfig+nope", false },
+		{ "x86_64:defconfig+../../etc/passwd", false },
+		{ "x86_64:$(reboot)", false },
+		{ "x86_64:-defconfig", false },
+		{ "x86_64:defconfig:W=2", false },
+	};
+	struct build_target t;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+
+		g_test_message("target %s", cases[i].spec);
+		g_assert_cmpint(build_target_parse(&t, cases[i].spec, fragments, &error), ==,
+				cases[i].ok);
+		if (!cases[i].ok)
+			g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+		build_target_clear(&t);
+	}
+	g_assert_true(build_target_parse(&t, "x86_64:randconfig@42+serial:W=1,sparse", fragments, NULL));
+	g_assert_cmpuint(t.seed, ==, 42);
+	g_assert_cmpstr(t.config, ==, "randconfig");
+	g_assert_true(g_str_has_suffix(t.fragments[0], "/serial.config"));
+	g_assert_cmpint(t.checks, ==, BUILD_W1 | BUILD_SPARSE);
+	{
+		g_autofree char *dir = build_target_dirname(&t);
+
+		g_assert_cmpstr(dir, ==, "x86_64_randconfig_42_serial_W_1_sparse");
+	}
+	build_target_clear(&t);
+}
+
+static void test_new_warning(void)
+{
+	const char *fresh[] = { "warning src/net.c:6 unused variable 'fresh' [-Wunused-variable]", NULL };
+
+	expect(c_warn, base, "x86_64:defconfig", VERDICT_NEW_DIAGNOSTICS, fresh);
+}
+
+static void test_moved_warning(void)
+{
+	zd_autoptr(built) p = build(c_warn, "x86_64:defconfig");
+	zd_autoptr(built) c = build(c_move, "x86_64:defconfig");
+	g_autoptr(GPtrArray) got = NULL;
+	g_autofree char *log = NULL;
+
+	g_assert_cmpint(build_compare(&c->out, &p->out, &got), ==, VERDICT_PASS);
+	g_assert_cmpuint(got->len, ==, 0);
+	/* The old warning is still there, just not new. */
+	g_assert_cmpuint(c->out.diags->len, ==, 2);
+	/* Incremental: only the changed file was compiled again. */
+	g_assert_true(g_file_get_contents(c->log, &log, NULL, NULL));
+	g_assert_nonnull(strstr(log, "  CC      src/old.o"));
+	g_assert_null(strstr(log, "  CC      src/net.o"));
+	g_assert_null(strstr(log, "  CC      src/main.o"));
+}
+
+static void test_error_one_config(void)
+{
+	const char *fresh[] = { "error src/net.c:9 'undeclared_counter' undeclared (first use in this function)", NULL };
+
+	expect(c_err, c_move, "x86_64:defconfig", VERDICT_FAIL_NEW_ERROR, fresh);
+	expect(c_err, c_move, "x86_64:allnoconfig", VERDICT_PASS, NULL);
+}
+
+static void test_parent_failing(void)
+{
+	expect(c_after, c_err, "x86_64:defconfig", VERDICT_FAIL_PARENT_FAILING, NULL);
+}
+
+static void test_configs(void)
+{
+	g_autofree char *frag = g_build_filename(testlib_scratch(), "net.config", NULL);
+	g_autofree char *spec = NULL;
+	g_autofree char *a = NULL, *b = NULL, *merged = NULL;
+	zd_autoptr(built) r1 = build(base, "x86_64:randconfig@7");
+	zd_autoptr(built) r2 = build(base, "x86_64:randconfig@7");
+	zd_autoptr(built) m = NULL;
+
+	/* A seed reproduces its randconfig. */
+	g_assert_true(g_file_get_contents(r1->config, &a, NULL, NULL));
+	g_assert_true(g_file_get_contents(r2->config, &b, NULL, NULL));
+	g_assert_cmpstr(a, ==, b);
+	g_assert_cmpstr(a, ==, "CONFIG_TINY=y\n# CONFIG_NET is not set\n# CONFIG_NET_DEBUG is not set\n"
+			       "CONFIG_LEGACY=y\n");
+
+	/* A fragment is merged over the base config. */
+	g_assert_true(g_file_set_contents(frag, "CONFIG_NET=y\n# CONFIG_LEGACY is not set\n", -1, NULL));
+	spec = g_strdup_printf("x86_64:allnoconfig+%s", frag);
+	m = build(base, spec);
+	g_assert_cmpint(m->out.status, ==, BUILD_OK);
+	g_assert_true(g_file_get_contents(m->config, &merged, NULL, NULL));
+	g_assert_cmpstr(merged, ==, "# CONFIG_TINY is not set\nCONFIG_NET=y\n"
+				    "# CONFIG_NET_DEBUG is not set\n# CONFIG_LEGACY is not set\n");
+}
+
+static void test_no_cross_compiler(void)
+{
+	g_autofree char *gcc = run_find_program("mips-linux-gnu-gcc");
+	zd_autoptr(built) b = NULL;
+
+	if (gcc) {
+		g_test_skip("a mips cross compiler is installed here");
+		return;
+	}
+	b = build(base, "mips:defconfig");
+	g_assert_cmpint(b->out.status, ==, BUILD_SKIPPED);
+	g_assert_cmpstr(b->out.reason, ==, "skipped: no compiler for mips");
+}
+
+/* A Makefile that reaches for the network and writes outside its directories. */
+static void test_hostile_makefile(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	g_autofree char *outside = testlib_mkdir("outside");
+	g_autofree char *makefile = NULL;
+	g_autofree char *orig = NULL;
+	g_autofree char *evil = NULL;
+	g_autofree char *escaped = g_build_filename(outside, "escaped", NULL);
+	g_autofree char *in_src = g_build_filename(worktree_dir, "pwned", NULL);
+	g_autofree char *log = NULL;
+	zd_autoptr(built) b = NULL;
+	g_autofree char *mk = g_build_filename(src_repo, "Makefile", NULL);
+
+	if (!sandbox) {
+		g_test_skip("no sandbox on this machine (see /run/sandbox)");
+		return;
+	}
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+	g_assert_cmpint(listen(fd, 8), ==, 0);
+	g_assert_cmpint(getsockname(fd, (struct sockaddr *)&sa, &len), ==, 0);
+	g_assert_true(g_file_get_contents(mk, &orig, NULL, NULL));
+	makefile = g_strdup_printf(
+		"%s\nall: escape\nescape:\n"
+		"\t-@bash -c 'echo hello > /dev/tcp/127.0.0.1/%d' && echo NETWORK-REACHED\n"
+		"\t-@touch %s && echo OUTSIDE-WRITTEN\n"
+		"\t-@touch pwned && echo SOURCE-WRITTEN\n"
+		"\t-@cat /etc/shadow && echo SHADOW-READ\n",
+		orig, ntohs(sa.sin_port), escaped);
+	evil = edit("Makefile", makefile, "Makefile: reach out");
+	b = build(evil, "x86_64:defconfig");
+	g_assert_true(g_file_get_contents(b->log, &log, NULL, NULL));
+	g_test_message("%s", log);
+	g_assert_null(strstr(log, "NETWORK-REACHED"));
+	g_assert_null(strstr(log, "OUTSIDE-WRITTEN"));
+	g_assert_null(strstr(log, "SOURCE-WRITTEN"));
+	g_assert_null(strstr(log, "SHADOW-READ"));
+	g_assert_false(g_file_test(escaped, G_FILE_TEST_EXISTS));
+	g_assert_false(g_file_test(in_src, G_FILE_TEST_EXISTS));
+	g_assert_cmpint(accept(fd, NULL, NULL), ==, -1);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct repo_limits limits = { 0 };
+	g_autoptr(GError) error = NULL;
+	g_autofree char *git_dir = NULL;
+	int rc;
+
+	testlib_init(&argc, &argv);
+	g_assert_cmpint(chmod(testlib_scratch(), 0711), ==, 0);
+	if (!repo_global_init(&limits, &error))
+		g_error("%s", error->message);
+	sandbox = run_sandbox_available(&error);
+	if (!sandbox)
+		g_test_message("building without a sandbox: %s", error->message);
+	g_clear_error(&error);
+	fragments = g_build_filename(ZERODAY_SRCDIR, "engine", "kconfig", NULL);
+	tools = g_build_filename(testlib_scratch(), "tools", NULL);
+	if (!build_install_tools(tools, &error))
+		g_error("%s", error->message);
+	src_repo = g_build_filename(testlib_scratch(), "history", NULL);
+	setup_history();
+	worktree_dir = g_build_filename(testlib_scratch(), "src", NULL);
+	git_dir = g_build_filename(src_repo, ".git", NULL);
+	wt = repo_worktree_open(worktree_dir, git_dir, &error);
+	g_assert_no_error(error);
+
+	g_test_add_func("/build/targets", test_targets);
+	g_test_add_func("/build/new-warning", test_new_warning);
+	g_test_add_func("/build/moved-warning", test_moved_warning);
+	g_test_add_func("/build/error-one-config", test_error_one_config);
+	g_test_add_func("/build/parent-failing", test_parent_failing);
+	g_test_add_func("/build/configs", test_configs);
+	g_test_add_func("/build/no-cross-compiler", test_no_cross_compiler);
+	g_test_add_func("/build/hostile-makefile", test_hostile_makefile);
+	rc = g_test_run();
+	repo_worktree_free(wt);
+	return rc;
+}
