@@ -12,7 +12,10 @@
 
 #include "bot/bot.h"
 #include "bot/cli.h"
+#include "bot/builder.h"
 #include "bot/watch.h"
+#include "engine/build.h"
+#include "engine/diag.h"
 #include "engine/names.h"
 #include "mail/address.h"
 
@@ -195,6 +198,20 @@ static bool check_base(const char *base, GError **error)
 	return names_tree_check(parts[0], error) && repo_branch_check(parts[1], error);
 }
 
+static bool check_targets(char **targets, GError **error)
+{
+	g_autofree char *fragments = config_fragment_dir();
+
+	for (char **t = targets; t && *t; t++) {
+		struct build_target parsed;
+
+		if (!build_target_parse(&parsed, *t, fragments, error))
+			return false;
+		build_target_clear(&parsed);
+	}
+	return true;
+}
+
 /* Normalizes each address of @in into a new NULL-terminated list. */
 static char **normalize_addresses(char **in, GError **error)
 {
@@ -218,8 +235,11 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	gboolean non_rebasable = FALSE;
 	g_auto(GStrv) blacklist = NULL;
 	g_auto(GStrv) to = NULL;
+	g_auto(GStrv) targets = NULL;
 	g_autofree char *base = NULL;
 	GOptionEntry entries[] = {
+		{ "target", 0, 0, G_OPTION_ARG_STRING_ARRAY, &targets,
+		  "Build for TARGET, e.g. x86_64:defconfig:W=1 (repeatable)", "TARGET" },
 		{ "non-rebasable", 0, 0, G_OPTION_ARG_NONE, &non_rebasable,
 		  "Test the head only, and bisect when it fails", NULL },
 		{ "base", 0, 0, G_OPTION_ARG_STRING, &base,
@@ -244,9 +264,10 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	if (!names_tree_check(argv[1], &error) ||
 	    !names_url_check(argv[2], url_flags(cli->config), &error) ||
 	    !check_patterns(argv + 3, &error) || !check_patterns(blacklist, &error) ||
-	    (base && !check_base(base, &error)))
+	    (base && !check_base(base, &error)) || !check_targets(targets, &error))
 		return fail(error);
 	row->name = g_strdup(argv[1]);
+	row->targets = targets ? g_strdupv(targets) : g_new0(char *, 1);
 	row->url = g_strdup(argv[2]);
 	row->policy = non_rebasable ? TREE_NON_REBASABLE : TREE_REBASABLE;
 	row->branches = argc > 3 ? g_strdupv(argv + 3) : g_strsplit("*", ",", -1);
@@ -324,6 +345,7 @@ static int tree_show(struct cli *cli, int argc, char **argv)
 	print_list("blacklist", t->blacklist);
 	printf("%-12s %s\n", "base", t->base ? t->base : "-");
 	print_list("to", t->recipients);
+	print_list("targets", t->targets);
 	printf("%-12s %s%s%s\n", "last poll", polled, t->last_error ? ": failed: " : "",
 	       t->last_error ? t->last_error : "");
 	for (guint i = 0; i < branches->len; i++) {
@@ -391,7 +413,13 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	g_auto(GStrv) no_to = NULL;
 	g_auto(GStrv) to_norm = NULL;
 	g_auto(GStrv) no_to_norm = NULL;
+	g_auto(GStrv) targets = NULL;
+	gboolean default_targets = FALSE;
 	GOptionEntry entries[] = {
+		{ "target", 0, 0, G_OPTION_ARG_STRING_ARRAY, &targets,
+		  "Build for TARGET; replaces the list (repeatable)", "TARGET" },
+		{ "default-targets", 0, 0, G_OPTION_ARG_NONE, &default_targets,
+		  "Build for the configured default targets", NULL },
 		{ "url", 0, 0, G_OPTION_ARG_STRING, &url, "Fetch from URL", "URL" },
 		{ "policy", 0, 0, G_OPTION_ARG_STRING, &policy,
 		  "rebasable (every commit) or non-rebasable (head only)", "POLICY" },
@@ -442,6 +470,15 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	}
 	if (!check_patterns(blacklist, &error) || !check_patterns(unblacklist, &error))
 		goto fail;
+	if (targets) {
+		if (!check_targets(targets, &error))
+			goto fail;
+		g_strfreev(t->targets);
+		t->targets = g_steal_pointer(&targets);
+	} else if (default_targets) {
+		g_strfreev(t->targets);
+		t->targets = g_new0(char *, 1);
+	}
 	tmp = edit_list(t->blacklist, blacklist, unblacklist);
 	g_strfreev(t->blacklist);
 	t->blacklist = tmp;
@@ -648,6 +685,113 @@ int cli_status(struct cli *cli, int argc, char **argv)
 			printf(" %u", e->selected);
 		printf("%s%s%s\n", e->reason ? " (" : "", e->reason ? e->reason : "",
 		       e->reason ? ")" : "");
+	}
+	return 0;
+}
+
+/* build */
+
+static void print_diag(const struct diag *d)
+{
+	if (d->line)
+		printf("    %s %s:%u: %s", diag_kind_name(d->kind), d->file, d->line, d->message);
+	else
+		printf("    %s %s%s%s", diag_kind_name(d->kind), d->file, *d->file ? ": " : "",
+		       d->message);
+	if (d->function)
+		printf("  (in %s)", d->function);
+	if (strcmp(d->checker, "compiler") != 0)
+		printf("  [%s]", d->checker);
+	printf("\n");
+}
+
+int cli_build(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) targets = NULL;
+	gboolean rebuild = FALSE;
+	GOptionEntry entries[] = {
+		{ "target", 't', 0, G_OPTION_ARG_STRING_ARRAY, &targets,
+		  "Build for TARGET (repeatable); default: the tree's targets", "TARGET" },
+		{ "rebuild", 0, 0, G_OPTION_ARG_NONE, &rebuild,
+		  "Build again even when a stored build exists", NULL },
+		G_OPTION_ENTRY_NULL,
+	};
+	struct builder_request req = { 0 };
+	g_autoptr(GPtrArray) results = NULL;
+	g_autofree char *objects = NULL;
+	g_autofree char *source = NULL;
+	g_autofree char *rev = NULL;
+	zd_autoptr(tree_row) tree = NULL;
+	int status;
+
+	if (!parse_options(&argc, &argv, "TREE|REPOSITORY COMMIT",
+			   "Build COMMIT and its parent for each target, and show what the "
+			   "commit introduced: new warnings, new errors. Stored builds are "
+			   "reused. TREE is a subscribed tree (COMMIT may be one of its "
+			   "branches); REPOSITORY is a local git repository's path.",
+			   entries, &status))
+		return status;
+	if (argc != 3)
+		return usage("build", "needs a TREE or REPOSITORY and a COMMIT");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	tree = db_tree_get(cli->db, argv[1], NULL);
+	if (tree) {
+		g_autoptr(GPtrArray) branches = db_branch_list(cli->db, tree->id, &error);
+
+		if (!branches)
+			return fail(error);
+		source = g_strdup(tree->name);
+		objects = config_git_path(cli->config);
+		rev = g_strdup(argv[2]);
+		for (guint i = 0; i < branches->len; i++) {
+			const struct branch_row *b = branches->pdata[i];
+
+			if (strcmp(b->name, argv[2]) == 0) {
+				g_free(rev);
+				rev = g_strdup(b->head);
+			}
+		}
+	} else if (g_file_test(argv[1], G_FILE_TEST_IS_DIR)) {
+		g_autofree char *abs = g_canonicalize_filename(argv[1], NULL);
+
+		source = g_strconcat("path:", abs, NULL);
+		objects = g_steal_pointer(&abs);
+		rev = g_strdup(argv[2]);
+	} else {
+		fprintf(stderr, "zeroday build: '%s' is neither a tree nor a repository\n", argv[1]);
+		return 1;
+	}
+	req.source = source;
+	req.objects_from = objects;
+	req.rev = rev;
+	req.rebuild = rebuild;
+	req.progress = isatty(STDERR_FILENO);
+	if (targets)
+		req.targets = (const char *const *)targets;
+	else if (tree && tree->targets && tree->targets[0])
+		req.targets = (const char *const *)tree->targets;
+	else
+		req.targets = (const char *const *)cli->config->build_targets;
+	results = builder_run(cli->db, cli->config, &req, &error);
+	if (!results)
+		return fail(error);
+	for (guint i = 0; i < results->len; i++) {
+		const struct builder_result *r = results->pdata[i];
+
+		printf("%s %.12s: %s", r->target, r->commit, build_verdict_name(r->verdict));
+		if (r->build->reason && r->verdict != VERDICT_PASS &&
+		    r->verdict != VERDICT_NEW_DIAGNOSTICS)
+			printf(" (%s)", r->build->reason);
+		printf("  [%.1f s", r->build->seconds);
+		if (r->parent_build)
+			printf("; parent %.12s: %s, %.1f s", r->parent, r->parent_build->status,
+			       r->parent_build->seconds);
+		printf("]\n");
+		for (guint j = 0; j < r->fresh->len; j++)
+			print_diag(r->fresh->pdata[j]);
+		printf("    log: %s\n    config: %s\n", r->build->log_path, r->build->config_path);
 	}
 	return 0;
 }

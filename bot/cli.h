@@ -25,6 +25,7 @@ int cli_init(struct cli *cli, int argc, char **argv);
 int cli_tree(struct cli *cli, int argc, char **argv);
 int cli_poll(struct cli *cli, int argc, char **argv);
 int cli_status(struct cli *cli, int argc, char **argv);
+int cli_build(struct cli *cli, int argc, char **argv);
 int cli_version(struct cli *cli, int argc, char **argv);
 
 #endif

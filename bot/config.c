@@ -11,10 +11,11 @@
 
 #include "bot/bot.h"
 #include "bot/config.h"
+#include "engine/build.h"
 
 G_DEFINE_QUARK(zeroday-bot-error-quark, bot_error)
 
-enum key_type { KEY_BOOL, KEY_UINT, KEY_UINT64, KEY_PATH };
+enum key_type { KEY_BOOL, KEY_UINT, KEY_UINT64, KEY_PATH, KEY_LIST };
 
 /* Every key zeroday.conf may hold: a table, not an if-chain. */
 static const struct key {
@@ -38,6 +39,14 @@ static const struct key {
 	  offsetof(struct config, limits.max_pack_objects), 1, G_MAXUINT32 },
 	{ "git", "max-pack-bytes", KEY_UINT64,
 	  offsetof(struct config, limits.max_pack_bytes), 1, G_MAXINT64 },
+	{ "build", "jobs", KEY_UINT, offsetof(struct config, build_jobs), 1, 1024 },
+	{ "build", "timeout", KEY_UINT, offsetof(struct config, build_timeout), 60, 604800 },
+	{ "build", "max-memory", KEY_UINT64, offsetof(struct config, build_max_memory),
+	  G_GUINT64_CONSTANT(1) << 28, G_MAXINT64 },
+	{ "build", "max-procs", KEY_UINT, offsetof(struct config, build_max_procs), 16, 1000000 },
+	{ "build", "sandbox", KEY_BOOL, offsetof(struct config, build_sandbox), 0, 0 },
+	{ "build", "ccache", KEY_BOOL, offsetof(struct config, build_ccache), 0, 0 },
+	{ "build", "targets", KEY_LIST, offsetof(struct config, build_targets), 0, 0 },
 };
 
 static struct config *config_defaults(void)
@@ -52,6 +61,13 @@ static struct config *config_defaults(void)
 	c->limits.fetch_timeout_s = 3600;
 	c->limits.max_pack_objects = 20000000;
 	c->limits.max_pack_bytes = G_GUINT64_CONSTANT(16) << 30;
+	c->build_jobs = g_get_num_processors();
+	c->build_timeout = 7200;
+	c->build_max_memory = G_GUINT64_CONSTANT(8) << 30;
+	c->build_max_procs = 8192;
+	c->build_sandbox = true;
+	c->build_ccache = true;
+	c->build_targets = g_strsplit(BUILD_DEFAULT_TARGET, ";", -1);
 	return c;
 }
 
@@ -61,6 +77,7 @@ void config_free(struct config *config)
 		return;
 	g_free(config->path);
 	g_free(config->state_dir);
+	g_strfreev(config->build_targets);
 	g_free(config);
 }
 
@@ -128,6 +145,21 @@ static bool set_key(struct config *c, GKeyFile *kf, const char *origin, const st
 		else
 			*(guint64 *)field = v;
 		return true;
+	case KEY_LIST: {
+		g_auto(GStrv) items = g_key_file_get_string_list(kf, k->group, k->name, NULL, NULL);
+		g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+
+		for (char **i = items; i && *i; i++) {
+			g_strstrip(*i);
+			if (**i)
+				g_strv_builder_add(b, *i);
+		}
+		g_strfreev(*(char ***)field);
+		*(char ***)field = g_strv_builder_end(b);
+		if (!(*(char ***)field)[0])
+			return bad_key(error, origin, k->group, k->name, "expected a list");
+		return true;
+	}
 	case KEY_PATH:
 		if (!g_path_is_absolute(raw))
 			return bad_key(error, origin, k->group, k->name,
@@ -229,4 +261,17 @@ char *config_git_path(const struct config *config)
 char *config_log_dir(const struct config *config)
 {
 	return g_build_filename(config->state_dir, "logs", NULL);
+}
+
+char *config_fragment_dir(void)
+{
+	const char *env = g_getenv("ZERODAY_DATADIR");
+	g_autofree char *installed = g_build_filename(ZERODAY_DATADIR, "kconfig", NULL);
+
+	if (env && *env)
+		return g_build_filename(env, "kconfig", NULL);
+	if (g_file_test(installed, G_FILE_TEST_IS_DIR))
+		return g_steal_pointer(&installed);
+	/* Run from the build tree, not installed. */
+	return g_build_filename(ZERODAY_SRCDIR, "engine", "kconfig", NULL);
 }

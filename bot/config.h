@@ -20,6 +20,15 @@ struct config {
 	unsigned max_new_commits;
 	unsigned poll_jobs;
 	struct repo_limits limits;
+
+	/* [build] */
+	unsigned build_jobs;
+	unsigned build_timeout;
+	guint64 build_max_memory;
+	unsigned build_max_procs;
+	bool build_sandbox;
+	bool build_ccache;
+	char **build_targets; /* the default targets, NULL-terminated */
 };
 
 /*
@@ -43,5 +52,8 @@ ZD_AUTOPTR_DEFINE(config, config_free)
 char *config_db_path(const struct config *config);
 char *config_git_path(const struct config *config);
 char *config_log_dir(const struct config *config);
+
+/* Where zeroday's config fragments are: $ZERODAY_DATADIR/kconfig, else the installed ones. */
+char *config_fragment_dir(void);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "bot/bot.h"
 #include "bot/db.h"
+#include "engine/diag.h"
 
 struct db {
 	sqlite3 *sql;
@@ -66,6 +67,38 @@ static const char *const migrations[] = {
 	"ALTER TABLE trees ADD COLUMN recipients TEXT NOT NULL DEFAULT '';"
 	"CREATE INDEX tests_by_state ON tests(state, queued);"
 	"CREATE INDEX head_events_by_time ON head_events(at);",
+
+	/* 2 -> 3: build targets per tree; builds, their diagnostics and verdicts. */
+	"ALTER TABLE trees ADD COLUMN targets TEXT NOT NULL DEFAULT '';"
+	"CREATE TABLE builds ("
+	"  id INTEGER PRIMARY KEY,"
+	"  source TEXT NOT NULL,"
+	"  commit_id TEXT NOT NULL,"
+	"  target TEXT NOT NULL,"
+	"  status TEXT NOT NULL,"
+	"  reason TEXT,"
+	"  seconds REAL NOT NULL,"
+	"  log_path TEXT,"
+	"  config_path TEXT,"
+	"  created INTEGER NOT NULL);"
+	"CREATE INDEX builds_by_commit ON builds(source, commit_id, target);"
+	"CREATE TABLE diagnostics ("
+	"  build_id INTEGER NOT NULL REFERENCES builds(id) ON DELETE CASCADE,"
+	"  seq INTEGER NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  checker TEXT NOT NULL,"
+	"  file TEXT NOT NULL,"
+	"  line INTEGER NOT NULL,"
+	"  col INTEGER NOT NULL,"
+	"  function TEXT,"
+	"  message TEXT NOT NULL,"
+	"  fingerprint TEXT NOT NULL,"
+	"  PRIMARY KEY (build_id, seq));"
+	"CREATE TABLE verdicts ("
+	"  build_id INTEGER PRIMARY KEY REFERENCES builds(id) ON DELETE CASCADE,"
+	"  parent_build_id INTEGER REFERENCES builds(id) ON DELETE SET NULL,"
+	"  verdict TEXT NOT NULL,"
+	"  new_seqs TEXT NOT NULL DEFAULT '');",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);
@@ -267,12 +300,13 @@ void tree_row_free(struct tree_row *row)
 	g_free(row->base);
 	g_strfreev(row->recipients);
 	g_free(row->last_error);
+	g_strfreev(row->targets);
 	g_free(row);
 }
 
 #define TREE_COLUMNS \
 	"id, name, url, policy, branches, blacklist, base, recipients, created, " \
-	"last_poll, last_error"
+	"last_poll, last_error, targets"
 
 static struct tree_row *tree_from_stmt(sqlite3_stmt *stmt)
 {
@@ -291,15 +325,17 @@ static struct tree_row *tree_from_stmt(sqlite3_stmt *stmt)
 	row->created = sqlite3_column_int64(stmt, 8);
 	row->last_poll = sqlite3_column_int64(stmt, 9);
 	row->last_error = col_text(stmt, 10);
+	row->targets = col_list(stmt, 11);
 	return row;
 }
 
-/* Binds url..recipients to parameters 1..7. */
+/* Binds name..recipients to parameters 1..7 and targets to 9. */
 static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
 {
 	g_autofree char *branches = join_list(row->branches);
 	g_autofree char *blacklist = join_list(row->blacklist);
 	g_autofree char *recipients = join_list(row->recipients);
+	g_autofree char *targets = join_list(row->targets);
 
 	bind_text(stmt, 1, row->name);
 	bind_text(stmt, 2, row->url);
@@ -308,13 +344,14 @@ static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
 	bind_text(stmt, 5, blacklist);
 	bind_text(stmt, 6, row->base);
 	bind_text(stmt, 7, recipients);
+	bind_text(stmt, 9, targets);
 }
 
 bool db_tree_insert(struct db *db, struct tree_row *row, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
 		"INSERT INTO trees (name, url, policy, branches, blacklist, base, recipients, "
-		"created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", error);
+		"created, targets) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", error);
 
 	if (!stmt)
 		return false;
@@ -373,7 +410,7 @@ bool db_tree_update(struct db *db, const struct tree_row *row, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
 		"UPDATE trees SET name = ?1, url = ?2, policy = ?3, branches = ?4, "
-		"blacklist = ?5, base = ?6, recipients = ?7 WHERE id = ?8", error);
+		"blacklist = ?5, base = ?6, recipients = ?7, targets = ?9 WHERE id = ?8", error);
 
 	if (!stmt)
 		return false;
@@ -676,4 +713,160 @@ bool db_test_count_pending(struct db *db, gint64 *count, GError **error)
 		return sql_error(db, error, "counting pending tests");
 	*count = sqlite3_column_int64(stmt, 0);
 	return true;
+}
+
+/* Builds. */
+
+void build_row_free(struct build_row *row)
+{
+	if (!row)
+		return;
+	g_free(row->source);
+	g_free(row->commit);
+	g_free(row->target);
+	g_free(row->status);
+	g_free(row->reason);
+	g_free(row->log_path);
+	g_free(row->config_path);
+	if (row->diags)
+		g_ptr_array_unref(row->diags);
+	g_free(row);
+}
+
+bool db_build_add(struct db *db, struct build_row *row, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"INSERT INTO builds (source, commit_id, target, status, reason, seconds, log_path, "
+		"config_path, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", error);
+	g_autoptr(sqlite3_stmt) diag = NULL;
+
+	if (!stmt)
+		return false;
+	bind_text(stmt, 1, row->source);
+	bind_text(stmt, 2, row->commit);
+	bind_text(stmt, 3, row->target);
+	bind_text(stmt, 4, row->status);
+	bind_text(stmt, 5, row->reason);
+	sqlite3_bind_double(stmt, 6, row->seconds);
+	bind_text(stmt, 7, row->log_path);
+	bind_text(stmt, 8, row->config_path);
+	sqlite3_bind_int64(stmt, 9, row->created);
+	if (!step_done(db, stmt, error))
+		return false;
+	row->id = sqlite3_last_insert_rowid(db->sql);
+	diag = prepare(db, "INSERT INTO diagnostics (build_id, seq, kind, checker, file, line, "
+		       "col, function, message, fingerprint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+		       "?8, ?9, ?10)", error);
+	if (!diag)
+		return false;
+	for (guint i = 0; row->diags && i < row->diags->len; i++) {
+		const struct diag *d = row->diags->pdata[i];
+
+		sqlite3_reset(diag);
+		sqlite3_bind_int64(diag, 1, row->id);
+		sqlite3_bind_int(diag, 2, (int)i);
+		bind_text(diag, 3, diag_kind_name(d->kind));
+		bind_text(diag, 4, d->checker);
+		bind_text(diag, 5, d->file);
+		sqlite3_bind_int(diag, 6, (int)d->line);
+		sqlite3_bind_int(diag, 7, (int)d->column);
+		bind_text(diag, 8, d->function);
+		bind_text(diag, 9, d->message);
+		bind_text(diag, 10, d->fingerprint);
+		if (!step_done(db, diag, error))
+			return false;
+	}
+	return true;
+}
+
+static GPtrArray *build_diags(struct db *db, gint64 build_id, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT kind, checker, file, line, col, function, message, fingerprint "
+		"FROM diagnostics WHERE build_id = ?1 ORDER BY seq", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, build_id);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct diag *d = g_new0(struct diag, 1);
+		const char *kind = (const char *)sqlite3_column_text(stmt, 0);
+
+		d->kind = kind && strcmp(kind, "error") == 0 ? DIAG_ERROR : DIAG_WARNING;
+		d->checker = col_text(stmt, 1);
+		d->file = col_text(stmt, 2);
+		d->line = (unsigned)sqlite3_column_int(stmt, 3);
+		d->column = (unsigned)sqlite3_column_int(stmt, 4);
+		d->function = col_text(stmt, 5);
+		d->message = col_text(stmt, 6);
+		d->fingerprint = col_text(stmt, 7);
+		g_ptr_array_add(out, d);
+	}
+	if (rc != SQLITE_DONE) {
+		sql_error(db, error, "reading diagnostics");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
+}
+
+bool db_build_find(struct db *db, const char *source, const char *commit, const char *target,
+		   struct build_row **out, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT id, status, reason, seconds, log_path, config_path, created FROM builds "
+		"WHERE source = ?1 AND commit_id = ?2 AND target = ?3 "
+		"AND status IN ('ok', 'failed') ORDER BY id DESC LIMIT 1", error);
+	struct build_row *row;
+	int rc;
+
+	*out = NULL;
+	if (!stmt)
+		return false;
+	bind_text(stmt, 1, source);
+	bind_text(stmt, 2, commit);
+	bind_text(stmt, 3, target);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_DONE)
+		return true;
+	if (rc != SQLITE_ROW)
+		return sql_error(db, error, "looking up a build");
+	row = g_new0(struct build_row, 1);
+	row->id = sqlite3_column_int64(stmt, 0);
+	row->source = g_strdup(source);
+	row->commit = g_strdup(commit);
+	row->target = g_strdup(target);
+	row->status = col_text(stmt, 1);
+	row->reason = col_text(stmt, 2);
+	row->seconds = sqlite3_column_double(stmt, 3);
+	row->log_path = col_text(stmt, 4);
+	row->config_path = col_text(stmt, 5);
+	row->created = sqlite3_column_int64(stmt, 6);
+	row->diags = build_diags(db, row->id, error);
+	if (!row->diags) {
+		build_row_free(row);
+		return false;
+	}
+	*out = row;
+	return true;
+}
+
+bool db_verdict_put(struct db *db, gint64 build_id, gint64 parent_build_id,
+		    const char *verdict, const char *new_seqs, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"INSERT OR REPLACE INTO verdicts (build_id, parent_build_id, verdict, new_seqs) "
+		"VALUES (?1, ?2, ?3, ?4)", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, build_id);
+	if (parent_build_id > 0)
+		sqlite3_bind_int64(stmt, 2, parent_build_id);
+	else
+		sqlite3_bind_null(stmt, 2);
+	bind_text(stmt, 3, verdict);
+	bind_text(stmt, 4, new_seqs);
+	return step_done(db, stmt, error);
 }

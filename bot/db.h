@@ -14,7 +14,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -57,6 +57,7 @@ struct tree_row {
 	gint64 created;    /* unix seconds */
 	gint64 last_poll;  /* unix seconds, 0 = never */
 	char *last_error;  /* of the last poll, or NULL */
+	char **targets;    /* build targets (see build.h), NULL-terminated; empty: default */
 };
 
 void tree_row_free(struct tree_row *row);
@@ -148,6 +149,42 @@ bool db_test_known(struct db *db, gint64 tree_id, const char *commit, bool *know
 GPtrArray *db_test_pending(struct db *db, unsigned limit, GError **error);
 /* Returns the number of pending tests of all trees. */
 bool db_test_count_pending(struct db *db, gint64 *count, GError **error);
+
+/* One build of one commit for one target. */
+struct build_row {
+	gint64 id;
+	char *source; /* tree name, or "path:" and a repository path */
+	char *commit;
+	char *target;
+	char *status; /* build_status_name() */
+	char *reason;
+	double seconds;
+	char *log_path;
+	char *config_path;
+	gint64 created;
+	GPtrArray *diags; /* struct diag, in output order */
+};
+
+void build_row_free(struct build_row *row);
+ZD_AUTOPTR_DEFINE(build_row, build_row_free)
+
+/* Records a build and its diagnostics; sets row->id. */
+bool db_build_add(struct db *db, struct build_row *row, GError **error);
+
+/*
+ * Finds the newest conclusive build (ok or failed: infrastructure errors
+ * are retried, not reused) of @commit for @target. *@out is NULL when
+ * there is none.
+ */
+bool db_build_find(struct db *db, const char *source, const char *commit, const char *target,
+		   struct build_row **out, GError **error);
+
+/*
+ * Records the verdict of a build against its parent's build (0 for a root
+ * commit), with the sequence numbers of its new diagnostics ("0,3").
+ */
+bool db_verdict_put(struct db *db, gint64 build_id, gint64 parent_build_id,
+		    const char *verdict, const char *new_seqs, GError **error);
 
 /* Returns "sqlite 3.x.y" (caller frees). */
 char *db_version_string(void);

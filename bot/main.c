@@ -23,6 +23,7 @@ static const struct command {
 	{ "init", cli_init, "create the state directory, database and object store" },
 	{ "tree", cli_tree, "add, list, show, remove or change subscribed trees" },
 	{ "poll", cli_poll, "fetch trees and select the new commits to test" },
+	{ "build", cli_build, "build a commit and report what it broke against its parent" },
 	{ "status", cli_status, "show trees, the test queue and recent changes" },
 	{ "version", cli_version, "print the version" },
 };

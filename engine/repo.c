@@ -732,7 +732,8 @@ GPtrArray *repo_walk_new(struct repo *repo, const char *head, const char *const 
 }
 
 struct worktree {
-	git_repository *git;
+	git_repository *git;    /* the work tree's own repository */
+	git_repository *source; /* where objects and revisions come from */
 	char *dir;
 };
 
@@ -741,6 +742,7 @@ void repo_worktree_free(struct worktree *wt)
 	if (!wt)
 		return;
 	git_repository_free(wt->git);
+	git_repository_free(wt->source);
 	g_free(wt->dir);
 	g_free(wt);
 }
@@ -751,17 +753,16 @@ struct worktree *repo_worktree_open(const char *dir, const char *objects_from, G
 	g_autofree char *source = NULL;
 	g_autofree char *alternates = NULL;
 	g_autofree char *objects = NULL;
-	git_repository *src = NULL;
 	int rc;
 
 	/* The object source may be a bare store or a work repository. */
-	rc = git_repository_open_ext(&src, objects_from, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+	rc = git_repository_open_ext(&wt->source, objects_from, GIT_REPOSITORY_OPEN_NO_SEARCH,
+				     NULL);
 	if (rc < 0) {
 		set_git_error(error, rc, objects_from);
 		return NULL;
 	}
-	objects = g_build_filename(git_repository_path(src), "objects", NULL);
-	git_repository_free(src);
+	objects = g_build_filename(git_repository_path(wt->source), "objects", NULL);
 
 	rc = git_repository_open_ext(&wt->git, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 	if (rc == GIT_ENOTFOUND) {
@@ -813,11 +814,11 @@ char *repo_worktree_resolve(struct worktree *wt, const char *rev, GError **error
 	int rc;
 
 	if (strlen(rev) == GIT_OID_HEXSZ && git_oid_fromstr(&id, rev) == 0)
-		rc = git_object_lookup(&obj, wt->git, &id, GIT_OBJECT_COMMIT);
+		rc = git_object_lookup(&obj, wt->source, &id, GIT_OBJECT_COMMIT);
 	else if (rev[0] == '-' || strstr(rev, "..") || strchr(rev, ':'))
 		rc = GIT_EINVALIDSPEC;
 	else
-		rc = git_revparse_single(&obj, wt->git, rev);
+		rc = git_revparse_single(&obj, wt->source, rev);
 	if (rc == 0) {
 		git_object *commit = NULL;
 

@@ -142,8 +142,8 @@ void repo_worktree_free(struct worktree *wt);
 ZD_AUTOPTR_DEFINE(worktree, repo_worktree_free)
 
 /*
- * Resolves @rev (a commit id, a ref of the object source such as
- * "refs/trees/net/heads/master", or any git revision of a local repository)
+ * Resolves @rev in the object source (a commit id, a ref such as
+ * "refs/trees/net/heads/master", or a revision such as "HEAD~2"; no ranges)
  * to a full commit id (caller frees).
  */
 char *repo_worktree_resolve(struct worktree *wt, const char *rev, GError **error);

@@ -1,0 +1,227 @@
+/*
+ * The build engine on a real Linux tree (Debian's linux-source-6.1),
+ * tinyconfig plus the serial fragment, with real regression commits on
+ * top: a new -Wunused-variable warning, the same warning moved (must not
+ * be reported), and an error in another file. The work tree and build
+ * directory persist in a cache, so reruns build incrementally.
+ */
+#include "autoconfig.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine/build.h"
+#include "engine/diag.h"
+#include "engine/repo.h"
+#include "engine/run.h"
+#include "tests/testlib.h"
+
+#define TARGET "x86_64:tinyconfig+serial"
+
+static char *cache;   /* the imported tree and the persistent work dirs */
+static char *history; /* scratch repository: the cache's objects plus our commits */
+static char *index_file;
+static struct worktree *wt;
+static bool sandbox;
+static char *base, *c_warn, *c_move, *c_err;
+
+/* Commits @path with @text on top of @parent, without a work tree. */
+static char *commit_file(const char *parent, const char *path, const char *text,
+			 const char *message)
+{
+	g_autofree char *tmp = g_build_filename(testlib_scratch(), "blob", NULL);
+	g_autofree char *blob = NULL;
+	g_autofree char *info = NULL;
+	g_autofree char *tree = NULL;
+	char *commit;
+
+	g_assert_true(g_file_set_contents(tmp, text, -1, NULL));
+	g_setenv("GIT_INDEX_FILE", index_file, TRUE);
+	g_free(testlib_git(history, "read-tree", parent, NULL));
+	blob = testlib_git(history, "hash-object", "-w", tmp, NULL);
+	info = g_strdup_printf("100644,%s,%s", blob, path);
+	g_free(testlib_git(history, "update-index", "--cacheinfo", info, NULL));
+	tree = testlib_git(history, "write-tree", NULL);
+	g_unsetenv("GIT_INDEX_FILE");
+	commit = testlib_git(history, "commit-tree", tree, "-p", parent, "-m", message, NULL);
+	return commit;
+}
+
+static char *show_file(const char *rev, const char *path)
+{
+	g_autofree char *spec = g_strdup_printf("%s:%s", rev, path);
+
+	return testlib_git(history, "show", spec, NULL);
+}
+
+static void setup_commits(void)
+{
+	g_autofree char *panic = show_file(base, "kernel/panic.c");
+	g_autofree char *exit_c = show_file(base, "kernel/exit.c");
+	g_autofree char *warned = g_strconcat(panic,
+		"\n\nvoid zd_demo_unused(void);\nvoid zd_demo_unused(void)\n{\n\tint zd_unused;\n}\n", NULL);
+	g_autofree char *moved = NULL;
+	g_autofree char *broken = g_strconcat(exit_c,
+		"\nint zd_broken(void);\nint zd_broken(void)\n{\n\treturn zd_undeclared;\n}\n", NULL);
+	const char *nl = strchr(warned, '\n');
+
+	/* The move: a comment after the first line shifts every line down. */
+	moved = g_strdup_printf("%.*s\n/*\n * A comment that moves\n * the warning\n * down.\n */\n%s",
+				(int)(nl - warned), warned, nl + 1);
+	c_warn = commit_file(base, "kernel/panic.c", warned, "panic: add an unused variable");
+	c_move = commit_file(c_warn, "kernel/panic.c", moved, "panic: move the old warning");
+	c_err = commit_file(c_move, "kernel/exit.c", broken, "exit: use an undeclared name");
+}
+
+static struct build_output build(const char *oid, GPtrArray **logs)
+{
+	struct build_target t;
+	struct build_output out;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *fragments = g_build_filename(ZERODAY_SRCDIR, "engine", "kconfig", NULL);
+	g_autofree char *builddir = g_build_filename(cache, "work", "build", NULL);
+	g_autofree char *srcdir = g_build_filename(cache, "work", "src", NULL);
+	g_autofree char *tools = g_build_filename(cache, "work", "tools", NULL);
+	g_autofree char *ccache = g_build_filename(cache, "work", "ccache", NULL);
+	g_autofree char *log = g_strdup_printf("%s/%.12s.log", testlib_scratch(), oid);
+	g_autofree char *ccache_bin = run_find_program("ccache");
+	struct build_env env = {
+		.srcdir = srcdir, .builddir = builddir, .tools_dir = tools, .log_path = log,
+		.ccache_dir = ccache_bin ? ccache : NULL, .jobs = g_get_num_processors(),
+		.timeout_s = 3600, .sandbox = sandbox,
+	};
+
+	g_assert_true(build_target_parse(&t, TARGET, fragments, &error));
+	g_assert_true(build_install_tools(tools, &error));
+	g_assert_true(repo_worktree_checkout(wt, oid, &error));
+	g_assert_no_error(error);
+	g_assert_true(build_run(&out, &t, &env, &error));
+	g_assert_no_error(error);
+	g_test_message("%.12s: %s in %.1f s%s%s", oid, build_status_name(out.status), out.seconds,
+		       out.reason ? ": " : "", out.reason ? out.reason : "");
+	if (logs)
+		g_ptr_array_add(*logs, g_steal_pointer(&log));
+	build_target_clear(&t);
+	return out;
+}
+
+static char *show(const struct diag *d)
+{
+	return g_strdup_printf("%s %s [%s] %s", diag_kind_name(d->kind), d->file,
+			       d->function ? d->function : "", d->message);
+}
+
+static void expect(const char *oid, const char *parent, enum build_verdict verdict,
+		   const char *const *fresh)
+{
+	struct build_output p = build(parent, NULL);
+	struct build_output c = build(oid, NULL);
+	g_autoptr(GPtrArray) got = NULL;
+	enum build_verdict v = build_compare(&c, &p, &got);
+	guint n = fresh ? g_strv_length((char **)fresh) : 0;
+
+	g_assert_cmpstr(build_verdict_name(v), ==, build_verdict_name(verdict));
+	for (guint i = 0; i < got->len; i++) {
+		g_autofree char *s = show(got->pdata[i]);
+
+		g_test_message("new: %s", s);
+		if (i < n)
+			g_assert_cmpstr(s, ==, fresh[i]);
+	}
+	g_assert_cmpuint(got->len, ==, n);
+	g_clear_pointer(&got, g_ptr_array_unref);
+	build_output_clear(&p);
+	build_output_clear(&c);
+}
+
+static void test_base_builds(void)
+{
+	struct build_output out = build(base, NULL);
+	g_autofree char *image = g_build_filename(cache, "work", "build", "arch", "x86", "boot",
+						  "bzImage", NULL);
+
+	g_assert_cmpstr(build_status_name(out.status), ==, "ok");
+	g_assert_true(g_file_test(image, G_FILE_TEST_IS_REGULAR));
+	build_output_clear(&out);
+}
+
+static void test_new_warning(void)
+{
+	const char *fresh[] = {
+		"warning kernel/panic.c [zd_demo_unused] unused variable 'zd_unused' [-Wunused-variable]",
+		NULL,
+	};
+
+	expect(c_warn, base, VERDICT_NEW_DIAGNOSTICS, fresh);
+}
+
+static void test_moved_warning(void)
+{
+	expect(c_move, c_warn, VERDICT_PASS, NULL);
+}
+
+static void test_new_error(void)
+{
+	const char *fresh[] = {
+		"error kernel/exit.c [zd_broken] 'zd_undeclared' undeclared (first use in this function)",
+		"error kernel/exit.c [zd_broken] control reaches end of non-void function [-Werror=return-type]",
+		NULL,
+	};
+
+	expect(c_err, c_move, VERDICT_FAIL_NEW_ERROR, fresh);
+}
+
+int main(int argc, char **argv)
+{
+	struct repo_limits limits = { 0 };
+	g_autoptr(GError) error = NULL;
+	g_autofree char *out = NULL;
+	g_autofree char *err = NULL;
+	g_autofree char *script = g_build_filename(ZERODAY_SRCDIR, "tests", "linux-import.sh", NULL);
+	g_autofree char *workdir = NULL;
+	g_autofree char *gitdir = NULL;
+	const char *cache_root = g_getenv("ZERODAY_TEST_CACHE");
+	int status = 0;
+	int rc;
+
+	testlib_init(&argc, &argv);
+	g_assert_cmpint(chmod(testlib_scratch(), 0711), ==, 0);
+	if (!cache_root)
+		cache_root = geteuid() == 0 ? "/var/cache/zeroday-test"
+					    : g_build_filename(g_get_user_cache_dir(), "zeroday-test", NULL);
+	cache = g_build_filename(cache_root, "linux-6.1", NULL);
+	{
+		const char *import[] = { "sh", script, cache, NULL };
+
+		g_assert_true(g_spawn_sync(NULL, (char **)import, NULL, G_SPAWN_SEARCH_PATH, NULL,
+					   NULL, &out, &err, &status, &error));
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		/* quickstart installs linux-source-6.1; only a manual run can miss it. */
+		g_test_skip_printf("linux-source-6.1 is not installed: %s", err);
+		g_test_add_func("/linux/base-builds", test_base_builds);
+		return g_test_run();
+	}
+	g_assert_true(g_spawn_check_wait_status(status, NULL));
+	if (!repo_global_init(&limits, &error))
+		g_error("%s", error->message);
+	sandbox = run_sandbox_available(&error);
+	g_clear_error(&error);
+
+	history = g_build_filename(testlib_scratch(), "history.git", NULL);
+	index_file = g_build_filename(testlib_scratch(), "index", NULL);
+	g_free(testlib_git(NULL, "clone", "-q", "--bare", "--shared", cache, history, NULL));
+	base = testlib_git(history, "rev-parse", "master", NULL);
+	setup_commits();
+	workdir = g_build_filename(cache, "work", "src", NULL);
+	wt = repo_worktree_open(workdir, history, &error);
+	g_assert_no_error(error);
+
+	g_test_add_func("/linux/base-builds", test_base_builds);
+	g_test_add_func("/linux/new-warning", test_new_warning);
+	g_test_add_func("/linux/moved-warning", test_moved_warning);
+	g_test_add_func("/linux/new-error", test_new_error);
+	rc = g_test_run();
+	repo_worktree_free(wt);
+	return rc;
+}
