@@ -123,8 +123,8 @@ static const char *const named_configs[] = {
 	"tinyconfig", "allnoconfig", "allmodconfig", "allyesconfig", "defconfig", NULL,
 };
 
-bool build_target_parse(struct build_target *t, const char *spec, const char *fragment_dir,
-			GError **error)
+static bool target_parse(struct build_target *t, const char *spec, const char *fragment_dir,
+			 GError **error)
 {
 	g_auto(GStrv) parts = g_strsplit(spec, ":", 3);
 	g_auto(GStrv) config = NULL;
@@ -197,6 +197,15 @@ bool build_target_parse(struct build_target *t, const char *spec, const char *fr
 	}
 	t->spec = g_strdup(spec);
 	return true;
+}
+
+bool build_target_parse(struct build_target *t, const char *spec, const char *fragment_dir,
+			GError **error)
+{
+	if (target_parse(t, spec, fragment_dir, error))
+		return true;
+	build_target_clear(t);
+	return false;
 }
 
 void build_target_clear(struct build_target *t)
@@ -300,6 +309,21 @@ static void progress_tick(void *data)
 	}
 }
 
+/* The deepest directory containing both @a and @b (caller frees). */
+static char *common_dir(const char *a, const char *b)
+{
+	size_t n = 0, slash = 0;
+
+	while (a[n] && a[n] == b[n]) {
+		if (a[n] == '/')
+			slash = n;
+		n++;
+	}
+	if ((a[n] == '\0' || a[n] == '/') && (b[n] == '\0' || b[n] == '/'))
+		slash = n;
+	return slash ? g_strndup(a, slash) : g_strdup("/");
+}
+
 /*
  * Runs make in the source tree with O=, ARCH= and the given extra
  * arguments (NULL-terminated), sandboxed as the env says.
@@ -337,8 +361,18 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_USER=zeroday"));
 	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_HOST=zeroday"));
 	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_TIMESTAMP=@0"));
-	if (env->ccache_dir)
+	if (env->ccache_dir) {
+		g_autofree char *base = common_dir(env->srcdir, env->builddir);
+
 		g_ptr_array_add(envv, g_strdup_printf("CCACHE_DIR=%s", env->ccache_dir));
+		/*
+		 * Paths below the common root are hashed relative to the build
+		 * directory, so the same target of another tree hits the cache.
+		 */
+		if (strcmp(base, "/") != 0)
+			g_ptr_array_add(envv, g_strdup_printf("CCACHE_BASEDIR=%s", base));
+		g_ptr_array_add(envv, g_strdup("CCACHE_NOHASHDIR=true"));
+	}
 	for (const char *const *e = extra_env; e && *e; e++)
 		g_ptr_array_add(envv, g_strdup(*e));
 	g_ptr_array_add(envv, NULL);

@@ -87,11 +87,21 @@ static char *ascii_quotes(const char *text)
 	return g_string_free(out, FALSE);
 }
 
-/* Makes @path relative to the source tree. */
+/*
+ * Makes @path relative to the source tree. Kbuild with O= compiles from the
+ * build directory, naming sources through a relative srctree ("../src/x.c")
+ * or an absolute one; make without O= names them from the source tree.
+ */
 static char *relative_path(const char *path, const char *srcdir, const char *builddir)
 {
+	g_autofree char *resolved = NULL;
 	const char *p = path;
 	const char *roots[] = { srcdir, builddir };
+
+	if (g_str_has_prefix(path, "../") && builddir) {
+		resolved = g_canonicalize_filename(path, builddir);
+		p = resolved;
+	}
 
 	for (size_t i = 0; i < G_N_ELEMENTS(roots); i++) {
 		size_t n = roots[i] ? strlen(roots[i]) : 0;

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -875,13 +876,24 @@ bool repo_worktree_checkout(struct worktree *wt, const char *oid, GError **error
 {
 	git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;
 	git_commit *commit = worktree_commit(wt, oid, error);
+	git_index *index = NULL;
 	int rc;
 
 	if (!commit)
 		return false;
 	opts.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED |
 				 GIT_CHECKOUT_REMOVE_IGNORED;
-	rc = git_checkout_tree(wt->git, (git_object *)commit, &opts);
+	/*
+	 * Compare with the index, not with HEAD: the index knows what is on
+	 * disk, and HEAD's commit may be gone (force-pushed away, or from an
+	 * object source that changed).
+	 */
+	rc = git_repository_index(&index, wt->git);
+	if (rc == 0) {
+		opts.baseline_index = index;
+		rc = git_checkout_tree(wt->git, (git_object *)commit, &opts);
+	}
+	git_index_free(index);
 	if (rc == 0)
 		rc = git_repository_set_head_detached(wt->git, git_commit_id(commit));
 	git_commit_free(commit);

@@ -96,6 +96,9 @@ expect 0 "tree set" "updated tree demo" -- "$z" tree set demo --blacklist 'tmp-*
 expect 0 "tree show" "blacklist    tmp-\*" -- "$z" tree show demo
 expect 0 "tree show policy" "policy       non-rebasable" -- "$z" tree show demo
 expect 0 "tree show recipients" "Dev <dev@example.org>" -- "$z" tree show demo
+expect 1 "tree set refuses a bad target" "bad build target" -- "$z" tree set demo --target 'x86_64:defconfig;reboot'
+expect 0 "tree set targets" "updated tree demo" -- "$z" tree set demo --target x86_64:defconfig:W=1 --target arm64:defconfig
+expect 0 "tree show targets" "targets      x86_64:defconfig:W=1 arm64:defconfig" -- "$z" tree show demo
 expect 2 "tree set bad policy" "policy must be" -- "$z" tree set demo --policy sometimes
 expect 1 "tree set unknown tree" "no tree named 'nope'" -- "$z" tree set nope --policy rebasable
 expect 1 "tree set hostile URL" "refused URL" -- "$l" "$z" tree set demo --url "ext::sh"
@@ -109,6 +112,27 @@ expect 0 "status shows the queue" "Queue: 1 commit to test" -- "$z" status
 expect 1 "poll of an unknown tree" "no tree named 'nope'" -- "$l" "$z" poll nope
 expect 0 "tree rm" "removed tree demo" -- "$z" tree rm demo
 expect 0 "queue emptied with the tree" "Queue: 0 commits" -- "$z" status
+
+# Builds: a kbuild-like fixture repository, a commit against its parent.
+kb="$scratch/kbuild"
+mkdir -p "$kb"
+cp -a "$ZERODAY_SRCDIR/tests/data/kbuild/." "$kb/"
+git -C "$kb" init -q -b master && git -C "$kb" add -A && git -C "$kb" commit -q -m base
+sed -i 's/int ready = 1;/int ready = 1;\n\tint fresh;/' "$kb/src/net.c"
+git -C "$kb" commit -q -am "net: unused variable"
+chmod 0711 "$scratch"
+expect 2 "build needs two arguments" "needs a TREE or REPOSITORY and a COMMIT" -- "$z" build "$kb"
+expect 1 "build refuses a bad target" "bad build target 'x86_64:nonsense'" -- \
+	"$z" build "$kb" HEAD --target x86_64:nonsense
+expect 1 "build refuses a range" "refused\|not a revision\|invalid" -- "$z" build "$kb" HEAD~1..HEAD --target x86_64:defconfig
+expect 0 "build reports the new warning" \
+	"x86_64:defconfig [0-9a-f]*: new-diagnostics" -- "$z" build "$kb" HEAD --target x86_64:defconfig
+expect 0 "and names it" "warning src/net.c:6: unused variable 'fresh' \[-Wunused-variable\]  (in net_init)" -- \
+	"$z" build "$kb" HEAD --target x86_64:defconfig
+expect 0 "a root commit's warnings are all new" "x86_64:allnoconfig [0-9a-f]*: new-diagnostics  \[[0-9.]* s\]$" -- \
+	"$z" build "$kb" HEAD~1 --target x86_64:allnoconfig
+expect 0 "a stored build is reused" "parent [0-9a-f]*: ok" -- "$z" build "$kb" HEAD --target x86_64:defconfig
+expect 1 "build of an unknown source" "neither a tree nor a repository" -- "$z" build "$scratch/nope" HEAD
 
 echo "1..$n"
 exit $failed

@@ -25,6 +25,9 @@ static void test_defaults(void)
 	g_assert_false(c->allow_local);
 	g_assert_cmpuint(c->max_new_commits, ==, 500);
 	g_assert_cmpuint(c->limits.connect_timeout_s, ==, 30);
+	g_assert_true(c->build_sandbox);
+	g_assert_cmpstr(c->build_targets[0], ==, "x86_64:tinyconfig+serial");
+	g_assert_null(c->build_targets[1]);
 	db = config_db_path(c);
 	g_assert_true(g_str_has_suffix(db, "/zeroday/zeroday.db"));
 }
@@ -36,7 +39,9 @@ static void test_all_keys(void)
 		"[zeroday]\nstate-dir = /srv/zeroday\n"
 		"[git]\nallow-ssh=true\nallow-local-trees = true\nmax-new-commits=42\n"
 		"poll-jobs=3\nconnect-timeout=5\nio-timeout=6\nfetch-timeout=7\n"
-		"max-pack-objects=1000\nmax-pack-bytes=123456789\n";
+		"max-pack-objects=1000\nmax-pack-bytes=123456789\n"
+		"[build]\njobs=3\ntimeout=600\nmax-memory=1073741824\nmax-procs=100\n"
+		"sandbox=false\nccache=false\ntargets=x86_64:defconfig:W=1,sparse; arm64:defconfig ;\n";
 	g_autoptr(GError) error = NULL;
 	zd_autoptr(config) c = config_load_data(text, "test.conf", &error);
 
@@ -53,6 +58,15 @@ static void test_all_keys(void)
 	g_assert_cmpuint(c->limits.fetch_timeout_s, ==, 7);
 	g_assert_cmpuint(c->limits.max_pack_objects, ==, 1000);
 	g_assert_cmpuint(c->limits.max_pack_bytes, ==, 123456789);
+	g_assert_cmpuint(c->build_jobs, ==, 3);
+	g_assert_cmpuint(c->build_timeout, ==, 600);
+	g_assert_cmpuint(c->build_max_memory, ==, 1073741824);
+	g_assert_cmpuint(c->build_max_procs, ==, 100);
+	g_assert_false(c->build_sandbox);
+	g_assert_false(c->build_ccache);
+	g_assert_cmpuint(g_strv_length(c->build_targets), ==, 2);
+	g_assert_cmpstr(c->build_targets[0], ==, "x86_64:defconfig:W=1,sparse");
+	g_assert_cmpstr(c->build_targets[1], ==, "arm64:defconfig");
 }
 
 static const struct bad_case {
@@ -70,6 +84,8 @@ static const struct bad_case {
 	  "test.conf: [git] max-new-commits: 0 is out of range (1 to 100000)" },
 	{ "[git]\npoll-jobs=99999999999999999999\n",
 	  "test.conf: [git] poll-jobs: expected a whole number" },
+	{ "[build]\ntimeout=5\n", "test.conf: [build] timeout: 5 is out of range (60 to 604800)" },
+	{ "[build]\ntargets=\n", "test.conf: [build] targets: expected a list" },
 	{ "[zeroday]\nstate-dir=relative\n",
 	  "test.conf: [zeroday] state-dir: expected an absolute path" },
 };

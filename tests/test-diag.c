@@ -112,6 +112,24 @@ static void test_make_only(void)
 	assert_diags(d, expect);
 }
 
+/* Kbuild with O= next to the source names files through "../src/". */
+static void test_relative_srctree(void)
+{
+	g_autoptr(GPtrArray) d = diag_parse_build(
+		"  CC      kernel/fork.o\n"
+		"../src/kernel/fork.c: In function 'copy_process':\n"
+		"../src/kernel/fork.c:10:5: warning: unused variable 'x' [-Wunused-variable]\n"
+		"include/generated/autoconf.h:3:1: warning: generated\n",
+		"/w/src", "/w/build");
+	const char *expect[] = {
+		"warning compiler kernel/fork.c:10:5 [copy_process] unused variable 'x' [-Wunused-variable]",
+		"warning compiler include/generated/autoconf.h:3:1 [] generated",
+		NULL,
+	};
+
+	assert_diags(d, expect);
+}
+
 static void test_fingerprint(void)
 {
 	g_autofree char *a = diag_fingerprint(DIAG_WARNING, "compiler", "kernel/sys.c", "f",
@@ -142,6 +160,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/diag/link", test_link);
 	g_test_add_func("/diag/checkers", test_checkers);
 	g_test_add_func("/diag/make-only", test_make_only);
+	g_test_add_func("/diag/relative-srctree", test_relative_srctree);
 	g_test_add_func("/diag/fingerprint", test_fingerprint);
 	return g_test_run();
 }

@@ -1,0 +1,71 @@
+#!/bin/sh
+# bench/build: the build engine on the real Linux tree (linux-source-6.1),
+# target x86_64:tinyconfig+serial, every figure as a ratio against a
+# baseline measured in the same run:
+#   - the cold build (no ccache), through zeroday;
+#   - a one-file commit built incrementally, against the cold build (the
+#     seed system's ratio was 2 min / 10 min = 0.2);
+#   - zeroday's incremental step against raw make doing the same rebuild;
+#   - the same target for another tree with ccache warm, against cold.
+#
+# usage: bench/build.sh ZERODAY SRCDIR
+set -eu
+zd=${1:?usage: bench/build.sh ZERODAY SRCDIR}
+srcdir=${2:?usage: bench/build.sh ZERODAY SRCDIR}
+target=x86_64:tinyconfig+serial
+cache=${ZERODAY_TEST_CACHE:-/var/cache/zeroday-test}/linux-6.1
+work=$(mktemp -d "${TMPDIR:-/tmp}/zeroday-bench-build-XXXXXX")
+chmod 0711 "$work"
+trap 'rm -rf "$work"' EXIT
+export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.org
+export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.org
+
+sh "$srcdir/tests/linux-import.sh" "$cache" >/dev/null
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+
+# Two "trees" sharing the cache's objects; a one-file commit in the first.
+for t in a b; do git clone -q --bare --shared "$cache" "$work/$t.git"; done
+base=$(git -C "$work/a.git" rev-parse master)
+blob=$(git -C "$work/a.git" show "$base:kernel/panic.c" |
+	sed 's/^void panic(const char \*fmt, ...)$/\/* bench *\/\nvoid panic(const char *fmt, ...)/' |
+	git -C "$work/a.git" hash-object -w --stdin)
+export GIT_INDEX_FILE="$work/index"
+git -C "$work/a.git" read-tree "$base"
+git -C "$work/a.git" update-index --cacheinfo "100644,$blob,kernel/panic.c"
+tree=$(git -C "$work/a.git" write-tree)
+unset GIT_INDEX_FILE
+one=$(git -C "$work/a.git" commit-tree "$tree" -p "$base" -m "panic: a one-file change")
+
+z() { state=$1; shift; "$zd" --state-dir="$work/$state" --config="$work/$state.conf" "$@"; }
+printf '[build]\nccache = false\n' > "$work/cold.conf"
+printf '[build]\nccache = true\n' > "$work/warm.conf"
+z cold init >/dev/null
+z warm init >/dev/null
+
+t0=$(now); z cold build "$work/a.git" "$base" --target "$target" >"$work/out" 2>&1; t1=$(now)
+cold=$(elapsed "$t0" "$t1")
+grep -q ": pass" "$work/out" || { cat "$work/out"; exit 1; }
+echo "cold build (no ccache): $cold s"
+
+t0=$(now); z cold build "$work/a.git" "$one" --target "$target" >"$work/out" 2>&1; t1=$(now)
+inc=$(elapsed "$t0" "$t1")
+grep -q ": pass" "$work/out" || { cat "$work/out"; exit 1; }
+echo "one-file commit, incremental: $inc s; ratio incremental/cold: $(ratio "$inc" "$cold")"
+
+# The same rebuild with raw make: the engine's overhead on top of kbuild.
+src=$(ls -d "$work"/cold/src/path-*)
+bld=$(ls -d "$work"/cold/build/path-*/*)
+cp "$src/kernel/panic.c" "$work/panic.c"
+printf '/* raw */\n' >> "$src/kernel/panic.c"
+t0=$(now); make -s -C "$src" O="$bld" ARCH=x86_64 -j"$(nproc)" >/dev/null 2>&1; t1=$(now)
+raw=$(elapsed "$t0" "$t1")
+cp "$work/panic.c" "$src/kernel/panic.c"
+echo "the same one-file rebuild with raw make: $raw s; ratio zeroday/raw make: $(ratio "$inc" "$raw")"
+
+z warm build "$work/a.git" "$base" --target "$target" >/dev/null 2>&1
+t0=$(now); z warm build "$work/b.git" "$base" --target "$target" >"$work/out" 2>&1; t1=$(now)
+switch=$(elapsed "$t0" "$t1")
+grep -q ": pass" "$work/out" || { cat "$work/out"; exit 1; }
+echo "same target, another tree, ccache warm: $switch s; ratio switch/cold: $(ratio "$switch" "$cold")"
