@@ -55,8 +55,8 @@ grep -q ": pass" "$work/out" || { cat "$work/out"; exit 1; }
 echo "one-file commit, incremental: $inc s; ratio incremental/cold: $(ratio "$inc" "$cold")"
 
 # The same rebuild with raw make: the engine's overhead on top of kbuild.
-src=$(ls -d "$work"/cold/src/path-*)
-bld=$(ls -d "$work"/cold/build/path-*/*)
+src=$(find "$work/cold/src" -mindepth 1 -maxdepth 1 -type d)
+bld=$(find "$work/cold/build" -mindepth 2 -maxdepth 2 -type d)
 cp "$src/kernel/panic.c" "$work/panic.c"
 printf '/* raw */\n' >> "$src/kernel/panic.c"
 t0=$(now); make -s -C "$src" O="$bld" ARCH=x86_64 -j"$(nproc)" >/dev/null 2>&1; t1=$(now)

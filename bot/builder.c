@@ -184,6 +184,7 @@ GPtrArray *builder_run(struct db *db, const struct config *config,
 	g_autofree char *parent = NULL;
 	zd_autoptr(worktree) wt = NULL;
 	g_autoptr(GArray) targets = g_array_new(FALSE, TRUE, sizeof(struct build_target));
+	g_autoptr(GDateTime) today = g_date_time_new_now_utc();
 	int lock = -1;
 
 	g_array_set_clear_func(targets, (GDestroyNotify)build_target_clear);
@@ -192,6 +193,7 @@ GPtrArray *builder_run(struct db *db, const struct config *config,
 
 		if (!build_target_parse(&t, *spec, fragments, error))
 			return NULL;
+		build_target_daily(&t, req->source, today);
 		g_array_append_val(targets, t);
 	}
 	if (config->build_sandbox && !run_sandbox_available(error)) {

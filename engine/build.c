@@ -141,7 +141,10 @@ static bool target_parse(struct build_target *t, const char *spec, const char *f
 	t->arch = g_strdup(parts[0]);
 
 	config = g_strsplit(parts[1], "+", -1);
-	if (g_str_has_prefix(config[0], "randconfig@")) {
+	if (strcmp(config[0], "randconfig@daily") == 0) {
+		t->config = g_strdup("randconfig");
+		t->daily = true;
+	} else if (g_str_has_prefix(config[0], "randconfig@")) {
 		const char *seed = config[0] + strlen("randconfig@");
 		char *end;
 
@@ -196,6 +199,7 @@ static bool target_parse(struct build_target *t, const char *spec, const char *f
 		}
 	}
 	t->spec = g_strdup(spec);
+	t->dir_spec = g_strdup(spec);
 	return true;
 }
 
@@ -211,6 +215,7 @@ bool build_target_parse(struct build_target *t, const char *spec, const char *fr
 void build_target_clear(struct build_target *t)
 {
 	g_free(t->spec);
+	g_free(t->dir_spec);
 	g_free(t->arch);
 	g_free(t->config);
 	g_free(t->config_file);
@@ -218,15 +223,43 @@ void build_target_clear(struct build_target *t)
 	memset(t, 0, sizeof(*t));
 }
 
+void build_target_daily(struct build_target *t, const char *salt, GDateTime *day)
+{
+	g_autofree char *date = NULL;
+	g_autofree char *key = NULL;
+	g_autofree char *sum = NULL;
+	g_autofree char *old = NULL;
+	const char *at;
+
+	if (!t->daily || !t->dir_spec)
+		return;
+	date = g_date_time_format(day, "%Y-%m-%d");
+	key = g_strdup_printf("%s\n%s\n%s", salt, date, t->dir_spec);
+	sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
+	{
+		char hex[9];
+
+		/* 32 bits: KCONFIG_SEED is read as an unsigned int. */
+		memcpy(hex, sum, 8);
+		hex[8] = '\0';
+		t->seed = g_ascii_strtoull(hex, NULL, 16);
+	}
+	at = strstr(t->spec, "randconfig@daily");
+	old = t->spec;
+	t->spec = g_strdup_printf("%.*srandconfig@%" G_GUINT64_FORMAT "%s", (int)(at - old), old,
+				  t->seed, at + strlen("randconfig@daily"));
+	t->daily = false;
+}
+
 char *build_target_dirname(const struct build_target *t)
 {
 	GString *s = g_string_new(NULL);
 
-	for (const char *p = t->spec; *p; p++)
+	for (const char *p = t->dir_spec; *p; p++)
 		g_string_append_c(s, g_ascii_isalnum(*p) || strchr("._-", *p) ? *p : '_');
 	/* Fragment paths may be long; a hash keeps the name short and unique. */
 	if (s->len > 80) {
-		g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, t->spec, -1);
+		g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, t->dir_spec, -1);
 
 		g_string_truncate(s, 60);
 		g_string_append_printf(s, "-%.16s", sum);

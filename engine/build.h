@@ -21,7 +21,8 @@ enum build_checks {
 /*
  * A build target, written ARCH:CONFIG[+FRAGMENT...][:CHECK[,CHECK...]]:
  *   CONFIG    tinyconfig, allnoconfig, allmodconfig, allyesconfig,
- *             defconfig, NAME_defconfig, randconfig@SEED, or file=PATH
+ *             defconfig, NAME_defconfig, randconfig@SEED, randconfig@daily,
+ *             or file=PATH
  *   FRAGMENT  a fragment zeroday ships (e.g. "serial") or an absolute path,
  *             merged like scripts/kconfig/merge_config.sh
  *   CHECK     W=1, sparse (C=1), sparse-all (C=2), coccinelle
@@ -29,11 +30,13 @@ enum build_checks {
  * "x86_64:randconfig@4153629".
  */
 struct build_target {
-	char *spec;        /* canonical text */
+	char *spec;        /* canonical text, with a daily seed made explicit */
+	char *dir_spec;    /* the text as written: names the build directory */
 	char *arch;
 	char *config;      /* the make target; "randconfig" or "file" for those */
 	char *config_file; /* for file=PATH */
 	guint64 seed;      /* for randconfig */
+	bool daily;        /* randconfig@daily: the seed is today's, see build_target_daily() */
 	char **fragments;  /* absolute paths, NULL-terminated */
 	enum build_checks checks;
 };
@@ -46,7 +49,18 @@ bool build_target_parse(struct build_target *target, const char *spec,
 			const char *fragment_dir, GError **error);
 void build_target_clear(struct build_target *target);
 
-/* A directory name for the target's persistent build directory (caller frees). */
+/*
+ * For a randconfig@daily target, sets the seed of @day for @salt (a tree
+ * name): the same all day, new the next, and rewrites the spec with the
+ * explicit seed, so that the recorded target reproduces the config with
+ * KCONFIG_SEED. Does nothing to other targets.
+ */
+void build_target_daily(struct build_target *target, const char *salt, GDateTime *day);
+
+/*
+ * A directory name for the target's persistent build directory (caller
+ * frees). A daily randconfig keeps its directory from day to day.
+ */
 char *build_target_dirname(const struct build_target *target);
 
 /* The default target of a tree that sets none. */

@@ -341,3 +341,232 @@ GPtrArray *diag_new_in(GPtrArray *child, GPtrArray *parent)
 	}
 	return out;
 }
+
+/* Console logs. */
+
+static const char *const console_names[] = {
+	[CONSOLE_BOOT_OK] = "boot-ok",
+	[CONSOLE_PANIC] = "panic",
+	[CONSOLE_OOPS] = "oops",
+	[CONSOLE_BUG] = "BUG",
+	[CONSOLE_KASAN] = "KASAN",
+	[CONSOLE_UBSAN] = "UBSAN",
+	[CONSOLE_WARNING] = "WARNING",
+	[CONSOLE_HUNG_TASK] = "hung-task",
+	[CONSOLE_TIMEOUT] = "timeout",
+	[CONSOLE_NO_OUTPUT] = "no-output",
+	[CONSOLE_PAYLOAD_FAIL] = "payload-fail",
+	[CONSOLE_INFRA] = "infra-error",
+};
+
+const char *diag_console_kind_name(enum console_kind kind)
+{
+	return console_names[kind];
+}
+
+void console_finding_free(struct console_finding *f)
+{
+	if (!f)
+		return;
+	g_free(f->title);
+	g_free(f->fingerprint);
+	g_free(f->excerpt);
+	g_free(f);
+}
+
+void console_result_clear(struct console_result *r)
+{
+	g_free(r->title);
+	g_free(r->fingerprint);
+	g_free(r->last_line);
+	if (r->findings)
+		g_ptr_array_unref(r->findings);
+	memset(r, 0, sizeof(*r));
+}
+
+/* How a report's first line looks, and how its title is made. */
+static const struct console_rule {
+	enum console_kind kind;
+	const char *pattern; /* on the line, timestamps removed */
+	const char *title;   /* \\1.. from the pattern */
+} console_rules[] = {
+	{ CONSOLE_KASAN, "^BUG: KASAN: ([a-z0-9-]+) in ([A-Za-z0-9_.]+)", "KASAN: \\1 in \\2" },
+	{ CONSOLE_UBSAN, "^UBSAN: ([a-z0-9-]+) in ([^:]+)", "UBSAN: \\1 in \\2" },
+	{ CONSOLE_BUG, "^kernel BUG at ([^:]+)", "kernel BUG at \\1" },
+	{ CONSOLE_BUG, "^BUG: (kernel NULL pointer dereference|unable to handle page fault|"
+		       "unable to handle kernel paging request)", "BUG: \\1" },
+	{ CONSOLE_BUG, "^BUG: ([^,]+?)( in ([A-Za-z0-9_.]+))?(, .*)?$", "BUG: \\1\\2" },
+	{ CONSOLE_WARNING, "^WARNING: CPU: [0-9]+ PID: [0-9]+ at ([^:]+):[0-9]+ ([A-Za-z0-9_.]+)",
+	  "WARNING in \\2" },
+	{ CONSOLE_WARNING, "^WARNING: (.+?) at ([^:]+):[0-9]+ ([A-Za-z0-9_.]+)", "WARNING in \\3" },
+	{ CONSOLE_HUNG_TASK, "^INFO: task (.+):[0-9]+ blocked for more than", "INFO: task hung in \\1" },
+	{ CONSOLE_OOPS, "^Oops: ", "Oops" },
+	{ CONSOLE_PANIC, "^Kernel panic - not syncing: (.*)$", "Kernel panic - not syncing: \\1" },
+};
+
+static struct {
+	GRegex *timestamp;
+	GRegex *rules[G_N_ELEMENTS(console_rules)];
+	GRegex *rip;
+	GRegex *noise;
+} cre;
+
+static void compile_console(void)
+{
+	static gsize once;
+
+	if (!g_once_init_enter(&once))
+		return;
+	cre.timestamp = g_regex_new("^(\\[ *[0-9]+\\.[0-9]+\\]|<[0-9]>)+ ?", G_REGEX_OPTIMIZE, 0, NULL);
+	for (size_t i = 0; i < G_N_ELEMENTS(console_rules); i++)
+		cre.rules[i] = g_regex_new(console_rules[i].pattern, G_REGEX_OPTIMIZE, 0, NULL);
+	cre.rip = g_regex_new("^RIP: [0-9a-f]+:([A-Za-z0-9_.]+)\\+0x", G_REGEX_OPTIMIZE, 0, NULL);
+	/* Addresses, offsets, PIDs and other numbers that change between runs. */
+	cre.noise = g_regex_new("0x[0-9a-fA-F]+|\\b[0-9a-f]{8,16}\\b|(?<![A-Za-z_])[0-9]+(?![A-Za-z_])",
+				G_REGEX_OPTIMIZE, 0, NULL);
+	g_once_init_leave(&once, 1);
+}
+
+static char *console_fingerprint(const char *title)
+{
+	g_autofree char *shape = g_regex_replace_literal(cre.noise, title, -1, 0, "N", 0, NULL);
+	g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, shape, -1);
+
+	return g_strndup(sum, 16);
+}
+
+/* The report's lines: from @start while they belong to it, at most 40. */
+static char *excerpt(char **lines, guint start)
+{
+	GString *s = g_string_new(NULL);
+
+	for (guint i = start; lines[i] && i < start + 40; i++) {
+		if (i > start && (g_str_has_prefix(lines[i], "ZERODAY-") ||
+				  g_str_has_prefix(lines[i], "---[ end trace")))
+			break;
+		g_string_append_printf(s, "%s\n", lines[i]);
+	}
+	return g_string_free(s, FALSE);
+}
+
+static void add_finding(struct console_result *r, enum console_kind kind, const char *title,
+			char **lines, guint at)
+{
+	struct console_finding *f = g_new0(struct console_finding, 1);
+
+	f->kind = kind;
+	f->title = g_strstrip(g_strdup(title));
+	f->fingerprint = console_fingerprint(f->title);
+	f->excerpt = excerpt(lines, at);
+	g_ptr_array_add(r->findings, f);
+}
+
+/* An oops is named after the function in its RIP line, a few lines on. */
+static char *oops_title(char **lines, guint at)
+{
+	for (guint i = at; lines[i] && i < at + 20; i++) {
+		g_autoptr(GMatchInfo) m = NULL;
+
+		if (g_regex_match(cre.rip, lines[i], 0, &m)) {
+			g_autofree char *fn = g_match_info_fetch(m, 1);
+
+			return g_strdup_printf("Oops in %s", fn);
+		}
+	}
+	return g_strdup("Oops");
+}
+
+void diag_console_classify(struct console_result *out, const char *log, bool timed_out,
+			   bool infra)
+{
+	g_autofree char *ascii = NULL;
+	g_auto(GStrv) lines = NULL;
+	bool started = false, ended = false;
+	const char *failed_payload = NULL;
+	guint n = 0;
+
+	compile_console();
+	memset(out, 0, sizeof(*out));
+	out->findings = g_ptr_array_new_with_free_func((GDestroyNotify)console_finding_free);
+	ascii = ascii_quotes(log ? log : "");
+	lines = g_strsplit(ascii, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		g_autofree char *clean = NULL;
+
+		g_strchomp(*l);
+		g_strdelimit(*l, "\r", ' ');
+		clean = g_regex_replace_literal(cre.timestamp, *l, -1, 0, "", 0, NULL);
+		g_free(*l);
+		*l = g_steal_pointer(&clean);
+		if (**l)
+			n++;
+	}
+	for (guint i = 0; lines[i]; i++) {
+		const char *line = lines[i];
+		bool matched = false;
+
+		if (*line) {
+			g_free(out->last_line);
+			out->last_line = g_strdup(line);
+		}
+		if (g_str_has_prefix(line, "ZERODAY-BOOT-START"))
+			started = true;
+		else if (g_str_has_prefix(line, "ZERODAY-BOOT-END"))
+			ended = true;
+		else if (g_str_has_prefix(line, "ZERODAY-PAYLOAD-END ") && !strstr(line, " rc=0") &&
+			 !failed_payload)
+			failed_payload = line + strlen("ZERODAY-PAYLOAD-END ");
+		for (size_t r = 0; r < G_N_ELEMENTS(console_rules) && !matched; r++) {
+			g_autoptr(GMatchInfo) m = NULL;
+			g_autofree char *title = NULL;
+
+			if (!g_regex_match(cre.rules[r], line, 0, &m))
+				continue;
+			matched = true;
+			/* A panic that only follows an earlier report adds nothing. */
+			if (console_rules[r].kind == CONSOLE_PANIC && out->findings->len &&
+			    (strstr(line, "Fatal exception") || strstr(line, "Attempted to kill init")))
+				break;
+			if (console_rules[r].kind == CONSOLE_OOPS) {
+				/* An oops right after a BUG line is the same report. */
+				if (out->findings->len && i > 0 &&
+				    ((struct console_finding *)g_ptr_array_index(out->findings,
+						out->findings->len - 1))->kind == CONSOLE_BUG)
+					break;
+				title = oops_title(lines, i);
+			} else {
+				title = g_match_info_expand_references(m, console_rules[r].title, NULL);
+			}
+			add_finding(out, console_rules[r].kind, title, lines, i);
+		}
+	}
+
+	if (infra) {
+		out->kind = CONSOLE_INFRA;
+		out->title = g_strdup("infrastructure error");
+	} else if (out->findings->len) {
+		const struct console_finding *f = out->findings->pdata[0];
+
+		out->kind = f->kind;
+		out->title = g_strdup(f->title);
+	} else if (failed_payload) {
+		g_autofree char *name = g_strdup(failed_payload);
+		char *sp = strchr(name, ' ');
+
+		if (sp)
+			*sp = '\0';
+		out->kind = CONSOLE_PAYLOAD_FAIL;
+		out->title = g_strdup_printf("payload-fail (%s)", name);
+	} else if (ended) {
+		out->kind = CONSOLE_BOOT_OK;
+		out->title = g_strdup("boot-ok");
+	} else if (n == 0) {
+		out->kind = CONSOLE_NO_OUTPUT;
+		out->title = g_strdup("no output");
+	} else if (timed_out || !ended) {
+		out->kind = CONSOLE_TIMEOUT;
+		out->title = g_strdup_printf("timeout%s", started ? " after the init started"
+								  : " before the init started");
+	}
+	out->fingerprint = console_fingerprint(out->title);
+}

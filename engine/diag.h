@@ -58,4 +58,57 @@ GPtrArray *diag_new_in(GPtrArray *child, GPtrArray *parent);
 /* Returns whether any diagnostic of @diags is an error. */
 bool diag_has_error(GPtrArray *diags);
 
+/*
+ * Console logs of boots. zeroday's init prints markers: ZERODAY-BOOT-START,
+ * ZERODAY-PAYLOAD-START NAME, ZERODAY-PAYLOAD-END NAME rc=N and
+ * ZERODAY-BOOT-END.
+ */
+enum console_kind {
+	CONSOLE_BOOT_OK,
+	CONSOLE_PANIC,
+	CONSOLE_OOPS,
+	CONSOLE_BUG,
+	CONSOLE_KASAN,
+	CONSOLE_UBSAN,
+	CONSOLE_WARNING,
+	CONSOLE_HUNG_TASK,
+	CONSOLE_TIMEOUT,
+	CONSOLE_NO_OUTPUT,
+	CONSOLE_PAYLOAD_FAIL,
+	CONSOLE_INFRA,
+};
+
+const char *diag_console_kind_name(enum console_kind kind);
+
+/* One thing the kernel or a payload reported. */
+struct console_finding {
+	enum console_kind kind;
+	char *title;       /* e.g. "WARNING in foo_probe", "KASAN: use-after-free in bar" */
+	char *fingerprint; /* 16 hex digits of the normalized title */
+	char *excerpt;     /* the report's lines, timestamps removed, up to 40 */
+};
+
+void console_finding_free(struct console_finding *f);
+
+struct console_result {
+	enum console_kind kind; /* the verdict: the first kernel report, else ... */
+	char *title;            /* the verdict's title */
+	char *fingerprint;      /* the verdict's fingerprint */
+	char *last_line;        /* the last line printed, for timeouts */
+	GPtrArray *findings;    /* struct console_finding, in log order */
+};
+
+void console_result_clear(struct console_result *r);
+
+/*
+ * Classifies a console log. @timed_out: the watchdog ended the boot;
+ * @infra: QEMU or libvirt failed (then the log is not the kernel's fault).
+ * A kernel report (panic, oops, BUG, KASAN, UBSAN, WARNING, hung task)
+ * decides the verdict, the first one in the log; else a failed payload;
+ * else boot-ok when the end marker was printed, timeout when the watchdog
+ * fired, no-output when nothing was printed.
+ */
+void diag_console_classify(struct console_result *out, const char *log, bool timed_out,
+			   bool infra);
+
 #endif

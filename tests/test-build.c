@@ -188,6 +188,33 @@ static void test_targets(void)
 		g_assert_cmpstr(dir, ==, "x86_64_randconfig_42_serial_W_1_sparse");
 	}
 	build_target_clear(&t);
+
+	/* A daily seed: the same all day, another the next, written into the spec. */
+	{
+		g_autoptr(GDateTime) d1 = g_date_time_new_utc(2026, 12, 3, 1, 0, 0);
+		g_autoptr(GDateTime) d1b = g_date_time_new_utc(2026, 12, 3, 23, 0, 0);
+		g_autoptr(GDateTime) d2 = g_date_time_new_utc(2026, 12, 4, 1, 0, 0);
+		struct build_target a, b, c;
+		g_autofree char *dir = NULL;
+		g_autofree char *expect = NULL;
+
+		g_assert_true(build_target_parse(&a, "x86_64:randconfig@daily:W=1", fragments, NULL));
+		g_assert_true(build_target_parse(&b, "x86_64:randconfig@daily:W=1", fragments, NULL));
+		g_assert_true(build_target_parse(&c, "x86_64:randconfig@daily:W=1", fragments, NULL));
+		build_target_daily(&a, "net", d1);
+		build_target_daily(&b, "net", d1b);
+		build_target_daily(&c, "net", d2);
+		g_assert_cmpuint(a.seed, ==, b.seed);
+		g_assert_cmpuint(a.seed, !=, c.seed);
+		g_assert_cmpuint(a.seed, <=, G_MAXUINT32);
+		expect = g_strdup_printf("x86_64:randconfig@%" G_GUINT64_FORMAT ":W=1", a.seed);
+		g_assert_cmpstr(a.spec, ==, expect);
+		dir = build_target_dirname(&a);
+		g_assert_cmpstr(dir, ==, "x86_64_randconfig_daily_W_1");
+		build_target_clear(&a);
+		build_target_clear(&b);
+		build_target_clear(&c);
+	}
 }
 
 static void test_new_warning(void)

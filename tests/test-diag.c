@@ -152,6 +152,76 @@ static void test_fingerprint(void)
 	g_assert_cmpstr(d, !=, f);
 }
 
+static const struct console_case {
+	const char *file;
+	bool timed_out;
+	const char *kind;
+	const char *title;
+	guint findings;
+} console_cases[] = {
+	{ "ok.log", false, "boot-ok", "boot-ok", 0 },
+	{ "panic-sysrq.log", false, "panic", "Kernel panic - not syncing: sysrq triggered crash", 1 },
+	{ "panic-vfs.log", true, "panic",
+	  "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)", 1 },
+	{ "warning.log", false, "WARNING", "WARNING in zd_demo_probe", 1 },
+	{ "null-deref.log", false, "BUG", "BUG: kernel NULL pointer dereference", 1 },
+	{ "kasan.log", true, "KASAN", "KASAN: slab-use-after-free in zd_free", 1 },
+	{ "ubsan.log", false, "UBSAN", "UBSAN: shift-out-of-bounds in lib/zd_math.c", 1 },
+	{ "hung.log", true, "hung-task", "INFO: task hung in kworker/0:1", 1 },
+	{ "payload-fail.log", false, "payload-fail", "payload-fail (ltp-syscalls)", 0 },
+	{ "timeout.log", true, "timeout", "timeout before the init started", 0 },
+	{ "no-output.log", true, "no-output", "no output", 0 },
+};
+
+static void test_console(void)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(console_cases); i++) {
+		const struct console_case *c = &console_cases[i];
+		g_autofree char *path = g_build_filename(ZERODAY_SRCDIR, "tests", "data", "console",
+							 c->file, NULL);
+		g_autofree char *text = NULL;
+		struct console_result r;
+
+		g_test_message("console %s", c->file);
+		g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+		diag_console_classify(&r, text, c->timed_out, false);
+		g_assert_cmpstr(diag_console_kind_name(r.kind), ==, c->kind);
+		g_assert_cmpstr(r.title, ==, c->title);
+		g_assert_cmpuint(r.findings->len, ==, c->findings);
+		g_assert_cmpuint(strlen(r.fingerprint), ==, 16);
+		console_result_clear(&r);
+	}
+}
+
+/* The same crash in another run: other PIDs, lines, offsets; one fingerprint. */
+static void test_console_fingerprint(void)
+{
+	g_autofree char *a_path = g_build_filename(ZERODAY_SRCDIR, "tests", "data", "console",
+						   "warning.log", NULL);
+	g_autofree char *b_path = g_build_filename(ZERODAY_SRCDIR, "tests", "data", "console",
+						   "warning-rerun.log", NULL);
+	g_autofree char *a = NULL, *b = NULL;
+	struct console_result ra, rb, rt, ri;
+
+	g_assert_true(g_file_get_contents(a_path, &a, NULL, NULL));
+	g_assert_true(g_file_get_contents(b_path, &b, NULL, NULL));
+	diag_console_classify(&ra, a, false, false);
+	diag_console_classify(&rb, b, false, false);
+	g_assert_cmpstr(ra.fingerprint, ==, rb.fingerprint);
+	g_assert_nonnull(strstr(((struct console_finding *)ra.findings->pdata[0])->excerpt,
+				"RIP: 0010:zd_demo_probe+0x1c/0x40\n"));
+	/* The last line reached is kept for timeouts. */
+	diag_console_classify(&rt, "[    1.0] Probing EDD (edd=off to disable)... ok\n", true, false);
+	g_assert_cmpstr(rt.last_line, ==, "Probing EDD (edd=off to disable)... ok");
+	/* Infrastructure failures are never the kernel's. */
+	diag_console_classify(&ri, a, false, true);
+	g_assert_cmpstr(diag_console_kind_name(ri.kind), ==, "infra-error");
+	console_result_clear(&ra);
+	console_result_clear(&rb);
+	console_result_clear(&rt);
+	console_result_clear(&ri);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -162,5 +232,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/diag/make-only", test_make_only);
 	g_test_add_func("/diag/relative-srctree", test_relative_srctree);
 	g_test_add_func("/diag/fingerprint", test_fingerprint);
+	g_test_add_func("/diag/console", test_console);
+	g_test_add_func("/diag/console-fingerprint", test_console_fingerprint);
 	return g_test_run();
 }
