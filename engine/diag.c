@@ -570,3 +570,50 @@ void diag_console_classify(struct console_result *out, const char *log, bool tim
 	}
 	out->fingerprint = console_fingerprint(out->title);
 }
+
+void console_tally_free(struct console_tally *t)
+{
+	if (!t)
+		return;
+	g_free(t->title);
+	g_free(t->fingerprint);
+	g_free(t);
+}
+
+GPtrArray *diag_console_tally(struct console_result *const *results, unsigned n)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)console_tally_free);
+	unsigned runs = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct console_result *r = results[i];
+		struct console_tally *t = NULL;
+
+		if (r->kind == CONSOLE_INFRA)
+			continue;
+		runs++;
+		if (r->kind == CONSOLE_BOOT_OK)
+			continue;
+		for (guint j = 0; j < out->len && !t; j++) {
+			struct console_tally *c = out->pdata[j];
+
+			if (strcmp(c->fingerprint, r->fingerprint) == 0)
+				t = c;
+		}
+		if (!t) {
+			t = g_new0(struct console_tally, 1);
+			t->kind = r->kind;
+			t->title = g_strdup(r->title);
+			t->fingerprint = g_strdup(r->fingerprint);
+			g_ptr_array_add(out, t);
+		}
+		t->failures++;
+	}
+	for (guint j = 0; j < out->len; j++) {
+		struct console_tally *t = out->pdata[j];
+
+		t->runs = runs;
+		t->intermittent = t->failures < runs;
+	}
+	return out;
+}

@@ -111,4 +111,23 @@ void console_result_clear(struct console_result *r);
 void diag_console_classify(struct console_result *out, const char *log, bool timed_out,
 			   bool infra);
 
+/* How often one failure was seen over repeated boots. */
+struct console_tally {
+	enum console_kind kind;
+	char *title;
+	char *fingerprint;
+	unsigned failures; /* runs that showed it */
+	unsigned runs;     /* runs that counted: infrastructure errors do not */
+	bool intermittent; /* seen, but not in every run */
+};
+
+void console_tally_free(struct console_tally *t);
+
+/*
+ * Tallies the verdicts of @n boots of the same kernel, per fingerprint, in
+ * order of first appearance. boot-ok runs count as runs; infra-error runs
+ * do not count at all.
+ */
+GPtrArray *diag_console_tally(struct console_result *const *results, unsigned n);
+
 #endif

@@ -1,0 +1,151 @@
+/*
+ * The boot initramfs: see initramfs.h. The newc cpio format is written
+ * here directly (struct cpio_newc_header of the kernel's
+ * Documentation/driver-api/early-userspace/buffer-format.rst), compressed
+ * with GIO's zlib compressor.
+ */
+#define G_LOG_DOMAIN "engine"
+
+#include "autoconfig.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include <gio/gio.h>
+
+#include "engine/initramfs.h"
+
+struct cpio {
+	GByteArray *data;
+	unsigned ino;
+};
+
+static void pad4(GByteArray *b)
+{
+	static const guint8 zero[4];
+
+	if (b->len % 4)
+		g_byte_array_append(b, zero, 4 - b->len % 4);
+}
+
+static void cpio_entry(struct cpio *c, const char *name, unsigned mode, unsigned rmajor,
+		       unsigned rminor, const void *data, size_t size)
+{
+	char header[111];
+
+	g_snprintf(header, sizeof(header),
+		   "070701%08X%08X%08X%08X%08X%08X%08zX%08X%08X%08X%08X%08zX%08X",
+		   ++c->ino, mode, 0, 0, 1, 0, size, 0, 0, rmajor, rminor, strlen(name) + 1, 0);
+	g_byte_array_append(c->data, (const guint8 *)header, 110);
+	g_byte_array_append(c->data, (const guint8 *)name, strlen(name) + 1);
+	pad4(c->data);
+	if (size) {
+		g_byte_array_append(c->data, data, size);
+		pad4(c->data);
+	}
+}
+
+static void cpio_dir(struct cpio *c, const char *name)
+{
+	cpio_entry(c, name, S_IFDIR | 0755, 0, 0, NULL, 0);
+}
+
+static void cpio_file(struct cpio *c, const char *name, unsigned perm, const char *data,
+		      size_t size)
+{
+	cpio_entry(c, name, S_IFREG | perm, 0, 0, data, size);
+}
+
+static bool valid_name(const char *name)
+{
+	if (!*name || name[0] == '.' || strlen(name) > 64)
+		return false;
+	for (const char *p = name; *p; p++) {
+		if (!g_ascii_isalnum(*p) && !strchr("._-", *p))
+			return false;
+	}
+	return true;
+}
+
+/* The init: markers, each payload under its own timeout, then reboot. */
+static char *init_script(const struct initramfs_payload *payloads, size_t n)
+{
+	GString *s = g_string_new(
+		"#!/bin/busybox sh\n"
+		"/bin/busybox --install -s /bin\n"
+		"export PATH=/bin:/sbin\n"
+		"mkdir -p /proc /sys /dev /tmp\n"
+		"mount -t proc proc /proc\n"
+		"mount -t sysfs sysfs /sys\n"
+		"mount -t devtmpfs devtmpfs /dev 2>/dev/null\n"
+		"ZERODAY_SEED=$(sed -n 's/.*zeroday\\.seed=\\([0-9]*\\).*/\\1/p' /proc/cmdline)\n"
+		"export ZERODAY_SEED\n"
+		"echo ZERODAY-BOOT-START\n"
+		"uname -a\n");
+
+	for (size_t i = 0; i < n; i++) {
+		g_string_append_printf(s,
+			"echo 'ZERODAY-PAYLOAD-START %s'\n"
+			"timeout %u /payloads/%s </dev/null\n"
+			"echo \"ZERODAY-PAYLOAD-END %s rc=$?\"\n",
+			payloads[i].name, payloads[i].timeout_s ? payloads[i].timeout_s : 600,
+			payloads[i].name, payloads[i].name);
+	}
+	g_string_append(s, "echo ZERODAY-BOOT-END\nsync\nreboot -f\n"
+			   "echo ZERODAY-REBOOT-FAILED\nsleep 100000\n");
+	return g_string_free(s, FALSE);
+}
+
+bool initramfs_build(const char *out_path, const char *busybox,
+		     const struct initramfs_payload *payloads, size_t n, GError **error)
+{
+	struct cpio c = { .data = g_byte_array_new() };
+	g_autoptr(GByteArray) archive = c.data;
+	g_autofree char *bb = NULL;
+	g_autofree char *init = init_script(payloads, n);
+	g_autoptr(GConverter) gz = NULL;
+	g_autoptr(GOutputStream) file = NULL;
+	g_autoptr(GOutputStream) out = NULL;
+	g_autoptr(GFile) target = g_file_new_for_path(out_path);
+	gsize bb_len;
+
+	if (!g_file_get_contents(busybox, &bb, &bb_len, error))
+		return false;
+	cpio_dir(&c, "bin");
+	cpio_dir(&c, "sbin");
+	cpio_dir(&c, "dev");
+	cpio_dir(&c, "proc");
+	cpio_dir(&c, "sys");
+	cpio_dir(&c, "tmp");
+	cpio_dir(&c, "payloads");
+	/* Without /dev/console the init has no output before devtmpfs. */
+	cpio_entry(&c, "dev/console", S_IFCHR | 0600, 5, 1, NULL, 0);
+	cpio_file(&c, "bin/busybox", 0755, bb, bb_len);
+	cpio_file(&c, "init", 0755, init, strlen(init));
+	for (size_t i = 0; i < n; i++) {
+		g_autofree char *text = NULL;
+		g_autofree char *name = NULL;
+		gsize len;
+
+		if (!valid_name(payloads[i].name)) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+				    "bad payload name '%s'", payloads[i].name);
+			return false;
+		}
+		if (!g_file_get_contents(payloads[i].path, &text, &len, error))
+			return false;
+		name = g_strconcat("payloads/", payloads[i].name, NULL);
+		cpio_file(&c, name, 0755, text, len);
+	}
+	cpio_entry(&c, "TRAILER!!!", 0, 0, 0, NULL, 0);
+
+	gz = G_CONVERTER(g_zlib_compressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP, 6));
+	file = G_OUTPUT_STREAM(g_file_replace(target, NULL, FALSE, G_FILE_CREATE_NONE, NULL, error));
+	if (!file)
+		return false;
+	out = g_converter_output_stream_new(file, gz);
+	if (!g_output_stream_write_all(out, archive->data, archive->len, NULL, NULL, error) ||
+	    !g_output_stream_close(out, NULL, error))
+		return false;
+	return true;
+}

@@ -1,0 +1,331 @@
+/*
+ * Boots through real libvirt and QEMU (TCG) with Debian's kernel and
+ * zeroday's initramfs: success, a panic from a payload and from the
+ * command line, a hang, a failing payload, a 1-in-3 failure, an
+ * unreachable libvirt, and orphan reaping.
+ */
+#include "autoconfig.h"
+
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "engine/boot.h"
+#include "engine/diag.h"
+#include "engine/initramfs.h"
+#include "tests/testlib.h"
+
+#define URI "qemu:///system"
+
+static char *kernel;
+
+static char *payload_path(const char *name)
+{
+	if (strcmp(name, "smoke") == 0)
+		return g_build_filename(ZERODAY_SRCDIR, "engine", "payloads", "smoke", NULL);
+	return g_build_filename(ZERODAY_SRCDIR, "tests", "data", "payloads", name, NULL);
+}
+
+/* Boots with the named payloads and classifies the console. */
+static void boot(struct console_result *r, const char *payload, const char *cmdline,
+		 unsigned timeout_s, struct boot_outcome *outcome_out)
+{
+	static int n;
+	g_autofree char *initrd = g_strdup_printf("%s/initrd-%d.gz", testlib_scratch(), ++n);
+	g_autofree char *log = g_strdup_printf("%s/console-%d.log", testlib_scratch(), n);
+	g_autofree char *smoke = payload_path("smoke");
+	g_autofree char *extra = payload ? payload_path(payload) : NULL;
+	struct initramfs_payload payloads[] = {
+		{ "smoke", smoke, 60 },
+		{ payload, extra, 600 },
+	};
+	struct boot_request req = {
+		.kernel = kernel, .initrd = initrd, .cmdline = cmdline, .console_log = log,
+		.timeout_s = timeout_s, .memory_mb = 512,
+	};
+	struct boot_outcome out;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *text = NULL;
+
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, payload ? 2 : 1, &error));
+	g_assert_no_error(error);
+	g_assert_true(boot_run(&out, URI, &req, &error));
+	g_assert_no_error(error);
+	if (!g_file_get_contents(log, &text, NULL, NULL))
+		text = g_strdup("");
+	diag_console_classify(r, text, out.timed_out, out.infra);
+	g_test_message("boot %d: %s (%s) in %.1f s%s%s", n, diag_console_kind_name(r->kind), r->title,
+		       out.seconds, out.infra ? ": " : "", out.infra ? out.infra_reason : "");
+	if (outcome_out)
+		*outcome_out = out;
+	else
+		boot_outcome_clear(&out);
+}
+
+static void test_ok(void)
+{
+	struct console_result r;
+	struct boot_outcome out;
+
+	boot(&r, NULL, NULL, 120, &out);
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "boot-ok");
+	g_assert_false(out.timed_out);
+	g_assert_false(out.infra);
+	console_result_clear(&r);
+	boot_outcome_clear(&out);
+}
+
+static void test_sysrq_panic(void)
+{
+	struct console_result r;
+
+	boot(&r, "sysrq-crash", NULL, 120, NULL);
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "panic");
+	g_assert_cmpstr(r.title, ==, "Kernel panic - not syncing: sysrq triggered crash");
+	console_result_clear(&r);
+}
+
+static void test_cmdline_panic(void)
+{
+	struct console_result r;
+
+	boot(&r, NULL, "rdinit=/nonexistent", 120, NULL);
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "panic");
+	g_assert_true(g_str_has_prefix(r.title, "Kernel panic - not syncing: "));
+	console_result_clear(&r);
+}
+
+static void test_hang(void)
+{
+	struct console_result r;
+	struct boot_outcome out;
+
+	boot(&r, "hang", NULL, 30, &out);
+	g_assert_true(out.timed_out);
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "timeout");
+	g_assert_cmpstr(r.title, ==, "timeout after the init started");
+	g_assert_nonnull(r.last_line);
+	console_result_clear(&r);
+	boot_outcome_clear(&out);
+}
+
+static void test_payload_fail(void)
+{
+	struct console_result r;
+
+	boot(&r, "fail", NULL, 120, NULL);
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "payload-fail");
+	g_assert_cmpstr(r.title, ==, "payload-fail (fail)");
+	console_result_clear(&r);
+}
+
+static void test_flaky(void)
+{
+	g_autoptr(GPtrArray) runs = g_ptr_array_new();
+	g_autoptr(GPtrArray) tally = NULL;
+	struct console_result r[3];
+
+	for (int seed = 1; seed <= 3; seed++) {
+		g_autofree char *cmdline = g_strdup_printf("zeroday.seed=%d", seed);
+
+		boot(&r[seed - 1], "flaky", cmdline, 120, NULL);
+		g_ptr_array_add(runs, &r[seed - 1]);
+	}
+	tally = diag_console_tally((struct console_result **)runs->pdata, runs->len);
+	g_assert_cmpuint(tally->len, ==, 1);
+	if (tally->len == 1) {
+		const struct console_tally *t = tally->pdata[0];
+
+		g_assert_cmpstr(t->title, ==, "payload-fail (flaky)");
+		g_assert_cmpuint(t->failures, ==, 1);
+		g_assert_cmpuint(t->runs, ==, 3);
+		g_assert_true(t->intermittent);
+	}
+	for (int i = 0; i < 3; i++)
+		console_result_clear(&r[i]);
+}
+
+static void test_unreachable_libvirt(void)
+{
+	g_autofree char *log = g_build_filename(testlib_scratch(), "unreachable.log", NULL);
+	struct boot_request req = { .kernel = kernel, .console_log = log, .timeout_s = 10 };
+	struct boot_outcome out;
+	struct console_result r;
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(boot_run(&out, "qemu:///system?socket=/nonexistent/libvirt-sock", &req, &error));
+	g_assert_true(out.infra);
+	g_assert_nonnull(out.infra_reason);
+	diag_console_classify(&r, "", out.timed_out, out.infra);
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "infra-error");
+	console_result_clear(&r);
+	boot_outcome_clear(&out);
+}
+
+/*
+ * Fault injection: a Unix-socket proxy in front of the real libvirtd that
+ * can cut every connection at once, as a dying libvirtd or network would.
+ */
+struct proxy {
+	int listen_fd;
+	char *path;
+	GThread *thread;
+	GMutex lock;
+	GPtrArray *fds; /* every open socket, to cut */
+	bool stop;
+};
+
+struct pipe_pair {
+	struct proxy *proxy;
+	int from, to;
+};
+
+static gpointer pump(gpointer data)
+{
+	struct pipe_pair *p = data;
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read(p->from, buf, sizeof(buf))) > 0) {
+		if (write(p->to, buf, n) != n)
+			break;
+	}
+	shutdown(p->to, SHUT_RDWR);
+	g_free(p);
+	return NULL;
+}
+
+static gpointer proxy_accept(gpointer data)
+{
+	struct proxy *px = data;
+
+	for (;;) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int c = accept(px->listen_fd, NULL, NULL);
+		int s;
+		struct pipe_pair *a, *b;
+
+		if (c < 0)
+			return NULL;
+		s = socket(AF_UNIX, SOCK_STREAM, 0);
+		g_strlcpy(sa.sun_path, "/var/run/libvirt/libvirt-sock", sizeof(sa.sun_path));
+		if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			close(c);
+			close(s);
+			continue;
+		}
+		g_mutex_lock(&px->lock);
+		g_ptr_array_add(px->fds, GINT_TO_POINTER(c));
+		g_ptr_array_add(px->fds, GINT_TO_POINTER(s));
+		g_mutex_unlock(&px->lock);
+		a = g_new0(struct pipe_pair, 1);
+		b = g_new0(struct pipe_pair, 1);
+		*a = (struct pipe_pair){ px, c, s };
+		*b = (struct pipe_pair){ px, s, c };
+		g_thread_unref(g_thread_new("pump", pump, a));
+		g_thread_unref(g_thread_new("pump", pump, b));
+	}
+}
+
+static struct proxy *proxy_start(void)
+{
+	struct proxy *px = g_new0(struct proxy, 1);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	px->path = g_build_filename(testlib_scratch(), "libvirt-proxy", NULL);
+	px->fds = g_ptr_array_new();
+	g_mutex_init(&px->lock);
+	px->listen_fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	g_strlcpy(sa.sun_path, px->path, sizeof(sa.sun_path));
+	g_assert_cmpint(bind(px->listen_fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+	g_assert_cmpint(listen(px->listen_fd, 8), ==, 0);
+	px->thread = g_thread_new("proxy", proxy_accept, px);
+	return px;
+}
+
+/* Cuts every connection and stops accepting. */
+static void proxy_cut(struct proxy *px)
+{
+	shutdown(px->listen_fd, SHUT_RDWR);
+	g_mutex_lock(&px->lock);
+	for (guint i = 0; i < px->fds->len; i++)
+		shutdown(GPOINTER_TO_INT(px->fds->pdata[i]), SHUT_RDWR);
+	g_mutex_unlock(&px->lock);
+}
+
+struct cut_later {
+	struct proxy *px;
+	unsigned seconds;
+};
+
+static gpointer cut_after(gpointer data)
+{
+	struct cut_later *c = data;
+
+	g_usleep(c->seconds * G_USEC_PER_SEC);
+	proxy_cut(c->px);
+	return NULL;
+}
+
+static void test_connection_dies(void)
+{
+	struct proxy *px = proxy_start();
+	g_autofree char *uri = g_strdup_printf("qemu+unix:///system?socket=%s", px->path);
+	g_autofree char *log = g_build_filename(testlib_scratch(), "dies.log", NULL);
+	g_autofree char *initrd = g_build_filename(testlib_scratch(), "dies.gz", NULL);
+	g_autofree char *hang = payload_path("hang");
+	struct initramfs_payload payloads[] = { { "hang", hang, 600 } };
+	struct boot_request req = { .kernel = kernel, .initrd = initrd, .console_log = log,
+				    .timeout_s = 60, .memory_mb = 256 };
+	struct cut_later cut = { px, 3 };
+	struct boot_outcome out;
+	struct console_result r;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *text = NULL;
+	GThread *cutter;
+	int reaped;
+
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+	cutter = g_thread_new("cut", cut_after, &cut);
+	g_assert_true(boot_run(&out, uri, &req, &error));
+	g_thread_join(cutter);
+	g_test_message("outcome: infra=%d timed_out=%d %s after %.1f s", out.infra, out.timed_out,
+		       out.infra_reason ? out.infra_reason : "", out.seconds);
+	g_assert_true(out.infra);
+	g_assert_false(out.timed_out);
+	g_file_get_contents(log, &text, NULL, NULL);
+	diag_console_classify(&r, text ? text : "", out.timed_out, out.infra);
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "infra-error");
+	/* The guest outlived its connection: the reaper ends it. */
+	reaped = boot_reap(URI, &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(reaped, ==, 1);
+	g_assert_cmpint(boot_reap(URI, NULL), ==, 0);
+	console_result_clear(&r);
+	boot_outcome_clear(&out);
+}
+
+int main(int argc, char **argv)
+{
+	g_autoptr(GDir) boot_dir = g_dir_open("/boot", 0, NULL);
+	const char *name;
+
+	testlib_init(&argc, &argv);
+	g_assert_cmpint(chmod(testlib_scratch(), 0755), ==, 0);
+	while (boot_dir && (name = g_dir_read_name(boot_dir))) {
+		if (g_str_has_prefix(name, "vmlinuz-") && !kernel)
+			kernel = g_build_filename("/boot", name, NULL);
+	}
+	g_assert_nonnull(kernel);
+	g_test_add_func("/boot/ok", test_ok);
+	g_test_add_func("/boot/sysrq-panic", test_sysrq_panic);
+	g_test_add_func("/boot/cmdline-panic", test_cmdline_panic);
+	g_test_add_func("/boot/hang", test_hang);
+	g_test_add_func("/boot/payload-fail", test_payload_fail);
+	g_test_add_func("/boot/flaky", test_flaky);
+	g_test_add_func("/boot/unreachable-libvirt", test_unreachable_libvirt);
+	g_test_add_func("/boot/connection-dies", test_connection_dies);
+	return g_test_run();
+}
