@@ -134,6 +134,19 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 	row->config_path = g_strdup(env.config_copy);
 	row->created = g_get_real_time() / G_USEC_PER_SEC;
 	row->diags = g_steal_pointer(&out.diags);
+	if (out.status == BUILD_OK) {
+		/* Keep the image: the build directory moves on to the next commit. */
+		g_autofree char *image = build_image_path(target, builddir);
+		g_autofree char *data = NULL;
+		gsize len;
+
+		if (image && g_file_get_contents(image, &data, &len, NULL)) {
+			g_autofree char *kept = g_strconcat(stamp, ".image", NULL);
+
+			if (g_file_set_contents(kept, data, len, NULL))
+				row->image_path = g_steal_pointer(&kept);
+		}
+	}
 	if (!db_tx_begin(db, error) || !db_build_add(db, row, error) || !db_tx_commit(db, error)) {
 		db_tx_rollback(db);
 		g_clear_pointer(&row, build_row_free);

@@ -12,6 +12,7 @@
 
 #include "bot/bot.h"
 #include "bot/cli.h"
+#include "bot/booter.h"
 #include "bot/builder.h"
 #include "bot/watch.h"
 #include "engine/build.h"
@@ -792,6 +793,92 @@ int cli_build(struct cli *cli, int argc, char **argv)
 		for (guint j = 0; j < r->fresh->len; j++)
 			print_diag(r->fresh->pdata[j]);
 		printf("    log: %s\n    config: %s\n", r->build->log_path, r->build->config_path);
+	}
+	return 0;
+}
+
+/* boot */
+
+int cli_boot(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) payloads = NULL;
+	g_autofree char *cmdline = NULL;
+	g_autofree char *image = NULL;
+	g_autoptr(GPtrArray) runs = NULL;
+	g_autoptr(GPtrArray) tally = NULL;
+	gint repeat = 0;
+	GOptionEntry entries[] = {
+		{ "repeat", 'n', 0, G_OPTION_ARG_INT, &repeat,
+		  "Boot N times, with seeds 1..N (default: [boot] repeat)", "N" },
+		{ "payload", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &payloads,
+		  "Run PAYLOAD (a shipped name or an absolute path; repeatable)", "PAYLOAD" },
+		{ "cmdline", 0, 0, G_OPTION_ARG_STRING, &cmdline,
+		  "Append TEXT to the kernel command line", "TEXT" },
+		G_OPTION_ENTRY_NULL,
+	};
+	struct booter_request req = { 0 };
+	char *end = NULL;
+	gint64 build_id;
+	int status;
+
+	if (!parse_options(&argc, &argv, "BUILD-ID|IMAGE",
+			   "Boot a kernel under QEMU through libvirt, N times, and classify "
+			   "each console: boot-ok, panic, oops, BUG, KASAN, UBSAN, WARNING, "
+			   "hung-task, timeout, no-output, payload-fail or infra-error.",
+			   entries, &status))
+		return status;
+	if (argc != 2)
+		return usage("boot", "needs a BUILD-ID or an IMAGE");
+	if (repeat < 0 || repeat > 100)
+		return usage("boot", "--repeat takes 1 to 100");
+	if (cmdline && (strchr(cmdline, '<') || strchr(cmdline, '\n')))
+		return usage("boot", "--cmdline may not hold '<' or a newline");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	build_id = g_ascii_strtoll(argv[1], &end, 10);
+	if (*argv[1] && end && *end == '\0' && build_id > 0) {
+		image = db_build_image(cli->db, build_id, &error);
+		if (!image)
+			return fail(error);
+		req.build_id = build_id;
+	} else {
+		image = g_canonicalize_filename(argv[1], NULL);
+	}
+	req.image = image;
+	req.repeat = repeat ? (unsigned)repeat : cli->config->boot_repeat;
+	req.payloads = (const char *const *)payloads;
+	req.cmdline = cmdline;
+	req.progress = isatty(STDERR_FILENO);
+	runs = booter_boot(cli->db, cli->config, &req, &tally, &error);
+	if (!runs)
+		return fail(error);
+	for (guint i = 0; i < runs->len; i++) {
+		const struct booter_run *r = runs->pdata[i];
+
+		printf("seed %u: %s: %s [%s] (%.1f s on %s%s)\n    console: %s\n", r->seed,
+		       diag_console_kind_name(r->result.kind), r->result.title,
+		       r->result.fingerprint, r->seconds, r->host,
+		       r->attempts > 1 ? ", after infrastructure retries" : "", r->console_path);
+	}
+	{
+		guint conclusive = 0;
+
+		for (guint i = 0; i < runs->len; i++)
+			conclusive += ((struct booter_run *)runs->pdata[i])->result.kind != CONSOLE_INFRA;
+		if (conclusive == 0) {
+			printf("no conclusive boot: all %u failed for infrastructure reasons\n",
+			       runs->len);
+			return 1;
+		}
+		if (tally->len == 0)
+			printf("all %u conclusive boots ok\n", conclusive);
+	}
+	for (guint i = 0; i < tally->len; i++) {
+		const struct console_tally *t = tally->pdata[i];
+
+		printf("%s: %u/%u%s [%s]\n", t->title, t->failures, t->runs,
+		       t->intermittent ? " (intermittent)" : "", t->fingerprint);
 	}
 	return 0;
 }

@@ -26,6 +26,7 @@ int cli_tree(struct cli *cli, int argc, char **argv);
 int cli_poll(struct cli *cli, int argc, char **argv);
 int cli_status(struct cli *cli, int argc, char **argv);
 int cli_build(struct cli *cli, int argc, char **argv);
+int cli_boot(struct cli *cli, int argc, char **argv);
 int cli_version(struct cli *cli, int argc, char **argv);
 
 #endif

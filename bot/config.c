@@ -15,7 +15,7 @@
 
 G_DEFINE_QUARK(zeroday-bot-error-quark, bot_error)
 
-enum key_type { KEY_BOOL, KEY_UINT, KEY_UINT64, KEY_PATH, KEY_LIST };
+enum key_type { KEY_BOOL, KEY_UINT, KEY_UINT64, KEY_PATH, KEY_LIST, KEY_KVM };
 
 /* Every key zeroday.conf may hold: a table, not an if-chain. */
 static const struct key {
@@ -47,6 +47,14 @@ static const struct key {
 	{ "build", "sandbox", KEY_BOOL, offsetof(struct config, build_sandbox), 0, 0 },
 	{ "build", "ccache", KEY_BOOL, offsetof(struct config, build_ccache), 0, 0 },
 	{ "build", "targets", KEY_LIST, offsetof(struct config, build_targets), 0, 0 },
+	{ "boot", "hosts", KEY_LIST, offsetof(struct config, boot_hosts), 0, 0 },
+	{ "boot", "timeout", KEY_UINT, offsetof(struct config, boot_timeout), 5, 86400 },
+	{ "boot", "memory", KEY_UINT, offsetof(struct config, boot_memory), 64, 1048576 },
+	{ "boot", "repeat", KEY_UINT, offsetof(struct config, boot_repeat), 1, 100 },
+	{ "boot", "payloads", KEY_LIST, offsetof(struct config, boot_payloads), 0, 0 },
+	{ "boot", "payload-timeout", KEY_UINT, offsetof(struct config, boot_payload_timeout), 1, 86400 },
+	{ "boot", "kvm", KEY_KVM, offsetof(struct config, boot_kvm), 0, 0 },
+	{ "boot", "busybox", KEY_PATH, offsetof(struct config, boot_busybox), 0, 0 },
 };
 
 static struct config *config_defaults(void)
@@ -68,6 +76,14 @@ static struct config *config_defaults(void)
 	c->build_sandbox = true;
 	c->build_ccache = true;
 	c->build_targets = g_strsplit(BUILD_DEFAULT_TARGET, ";", -1);
+	c->boot_hosts = g_strsplit("qemu:///system*2", ";", -1);
+	c->boot_timeout = 300;
+	c->boot_memory = 512;
+	c->boot_repeat = 3;
+	c->boot_payloads = g_strsplit("smoke", ";", -1);
+	c->boot_payload_timeout = 600;
+	c->boot_kvm = g_strdup("false");
+	c->boot_busybox = g_strdup("/bin/busybox");
 	return c;
 }
 
@@ -78,6 +94,10 @@ void config_free(struct config *config)
 	g_free(config->path);
 	g_free(config->state_dir);
 	g_strfreev(config->build_targets);
+	g_strfreev(config->boot_hosts);
+	g_strfreev(config->boot_payloads);
+	g_free(config->boot_kvm);
+	g_free(config->boot_busybox);
 	g_free(config);
 }
 
@@ -160,6 +180,14 @@ static bool set_key(struct config *c, GKeyFile *kf, const char *origin, const st
 			return bad_key(error, origin, k->group, k->name, "expected a list");
 		return true;
 	}
+	case KEY_KVM:
+		if (strcmp(raw, "true") != 0 && strcmp(raw, "false") != 0 &&
+		    strcmp(raw, "auto") != 0)
+			return bad_key(error, origin, k->group, k->name,
+				       "expected true, false or auto");
+		g_free(*(char **)field);
+		*(char **)field = g_strdup(raw);
+		return true;
 	case KEY_PATH:
 		if (!g_path_is_absolute(raw))
 			return bad_key(error, origin, k->group, k->name,
@@ -263,15 +291,25 @@ char *config_log_dir(const struct config *config)
 	return g_build_filename(config->state_dir, "logs", NULL);
 }
 
-char *config_fragment_dir(void)
+static char *data_dir(const char *name)
 {
 	const char *env = g_getenv("ZERODAY_DATADIR");
-	g_autofree char *installed = g_build_filename(ZERODAY_DATADIR, "kconfig", NULL);
+	g_autofree char *installed = g_build_filename(ZERODAY_DATADIR, name, NULL);
 
 	if (env && *env)
-		return g_build_filename(env, "kconfig", NULL);
+		return g_build_filename(env, name, NULL);
 	if (g_file_test(installed, G_FILE_TEST_IS_DIR))
 		return g_steal_pointer(&installed);
 	/* Run from the build tree, not installed. */
-	return g_build_filename(ZERODAY_SRCDIR, "engine", "kconfig", NULL);
+	return g_build_filename(ZERODAY_SRCDIR, "engine", name, NULL);
+}
+
+char *config_fragment_dir(void)
+{
+	return data_dir("kconfig");
+}
+
+char *config_payload_dir(void)
+{
+	return data_dir("payloads");
 }

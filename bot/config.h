@@ -29,6 +29,16 @@ struct config {
 	bool build_sandbox;
 	bool build_ccache;
 	char **build_targets; /* the default targets, NULL-terminated */
+
+	/* [boot] */
+	char **boot_hosts;      /* libvirt URIs, each optionally "*N" slots */
+	unsigned boot_timeout;
+	unsigned boot_memory;   /* MiB */
+	unsigned boot_repeat;
+	char **boot_payloads;   /* shipped names or absolute paths */
+	unsigned boot_payload_timeout;
+	char *boot_kvm;         /* "false", "true" or "auto" */
+	char *boot_busybox;
 };
 
 /*
@@ -55,5 +65,8 @@ char *config_log_dir(const struct config *config);
 
 /* Where zeroday's config fragments are: $ZERODAY_DATADIR/kconfig, else the installed ones. */
 char *config_fragment_dir(void);
+
+/* Where zeroday's boot payloads are, likewise. */
+char *config_payload_dir(void);
 
 #endif

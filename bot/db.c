@@ -99,6 +99,22 @@ static const char *const migrations[] = {
 	"  parent_build_id INTEGER REFERENCES builds(id) ON DELETE SET NULL,"
 	"  verdict TEXT NOT NULL,"
 	"  new_seqs TEXT NOT NULL DEFAULT '');",
+
+	/* 3 -> 4: kernel images kept with their builds; boots. */
+	"ALTER TABLE builds ADD COLUMN image_path TEXT;"
+	"CREATE TABLE boots ("
+	"  id INTEGER PRIMARY KEY,"
+	"  build_id INTEGER REFERENCES builds(id) ON DELETE SET NULL,"
+	"  image TEXT NOT NULL,"
+	"  host TEXT NOT NULL,"
+	"  seed INTEGER NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  title TEXT NOT NULL,"
+	"  fingerprint TEXT NOT NULL,"
+	"  console_path TEXT,"
+	"  seconds REAL NOT NULL,"
+	"  attempts INTEGER NOT NULL,"
+	"  created INTEGER NOT NULL);",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);
@@ -728,6 +744,7 @@ void build_row_free(struct build_row *row)
 	g_free(row->reason);
 	g_free(row->log_path);
 	g_free(row->config_path);
+	g_free(row->image_path);
 	if (row->diags)
 		g_ptr_array_unref(row->diags);
 	g_free(row);
@@ -737,7 +754,8 @@ bool db_build_add(struct db *db, struct build_row *row, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
 		"INSERT INTO builds (source, commit_id, target, status, reason, seconds, log_path, "
-		"config_path, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", error);
+		"config_path, created, image_path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		error);
 	g_autoptr(sqlite3_stmt) diag = NULL;
 
 	if (!stmt)
@@ -751,6 +769,7 @@ bool db_build_add(struct db *db, struct build_row *row, GError **error)
 	bind_text(stmt, 7, row->log_path);
 	bind_text(stmt, 8, row->config_path);
 	sqlite3_bind_int64(stmt, 9, row->created);
+	bind_text(stmt, 10, row->image_path);
 	if (!step_done(db, stmt, error))
 		return false;
 	row->id = sqlite3_last_insert_rowid(db->sql);
@@ -815,8 +834,8 @@ bool db_build_find(struct db *db, const char *source, const char *commit, const 
 		   struct build_row **out, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
-		"SELECT id, status, reason, seconds, log_path, config_path, created FROM builds "
-		"WHERE source = ?1 AND commit_id = ?2 AND target = ?3 "
+		"SELECT id, status, reason, seconds, log_path, config_path, created, image_path "
+		"FROM builds WHERE source = ?1 AND commit_id = ?2 AND target = ?3 "
 		"AND status IN ('ok', 'failed') ORDER BY id DESC LIMIT 1", error);
 	struct build_row *row;
 	int rc;
@@ -843,6 +862,7 @@ bool db_build_find(struct db *db, const char *source, const char *commit, const 
 	row->log_path = col_text(stmt, 4);
 	row->config_path = col_text(stmt, 5);
 	row->created = sqlite3_column_int64(stmt, 6);
+	row->image_path = col_text(stmt, 7);
 	row->diags = build_diags(db, row->id, error);
 	if (!row->diags) {
 		build_row_free(row);
@@ -868,5 +888,51 @@ bool db_verdict_put(struct db *db, gint64 build_id, gint64 parent_build_id,
 		sqlite3_bind_null(stmt, 2);
 	bind_text(stmt, 3, verdict);
 	bind_text(stmt, 4, new_seqs);
+	return step_done(db, stmt, error);
+}
+
+char *db_build_image(struct db *db, gint64 build_id, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT image_path FROM builds WHERE id = ?1", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, build_id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL)
+		return col_text(stmt, 0);
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND,
+			    "build %" G_GINT64_FORMAT " has no kernel image", build_id);
+	else
+		sql_error(db, error, "looking up a build's image");
+	return NULL;
+}
+
+bool db_boot_add(struct db *db, const struct boot_row *row, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"INSERT INTO boots (build_id, image, host, seed, kind, title, fingerprint, "
+		"console_path, seconds, attempts, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+		"?9, ?10, ?11)", error);
+
+	if (!stmt)
+		return false;
+	if (row->build_id > 0)
+		sqlite3_bind_int64(stmt, 1, row->build_id);
+	else
+		sqlite3_bind_null(stmt, 1);
+	bind_text(stmt, 2, row->image);
+	bind_text(stmt, 3, row->host);
+	sqlite3_bind_int64(stmt, 4, row->seed);
+	bind_text(stmt, 5, row->kind);
+	bind_text(stmt, 6, row->title);
+	bind_text(stmt, 7, row->fingerprint);
+	bind_text(stmt, 8, row->console_path);
+	sqlite3_bind_double(stmt, 9, row->seconds);
+	sqlite3_bind_int(stmt, 10, (int)row->attempts);
+	sqlite3_bind_int64(stmt, 11, g_get_real_time() / G_USEC_PER_SEC);
 	return step_done(db, stmt, error);
 }

@@ -14,7 +14,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -161,6 +161,7 @@ struct build_row {
 	double seconds;
 	char *log_path;
 	char *config_path;
+	char *image_path; /* the kernel image kept from a successful build, or NULL */
 	gint64 created;
 	GPtrArray *diags; /* struct diag, in output order */
 };
@@ -185,6 +186,25 @@ bool db_build_find(struct db *db, const char *source, const char *commit, const 
  */
 bool db_verdict_put(struct db *db, gint64 build_id, gint64 parent_build_id,
 		    const char *verdict, const char *new_seqs, GError **error);
+
+/* Returns the kernel image kept with build @build_id (caller frees). */
+char *db_build_image(struct db *db, gint64 build_id, GError **error);
+
+/* One boot of a kernel image. */
+struct boot_row {
+	gint64 build_id; /* 0: an image given by path */
+	const char *image;
+	const char *host;
+	unsigned seed;
+	const char *kind;  /* diag_console_kind_name() */
+	const char *title;
+	const char *fingerprint;
+	const char *console_path;
+	double seconds;
+	unsigned attempts; /* 1 + infrastructure retries */
+};
+
+bool db_boot_add(struct db *db, const struct boot_row *row, GError **error);
 
 /* Returns "sqlite 3.x.y" (caller frees). */
 char *db_version_string(void);

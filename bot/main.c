@@ -24,6 +24,7 @@ static const struct command {
 	{ "tree", cli_tree, "add, list, show, remove or change subscribed trees" },
 	{ "poll", cli_poll, "fetch trees and select the new commits to test" },
 	{ "build", cli_build, "build a commit and report what it broke against its parent" },
+	{ "boot", cli_boot, "boot a kernel image (or a build's) and classify the console" },
 	{ "status", cli_status, "show trees, the test queue and recent changes" },
 	{ "version", cli_version, "print the version" },
 };

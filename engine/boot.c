@@ -6,6 +6,8 @@
 #include "autoconfig.h"
 
 #include <stdlib.h>
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -157,7 +159,19 @@ done:
 	return true;
 }
 
-int boot_reap(const char *uri, GError **error)
+/* Whether the process that named @name (zeroday-PID-...) is gone. */
+static bool orphaned(const char *name)
+{
+	const char *p = name + strlen(BOOT_DOMAIN_PREFIX);
+	char *end;
+	gint64 pid = g_ascii_strtoll(p, &end, 10);
+
+	if (end == p || *end != '-' || pid <= 0)
+		return true;
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+int boot_reap(const char *uri, bool all, GError **error)
 {
 	virConnectPtr conn;
 	virDomainPtr *doms = NULL;
@@ -175,7 +189,7 @@ int boot_reap(const char *uri, GError **error)
 	for (int i = 0; i < n; i++) {
 		const char *name = virDomainGetName(doms[i]);
 
-		if (name && g_str_has_prefix(name, BOOT_DOMAIN_PREFIX) &&
+		if (name && g_str_has_prefix(name, BOOT_DOMAIN_PREFIX) && (all || orphaned(name)) &&
 		    virDomainDestroy(doms[i]) == 0) {
 			g_message("reaped orphaned domain %s", name);
 			reaped++;

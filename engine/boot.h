@@ -44,10 +44,12 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 	      GError **error);
 
 /*
- * Destroys every running domain named BOOT_DOMAIN_PREFIX* at @uri: what a
- * crashed zeroday left behind. Returns how many, or -1 with @error set.
+ * Destroys the running domains named BOOT_DOMAIN_PREFIX* at @uri that a
+ * crashed zeroday left behind: those whose creating process (named in the
+ * domain name) is no longer alive here, or, with @all, every one. Returns
+ * how many, or -1 with @error set.
  */
-int boot_reap(const char *uri, GError **error);
+int boot_reap(const char *uri, bool all, GError **error);
 
 /* The domain XML for @req (caller frees); exposed for tests. */
 char *boot_domain_xml(const char *name, const struct boot_request *req);

@@ -746,6 +746,21 @@ done:
 	return true;
 }
 
+char *build_image_path(const struct build_target *target, const char *builddir)
+{
+	static const struct { const char *arch, *image; } images[] = {
+		{ "x86_64", "arch/x86/boot/bzImage" }, { "i386", "arch/x86/boot/bzImage" },
+		{ "x86", "arch/x86/boot/bzImage" }, { "arm64", "arch/arm64/boot/Image" },
+		{ "riscv", "arch/riscv/boot/Image" }, { "arm", "arch/arm/boot/zImage" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(images); i++) {
+		if (strcmp(images[i].arch, target->arch) == 0)
+			return g_build_filename(builddir, images[i].image, NULL);
+	}
+	return NULL;
+}
+
 enum build_verdict build_compare(const struct build_output *child,
 				 const struct build_output *parent, GPtrArray **fresh)
 {

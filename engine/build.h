@@ -118,6 +118,9 @@ bool build_install_tools(const char *dir, GError **error);
 bool build_run(struct build_output *out, const struct build_target *target,
 	       const struct build_env *env, GError **error);
 
+/* The bootable image a build of @target leaves in @builddir (caller frees), or NULL. */
+char *build_image_path(const struct build_target *target, const char *builddir);
+
 enum build_verdict {
 	VERDICT_PASS,
 	VERDICT_NEW_DIAGNOSTICS,

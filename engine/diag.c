@@ -396,6 +396,8 @@ static const struct console_rule {
 	{ CONSOLE_BUG, "^BUG: (kernel NULL pointer dereference|unable to handle page fault|"
 		       "unable to handle kernel paging request)", "BUG: \\1" },
 	{ CONSOLE_BUG, "^BUG: ([^,]+?)( in ([A-Za-z0-9_.]+))?(, .*)?$", "BUG: \\1\\2" },
+	{ CONSOLE_WARNING, "^WARNING: CPU: [0-9]+ PID: [0-9]+ at ([^:]+):[0-9]+ (0x[0-9a-f]+)",
+	  "WARNING in \\1" }, /* no kallsyms: the file names it */
 	{ CONSOLE_WARNING, "^WARNING: CPU: [0-9]+ PID: [0-9]+ at ([^:]+):[0-9]+ ([A-Za-z0-9_.]+)",
 	  "WARNING in \\2" },
 	{ CONSOLE_WARNING, "^WARNING: (.+?) at ([^:]+):[0-9]+ ([A-Za-z0-9_.]+)", "WARNING in \\3" },

@@ -164,6 +164,7 @@ static const struct console_case {
 	{ "panic-vfs.log", true, "panic",
 	  "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)", 1 },
 	{ "warning.log", false, "WARNING", "WARNING in zd_demo_probe", 1 },
+	{ "warning-nokallsyms.log", false, "WARNING", "WARNING in init/main.c", 1 },
 	{ "null-deref.log", false, "BUG", "BUG: kernel NULL pointer dereference", 1 },
 	{ "kasan.log", true, "KASAN", "KASAN: slab-use-after-free in zd_free", 1 },
 	{ "ubsan.log", false, "UBSAN", "UBSAN: shift-out-of-bounds in lib/zd_math.c", 1 },

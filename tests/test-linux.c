@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "engine/boot.h"
 #include "engine/build.h"
+#include "engine/initramfs.h"
 #include "engine/diag.h"
 #include "engine/repo.h"
 #include "engine/run.h"
@@ -23,7 +25,7 @@ static char *history; /* scratch repository: the cache's objects plus our commit
 static char *index_file;
 static struct worktree *wt;
 static bool sandbox;
-static char *base, *c_warn, *c_move, *c_err;
+static char *base, *c_warn, *c_move, *c_err, *c_boot_warn;
 
 /* Commits @path with @text on top of @parent, without a work tree. */
 static char *commit_file(const char *parent, const char *path, const char *text,
@@ -71,6 +73,17 @@ static void setup_commits(void)
 	c_warn = commit_file(base, "kernel/panic.c", warned, "panic: add an unused variable");
 	c_move = commit_file(c_warn, "kernel/panic.c", moved, "panic: move the old warning");
 	c_err = commit_file(c_move, "kernel/exit.c", broken, "exit: use an undeclared name");
+	{
+		g_autofree char *main_c = show_file(base, "init/main.c");
+		const char *anchor = "static int __ref kernel_init(void *unused)\n{\n\tint ret;\n";
+		const char *at = strstr(main_c, anchor);
+		g_autofree char *warned_boot = NULL;
+
+		g_assert_nonnull(at);
+		warned_boot = g_strdup_printf("%.*s%s\tWARN(1, \"zeroday: a warning for the boot test\\n\");\n%s",
+					      (int)(at - main_c), main_c, anchor, at + strlen(anchor));
+		c_boot_warn = commit_file(base, "init/main.c", warned_boot, "init: warn at boot");
+	}
 }
 
 static struct build_output build(const char *oid, GPtrArray **logs)
@@ -132,6 +145,59 @@ static void expect(const char *oid, const char *parent, enum build_verdict verdi
 	g_clear_pointer(&got, g_ptr_array_unref);
 	build_output_clear(&p);
 	build_output_clear(&c);
+}
+
+/* Boots the image in the build directory; returns the console verdict. */
+static void boot_image(struct console_result *r, const char *name)
+{
+	g_autofree char *image = g_build_filename(cache, "work", "build", "arch", "x86", "boot",
+						  "bzImage", NULL);
+	g_autofree char *kept = g_strdup_printf("%s/%s.bzImage", testlib_scratch(), name);
+	g_autofree char *initrd = g_strdup_printf("%s/%s.initrd", testlib_scratch(), name);
+	g_autofree char *log = g_strdup_printf("%s/%s.console", testlib_scratch(), name);
+	g_autofree char *smoke = g_build_filename(ZERODAY_SRCDIR, "engine", "payloads", "smoke", NULL);
+	g_autofree char *data = NULL;
+	g_autofree char *text = NULL;
+	struct initramfs_payload payloads[] = { { "smoke", smoke, 60 } };
+	struct boot_request req = { .kernel = kept, .initrd = initrd, .console_log = log,
+				    .timeout_s = 120, .memory_mb = 256 };
+	struct boot_outcome out;
+	g_autoptr(GError) error = NULL;
+	gsize len;
+
+	g_assert_true(g_file_get_contents(image, &data, &len, &error));
+	g_assert_true(g_file_set_contents(kept, data, len, &error));
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+	g_assert_true(boot_run(&out, "qemu:///system", &req, &error));
+	g_assert_no_error(error);
+	g_file_get_contents(log, &text, NULL, NULL);
+	diag_console_classify(r, text ? text : "", out.timed_out, out.infra);
+	g_test_message("boot of %s: %s (%s) in %.1f s", name, diag_console_kind_name(r->kind),
+		       r->title, out.seconds);
+	boot_outcome_clear(&out);
+}
+
+static void test_base_boots(void)
+{
+	struct console_result r;
+
+	boot_image(&r, "base");
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "boot-ok");
+	console_result_clear(&r);
+}
+
+/* A commit that warns at boot: it builds cleanly, and the boot says WARNING. */
+static void test_boot_warning(void)
+{
+	struct build_output out = build(c_boot_warn, NULL);
+	struct console_result r;
+
+	g_assert_cmpstr(build_status_name(out.status), ==, "ok");
+	build_output_clear(&out);
+	boot_image(&r, "boot-warn");
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "WARNING");
+	g_assert_cmpstr(r.title, ==, "WARNING in kernel_init");
+	console_result_clear(&r);
 }
 
 static void test_base_builds(void)
@@ -218,6 +284,8 @@ int main(int argc, char **argv)
 	g_assert_no_error(error);
 
 	g_test_add_func("/linux/base-builds", test_base_builds);
+	g_test_add_func("/linux/base-boots", test_base_boots);
+	g_test_add_func("/linux/boot-warning", test_boot_warning);
 	g_test_add_func("/linux/new-warning", test_new_warning);
 	g_test_add_func("/linux/moved-warning", test_moved_warning);
 	g_test_add_func("/linux/new-error", test_new_error);
