@@ -40,7 +40,7 @@ expect 2 "no command is misuse" "Usage: zeroday" --
 expect 2 "unknown command is misuse" "unknown command 'frob'" -- frob
 expect 0 "--help lists the commands" "poll" -- --help
 expect 2 "unknown global option is misuse" "Unknown option" -- --frob status
-for cmd in init poll status version "tree add" "tree list" "tree show" "tree rm" "tree set"; do
+for cmd in init poll status version build boot "tree add" "tree list" "tree show" "tree rm" "tree set"; do
 	# shellcheck disable=SC2086
 	expect 0 "$cmd --help" "Usage:" -- $cmd --help
 done
@@ -133,6 +133,18 @@ expect 0 "a root commit's warnings are all new" "x86_64:allnoconfig [0-9a-f]*: n
 	"$z" build "$kb" HEAD~1 --target x86_64:allnoconfig
 expect 0 "a stored build is reused" "parent [0-9a-f]*: ok" -- "$z" build "$kb" HEAD --target x86_64:defconfig
 expect 1 "build of an unknown source" "neither a tree nor a repository" -- "$z" build "$scratch/nope" HEAD
+
+# Boots: Debian's kernel through the real libvirt.
+kernel=$(ls /boot/vmlinuz-* 2>/dev/null | head -1)
+expect 2 "boot needs an image" "needs a BUILD-ID or an IMAGE" -- "$z" boot
+expect 2 "boot refuses markup in the command line" "may not hold" -- "$z" boot "$kernel" --cmdline '</cmdline>'
+expect 1 "boot of a missing image" "no kernel image at" -- "$z" boot "$scratch/nope"
+expect 1 "boot of an unknown payload" "no payload named 'nope'" -- "$z" boot "$kernel" --payload nope
+expect 0 "boot: one run, boot-ok" "seed 1: boot-ok: boot-ok" -- "$z" boot "$kernel" -n 1
+printf '[boot]\nhosts = qemu:///system?socket=/nonexistent/sock\n' > "$scratch/nohost.conf"
+expect 1 "boot with no reachable host is inconclusive" \
+	"no conclusive boot: all 1 failed for infrastructure reasons" -- \
+	--config="$scratch/nohost.conf" "$z" boot "$kernel" -n 1
 
 echo "1..$n"
 exit $failed

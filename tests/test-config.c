@@ -41,7 +41,10 @@ static void test_all_keys(void)
 		"poll-jobs=3\nconnect-timeout=5\nio-timeout=6\nfetch-timeout=7\n"
 		"max-pack-objects=1000\nmax-pack-bytes=123456789\n"
 		"[build]\njobs=3\ntimeout=600\nmax-memory=1073741824\nmax-procs=100\n"
-		"sandbox=false\nccache=false\ntargets=x86_64:defconfig:W=1,sparse; arm64:defconfig ;\n";
+		"sandbox=false\nccache=false\ntargets=x86_64:defconfig:W=1,sparse; arm64:defconfig ;\n"
+		"[boot]\nhosts=qemu:///system*4;qemu+ssh://b/system\ntimeout=60\nmemory=1024\n"
+		"repeat=5\npayloads=smoke;/opt/ltp/run\npayload-timeout=30\nkvm=auto\n"
+		"busybox=/usr/bin/busybox\n";
 	g_autoptr(GError) error = NULL;
 	zd_autoptr(config) c = config_load_data(text, "test.conf", &error);
 
@@ -67,6 +70,15 @@ static void test_all_keys(void)
 	g_assert_cmpuint(g_strv_length(c->build_targets), ==, 2);
 	g_assert_cmpstr(c->build_targets[0], ==, "x86_64:defconfig:W=1,sparse");
 	g_assert_cmpstr(c->build_targets[1], ==, "arm64:defconfig");
+	g_assert_cmpstr(c->boot_hosts[0], ==, "qemu:///system*4");
+	g_assert_cmpstr(c->boot_hosts[1], ==, "qemu+ssh://b/system");
+	g_assert_cmpuint(c->boot_timeout, ==, 60);
+	g_assert_cmpuint(c->boot_memory, ==, 1024);
+	g_assert_cmpuint(c->boot_repeat, ==, 5);
+	g_assert_cmpstr(c->boot_payloads[1], ==, "/opt/ltp/run");
+	g_assert_cmpuint(c->boot_payload_timeout, ==, 30);
+	g_assert_cmpstr(c->boot_kvm, ==, "auto");
+	g_assert_cmpstr(c->boot_busybox, ==, "/usr/bin/busybox");
 }
 
 static const struct bad_case {
@@ -84,6 +96,7 @@ static const struct bad_case {
 	  "test.conf: [git] max-new-commits: 0 is out of range (1 to 100000)" },
 	{ "[git]\npoll-jobs=99999999999999999999\n",
 	  "test.conf: [git] poll-jobs: expected a whole number" },
+	{ "[boot]\nkvm=maybe\n", "test.conf: [boot] kvm: expected true, false or auto" },
 	{ "[build]\ntimeout=5\n", "test.conf: [build] timeout: 5 is out of range (60 to 604800)" },
 	{ "[build]\ntargets=\n", "test.conf: [build] targets: expected a list" },
 	{ "[zeroday]\nstate-dir=relative\n",
