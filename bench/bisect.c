@@ -1,0 +1,74 @@
+/*
+ * bench/bisect: test runs per bisection against ceil(log2 N) on linear
+ * histories (deterministic failures), and accuracy and runs with a
+ * failure that shows in 30% of runs, over many seeds.
+ */
+#include "autoconfig.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/bisect-sim.h"
+
+int main(void)
+{
+	static const guint sizes[] = { 16, 128, 1024 };
+	const unsigned seeds = 500;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+		guint n = sizes[i];
+		unsigned worst = 0, total = 0, count = 0;
+		double bound = ceil(log2((double)n));
+
+		for (guint culprit = 1; culprit < n; culprit += (n > 64 ? n / 64 : 1)) {
+			struct sim *s = sim_linear(n, culprit, 1.0, 1);
+			struct bisect_outcome o;
+
+			sim_bisect(s, 1.0, 0.001, 0.95, &o);
+			if (!o.found || strcmp(o.culprit, s->ids->pdata[culprit]) != 0) {
+				fprintf(stderr, "wrong culprit for n=%u\n", n);
+				return 1;
+			}
+			worst = MAX(worst, o.total_runs);
+			total += o.total_runs;
+			count++;
+			bisect_outcome_clear(&o);
+			sim_free(s);
+		}
+		printf("linear N=%u: runs per bisection: worst %u, mean %.2f; ceil(log2 N) = %.0f; "
+		       "ratio worst/log2: %.2f\n", n, worst, (double)total / count, bound,
+		       worst / bound);
+	}
+
+	for (int variant = 0; variant < 2; variant++) {
+		double max_error = variant == 0 ? 0.001 : 0.03;
+		unsigned found = 0, wrong = 0, inconclusive = 0, runs = 0, steps = 0;
+
+		for (guint32 seed = 1; seed <= seeds; seed++) {
+			GRand *r = g_rand_new_with_seed(seed * 7919);
+			guint culprit = 1 + g_rand_int_range(r, 0, 127);
+			struct sim *s = sim_linear(128, culprit, 0.3, seed);
+			struct bisect_outcome o;
+
+			g_rand_free(r);
+			sim_bisect(s, 0.3, max_error, 0.95, &o);
+			runs += o.total_runs;
+			steps += o.log->len;
+			if (!o.found)
+				inconclusive++;
+			else if (strcmp(o.culprit, s->ids->pdata[culprit]) != 0)
+				wrong++;
+			else
+				found++;
+			bisect_outcome_clear(&o);
+			sim_free(s);
+		}
+		printf("30%%-flaky, N=128, %u seeds, max-error %.3f (%u runs per step; syzbot: 10): "
+		       "right %u, wrong %u, inconclusive %u; accuracy %.3f; %.1f runs per bisection, "
+		       "%.1f per step\n", seeds, max_error, bisect_runs_per_step(0.3, max_error),
+		       found, wrong, inconclusive, (double)found / seeds, (double)runs / seeds,
+		       (double)runs / steps);
+	}
+	return 0;
+}
