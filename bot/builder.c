@@ -68,6 +68,15 @@ static enum build_status status_parse(const char *name)
 	return BUILD_INFRA;
 }
 
+/* build_env.changes_since: the paths between the configured commit and this one. */
+static char **changes_since(const char *old_commit, const char *new_commit, void *data)
+{
+	g_autoptr(GError) error = NULL;
+
+	/* A commit that is gone means "unknown": the caller configures again. */
+	return repo_worktree_diff(data, old_commit, new_commit, &error);
+}
+
 /* Checks out and builds one commit, or returns its stored build. */
 static struct build_row *build_one(struct db *db, const struct config *config,
 				   const struct builder_request *req, struct worktree *wt,
@@ -110,7 +119,10 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 				g_get_real_time() / G_USEC_PER_SEC);
 	env.log_path = g_strconcat(stamp, ".log", NULL);
 	env.config_copy = g_strconcat(stamp, ".config", NULL);
-	if (!build_install_tools(tools, error) || !repo_worktree_checkout(wt, commit, error))
+	env.commit = commit;
+	env.changes_since = changes_since;
+	env.changes_data = wt;
+	if (!build_install_tools(tools, error) || !repo_worktree_checkout(wt, commit, NULL, error))
 		goto out;
 	if (target->checks & BUILD_COCCI) {
 		changed = repo_worktree_changed_files(wt, commit, error);

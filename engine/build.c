@@ -599,6 +599,66 @@ static GPtrArray *collect_diags(const struct build_env *env, const char *log, gi
 	return diags;
 }
 
+/* Whether a changed path can change what a config target produces. */
+static bool kconfig_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return g_str_has_prefix(base, "Kconfig") || strstr(path, "/configs/") ||
+	       g_str_has_prefix(path, "scripts/kconfig/") || strcmp(path, "Makefile") == 0 ||
+	       g_str_has_prefix(path, "scripts/Kconfig");
+}
+
+/* What the configuration depends on besides the tree: the target and its files. */
+static char *config_stamp(const struct build_target *t)
+{
+	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+	g_autofree char *cfg = NULL;
+
+	g_checksum_update(sum, (const guchar *)t->spec, -1);
+	if (t->config_file && g_file_get_contents(t->config_file, &cfg, NULL, NULL))
+		g_checksum_update(sum, (const guchar *)cfg, -1);
+	for (char **f = t->fragments; f && *f; f++) {
+		g_autofree char *text = NULL;
+
+		if (g_file_get_contents(*f, &text, NULL, NULL))
+			g_checksum_update(sum, (const guchar *)text, -1);
+	}
+	return g_strdup(g_checksum_get_string(sum));
+}
+
+/*
+ * Whether the .config in the build directory is still what the target
+ * would produce: the stamp ("target hash\ncommit\n", written after the
+ * last configuration) names the same target and fragments, and no Kconfig
+ * file differs between the commit it was configured at and this one.
+ */
+static bool config_current(const struct build_env *env, const char *stamp_path,
+			   const char *hash)
+{
+	g_autofree char *old = NULL;
+	g_autofree char *dotconfig = g_build_filename(env->builddir, ".config", NULL);
+	g_auto(GStrv) lines = NULL;
+	g_auto(GStrv) changes = NULL;
+
+	if (!env->commit || !env->changes_since ||
+	    !g_file_test(dotconfig, G_FILE_TEST_IS_REGULAR) ||
+	    !g_file_get_contents(stamp_path, &old, NULL, NULL))
+		return false;
+	lines = g_strsplit(old, "\n", 3);
+	if (!lines[0] || !lines[1] || strcmp(lines[0], hash) != 0)
+		return false;
+	changes = env->changes_since(lines[1], env->commit, env->changes_data);
+	if (!changes)
+		return false;
+	for (char **p = changes; *p; p++) {
+		if (kconfig_path(*p))
+			return false;
+	}
+	return true;
+}
+
 /* Signs in the log that a compiler was killed (memory), not that the code is wrong. */
 static bool killed_by_resources(const char *log)
 {
@@ -620,6 +680,8 @@ bool build_run(struct build_output *out, const struct build_target *target,
 {
 	g_autofree char *cross = NULL;
 	g_autofree char *dotconfig = g_build_filename(env->builddir, ".config", NULL);
+	g_autofree char *stamp = NULL;
+	g_autofree char *stamp_path = NULL;
 	g_autofree char *seed_env = NULL;
 	g_autofree char *log = NULL;
 	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
@@ -658,7 +720,12 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	if (env->ccache_dir && env->sandbox && !run_sandbox_prepare_dir(env->ccache_dir, error))
 		return false;
 
-	/* The configuration. */
+	/* The configuration, unless nothing it depends on changed. */
+	stamp = config_stamp(target);
+	stamp_path = g_build_filename(env->builddir, ".zeroday-config", NULL);
+	if (config_current(env, stamp_path, stamp))
+		goto configured;
+	unlink(stamp_path);
 	if (strcmp(target->config, "file") == 0) {
 		g_autofree char *text = NULL;
 		g_autoptr(GError) local = NULL;
@@ -689,6 +756,12 @@ bool build_run(struct build_output *out, const struct build_target *target,
 		if (!make_done(out, &m, "merging fragments"))
 			goto done;
 	}
+	if (env->commit) {
+		g_autofree char *text = g_strdup_printf("%s\n%s\n", stamp, env->commit);
+
+		g_file_set_contents(stamp_path, text, -1, NULL);
+	}
+configured:
 	if (env->config_copy) {
 		g_autofree char *text = NULL;
 

@@ -79,6 +79,16 @@ struct build_env {
 	unsigned max_procs;
 	bool sandbox;
 	const char *const *changed_files; /* for coccinelle; may be NULL */
+	/*
+	 * The commit being built, and a way to list the paths that differ
+	 * between another commit and it (NULL-terminated, freed by the caller;
+	 * NULL when unknown). With both, a build directory configured at an
+	 * earlier commit skips the configuration step when no Kconfig file
+	 * changed in between.
+	 */
+	const char *commit;
+	char **(*changes_since)(const char *old_commit, const char *new_commit, void *data);
+	void *changes_data;
 	/* Called about every 200 ms with the latest kbuild line. */
 	void (*progress)(const char *line, void *data);
 	void *progress_data;

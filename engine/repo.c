@@ -872,13 +872,44 @@ char *repo_worktree_parent(struct worktree *wt, const char *oid, GError **error)
 	return out;
 }
 
-bool repo_worktree_checkout(struct worktree *wt, const char *oid, GError **error)
+/* The paths where @index and @commit's tree differ, or NULL for an empty index. */
+static char **index_changes(git_repository *git, git_index *index, git_commit *commit, int *rc)
+{
+	g_autoptr(GStrvBuilder) paths = NULL;
+	git_tree *tree = NULL;
+	git_diff *diff = NULL;
+
+	if (git_index_entrycount(index) == 0)
+		return NULL;
+	*rc = git_commit_tree(&tree, commit);
+	if (*rc == 0)
+		*rc = git_diff_tree_to_index(&diff, git, tree, index, NULL);
+	if (*rc == 0) {
+		paths = g_strv_builder_new();
+		for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+			const git_diff_delta *d = git_diff_get_delta(diff, i);
+
+			g_strv_builder_add(paths, d->old_file.path);
+			if (strcmp(d->old_file.path, d->new_file.path) != 0)
+				g_strv_builder_add(paths, d->new_file.path);
+		}
+	}
+	git_diff_free(diff);
+	git_tree_free(tree);
+	return paths ? g_strv_builder_end(paths) : NULL;
+}
+
+bool repo_worktree_checkout(struct worktree *wt, const char *oid, char ***changed,
+			    GError **error)
 {
 	git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;
 	git_commit *commit = worktree_commit(wt, oid, error);
 	git_index *index = NULL;
+	char **paths = NULL;
 	int rc;
 
+	if (changed)
+		*changed = NULL;
 	if (!commit)
 		return false;
 	opts.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED |
@@ -889,6 +920,8 @@ bool repo_worktree_checkout(struct worktree *wt, const char *oid, GError **error
 	 * object source that changed).
 	 */
 	rc = git_repository_index(&index, wt->git);
+	if (rc == 0 && changed)
+		paths = index_changes(wt->git, index, commit, &rc);
 	if (rc == 0) {
 		opts.baseline_index = index;
 		rc = git_checkout_tree(wt->git, (git_object *)commit, &opts);
@@ -898,10 +931,50 @@ bool repo_worktree_checkout(struct worktree *wt, const char *oid, GError **error
 		rc = git_repository_set_head_detached(wt->git, git_commit_id(commit));
 	git_commit_free(commit);
 	if (rc < 0) {
+		g_strfreev(paths);
 		set_git_error(error, rc, oid);
 		return false;
 	}
+	if (changed)
+		*changed = paths;
 	return true;
+}
+
+char **repo_worktree_diff(struct worktree *wt, const char *a, const char *b, GError **error)
+{
+	g_autoptr(GStrvBuilder) files = g_strv_builder_new();
+	git_commit *ca = worktree_commit(wt, a, error);
+	git_commit *cb = ca ? worktree_commit(wt, b, error) : NULL;
+	git_tree *ta = NULL, *tb = NULL;
+	git_diff *diff = NULL;
+	int rc;
+
+	if (!ca || !cb) {
+		git_commit_free(ca);
+		return NULL;
+	}
+	rc = git_commit_tree(&ta, ca);
+	if (rc == 0)
+		rc = git_commit_tree(&tb, cb);
+	if (rc == 0)
+		rc = git_diff_tree_to_tree(&diff, wt->git, ta, tb, NULL);
+	for (size_t i = 0; rc == 0 && i < git_diff_num_deltas(diff); i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+
+		g_strv_builder_add(files, d->old_file.path);
+		if (strcmp(d->old_file.path, d->new_file.path) != 0)
+			g_strv_builder_add(files, d->new_file.path);
+	}
+	git_diff_free(diff);
+	git_tree_free(ta);
+	git_tree_free(tb);
+	git_commit_free(ca);
+	git_commit_free(cb);
+	if (rc < 0) {
+		set_git_error(error, rc, b);
+		return NULL;
+	}
+	return g_strv_builder_end(files);
 }
 
 char **repo_worktree_changed_files(struct worktree *wt, const char *oid, GError **error)

@@ -153,9 +153,18 @@ char *repo_worktree_parent(struct worktree *wt, const char *oid, GError **error)
 
 /*
  * Makes the work tree exactly @oid: changed files rewritten, removed ones
- * deleted, untracked ones removed, unchanged ones untouched.
+ * deleted, untracked ones removed, unchanged ones untouched. With @changed
+ * non-NULL, *@changed receives the paths that differed (NULL-terminated,
+ * caller frees), or NULL when the work tree was empty.
  */
-bool repo_worktree_checkout(struct worktree *wt, const char *oid, GError **error);
+bool repo_worktree_checkout(struct worktree *wt, const char *oid, char ***changed,
+			    GError **error);
+
+/*
+ * Returns the paths that differ between commits @a and @b (NULL-terminated,
+ * caller frees), or NULL with @error set (for example, @a is gone).
+ */
+char **repo_worktree_diff(struct worktree *wt, const char *a, const char *b, GError **error);
 
 /* Returns the paths @oid changes against its first parent (NULL-terminated, caller frees). */
 char **repo_worktree_changed_files(struct worktree *wt, const char *oid, GError **error);

@@ -85,6 +85,8 @@ static void built_free(struct built *b)
 
 ZD_AUTOPTR_DEFINE(built, built_free)
 
+static char **changes_since(const char *old_commit, const char *new_commit, void *data);
+
 /* Checks out @oid and builds it for @spec in the target's persistent directory. */
 static struct built *build(const char *oid, const char *spec)
 {
@@ -98,7 +100,7 @@ static struct built *build(const char *oid, const char *spec)
 
 	g_assert_true(build_target_parse(&t, spec, fragments, &error));
 	g_assert_no_error(error);
-	g_assert_true(repo_worktree_checkout(wt, oid, &error));
+	g_assert_true(repo_worktree_checkout(wt, oid, NULL, &error));
 	dirname = build_target_dirname(&t);
 	builddir = g_build_filename(testlib_scratch(), "build", dirname, NULL);
 	b->log = g_strdup_printf("%s/log-%d", testlib_scratch(), ++n);
@@ -108,6 +110,7 @@ static struct built *build(const char *oid, const char *spec)
 			.srcdir = worktree_dir, .builddir = builddir, .log_path = b->log,
 			.config_copy = b->config, .jobs = 2, .timeout_s = 300,
 			.sandbox = sandbox, .ccache_dir = NULL, .tools_dir = tools,
+			.commit = oid, .changes_since = changes_since,
 		};
 
 		(void)ccache;
@@ -116,6 +119,11 @@ static struct built *build(const char *oid, const char *spec)
 	}
 	build_target_clear(&t);
 	return b;
+}
+
+static char **changes_since(const char *old_commit, const char *new_commit, void *data)
+{
+	return repo_worktree_diff(wt, old_commit, new_commit, NULL);
 }
 
 static char *show(const struct diag *d)
@@ -240,6 +248,30 @@ static void test_moved_warning(void)
 	g_assert_nonnull(strstr(log, "  CC      src/old.o"));
 	g_assert_null(strstr(log, "  CC      src/net.o"));
 	g_assert_null(strstr(log, "  CC      src/main.o"));
+	/* No Kconfig change since the parent: the configuration was reused. */
+	g_assert_null(strstr(log, "CONF"));
+}
+
+/* A Kconfig change makes the next build configure again. */
+static void test_kconfig_change(void)
+{
+	g_autofree char *kconfig = g_build_filename(src_repo, "Kconfig", NULL);
+	g_autofree char *text = NULL;
+	g_autofree char *more = NULL;
+	g_autofree char *c_kconf = NULL;
+	g_autofree char *log = NULL;
+	g_autofree char *config = NULL;
+	zd_autoptr(built) b = NULL;
+
+	g_assert_true(g_file_get_contents(kconfig, &text, NULL, NULL));
+	more = g_strconcat(text, "EXTRA y\n", NULL);
+	g_free(testlib_git(src_repo, "checkout", "-q", c_after, NULL));
+	c_kconf = edit("Kconfig", more, "Kconfig: a new symbol");
+	b = build(c_kconf, "x86_64:allnoconfig");
+	g_assert_true(g_file_get_contents(b->log, &log, NULL, NULL));
+	g_assert_nonnull(strstr(log, "CONF    allnoconfig"));
+	g_assert_true(g_file_get_contents(b->config, &config, NULL, NULL));
+	g_assert_nonnull(strstr(config, "# CONFIG_EXTRA is not set"));
 }
 
 static void test_error_one_config(void)
@@ -372,6 +404,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/build/moved-warning", test_moved_warning);
 	g_test_add_func("/build/error-one-config", test_error_one_config);
 	g_test_add_func("/build/parent-failing", test_parent_failing);
+	g_test_add_func("/build/kconfig-change", test_kconfig_change);
 	g_test_add_func("/build/configs", test_configs);
 	g_test_add_func("/build/no-cross-compiler", test_no_cross_compiler);
 	g_test_add_func("/build/hostile-makefile", test_hostile_makefile);

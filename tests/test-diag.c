@@ -172,6 +172,9 @@ static const struct console_case {
 	{ "payload-fail.log", false, "payload-fail", "payload-fail (ltp-syscalls)", 0 },
 	{ "timeout.log", true, "timeout", "timeout before the init started", 0 },
 	{ "no-output.log", true, "no-output", "no output", 0 },
+	/* Real consoles: Debian's 6.1 kernel booted by zeroday under TCG. */
+	{ "real-debian-boot-ok.log", false, "boot-ok", "boot-ok", 0 },
+	{ "real-debian-payload-fail.log", false, "payload-fail", "payload-fail (flaky)", 0 },
 };
 
 static void test_console(void)

@@ -86,6 +86,8 @@ static void setup_commits(void)
 	}
 }
 
+static char **changes_since(const char *old_commit, const char *new_commit, void *data);
+
 static struct build_output build(const char *oid, GPtrArray **logs)
 {
 	struct build_target t;
@@ -101,12 +103,12 @@ static struct build_output build(const char *oid, GPtrArray **logs)
 	struct build_env env = {
 		.srcdir = srcdir, .builddir = builddir, .tools_dir = tools, .log_path = log,
 		.ccache_dir = ccache_bin ? ccache : NULL, .jobs = g_get_num_processors(),
-		.timeout_s = 3600, .sandbox = sandbox,
+		.timeout_s = 3600, .sandbox = sandbox, .commit = oid, .changes_since = changes_since,
 	};
 
 	g_assert_true(build_target_parse(&t, TARGET, fragments, &error));
 	g_assert_true(build_install_tools(tools, &error));
-	g_assert_true(repo_worktree_checkout(wt, oid, &error));
+	g_assert_true(repo_worktree_checkout(wt, oid, NULL, &error));
 	g_assert_no_error(error);
 	g_assert_true(build_run(&out, &t, &env, &error));
 	g_assert_no_error(error);
@@ -116,6 +118,11 @@ static struct build_output build(const char *oid, GPtrArray **logs)
 		g_ptr_array_add(*logs, g_steal_pointer(&log));
 	build_target_clear(&t);
 	return out;
+}
+
+static char **changes_since(const char *old_commit, const char *new_commit, void *data)
+{
+	return repo_worktree_diff(wt, old_commit, new_commit, NULL);
 }
 
 static char *show(const struct diag *d)
