@@ -124,6 +124,8 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 	env.changes_data = wt;
 	if (!build_install_tools(tools, error) || !repo_worktree_checkout(wt, commit, NULL, error))
 		goto out;
+	g_info("checked out %.12s after %.1f s", commit,
+	       (double)(g_get_monotonic_time() - progress.start) / G_USEC_PER_SEC);
 	if (target->checks & BUILD_COCCI) {
 		changed = repo_worktree_changed_files(wt, commit, error);
 		if (!changed)

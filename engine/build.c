@@ -723,8 +723,10 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	/* The configuration, unless nothing it depends on changed. */
 	stamp = config_stamp(target);
 	stamp_path = g_build_filename(env->builddir, ".zeroday-config", NULL);
-	if (config_current(env, stamp_path, stamp))
+	if (config_current(env, stamp_path, stamp)) {
+		g_info("%s: configuration unchanged since the last build", target->spec);
 		goto configured;
+	}
 	unlink(stamp_path);
 	if (strcmp(target->config, "file") == 0) {
 		g_autofree char *text = NULL;
@@ -778,8 +780,11 @@ configured:
 	else if (target->checks & BUILD_SPARSE)
 		g_ptr_array_add(args, g_strdup("C=1"));
 	g_ptr_array_add(args, NULL);
+	g_info("%s: configured after %.1f s", target->spec,
+	       (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC);
 	if (!make(&m, (const char *const *)args->pdata, NULL, error))
 		return false;
+	g_info("%s: make took %.1f s", target->spec, m.result.seconds);
 	if (!make_done(out, &m, "make"))
 		goto done;
 
@@ -810,6 +815,8 @@ done:
 	if (g_file_get_contents(env->log_path, &log, NULL, NULL)) {
 		g_ptr_array_unref(out->diags);
 		out->diags = collect_diags(env, log, started_at);
+		g_info("%s: %u diagnostics collected after %.1f s", target->spec, out->diags->len,
+		       (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC);
 		if (out->status == BUILD_FAILED && killed_by_resources(log)) {
 			out->status = BUILD_INFRA;
 			g_free(out->reason);
