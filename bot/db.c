@@ -115,6 +115,25 @@ static const char *const migrations[] = {
 	"  seconds REAL NOT NULL,"
 	"  attempts INTEGER NOT NULL,"
 	"  created INTEGER NOT NULL);",
+
+	/* 4 -> 5: the job queue. */
+	"CREATE TABLE jobs ("
+	"  id INTEGER PRIMARY KEY,"
+	"  kind TEXT NOT NULL,"
+	"  tree_id INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,"
+	"  commit_id TEXT NOT NULL,"
+	"  target TEXT NOT NULL,"
+	"  priority INTEGER NOT NULL,"
+	"  state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'done')),"
+	"  lease_owner TEXT,"
+	"  lease_until INTEGER,"
+	"  claimed INTEGER,"
+	"  attempts INTEGER NOT NULL DEFAULT 0,"
+	"  result TEXT,"
+	"  created INTEGER NOT NULL,"
+	"  finished INTEGER,"
+	"  UNIQUE (kind, tree_id, commit_id, target));"
+	"CREATE INDEX jobs_by_state ON jobs(state, priority);",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);
@@ -935,4 +954,162 @@ bool db_boot_add(struct db *db, const struct boot_row *row, GError **error)
 	sqlite3_bind_int(stmt, 10, (int)row->attempts);
 	sqlite3_bind_int64(stmt, 11, g_get_real_time() / G_USEC_PER_SEC);
 	return step_done(db, stmt, error);
+}
+
+/* Jobs. */
+
+void job_row_free(struct job_row *job)
+{
+	if (!job)
+		return;
+	g_free(job->kind);
+	g_free(job->tree);
+	g_free(job->commit);
+	g_free(job->target);
+	g_free(job);
+}
+
+bool db_job_add(struct db *db, const char *kind, gint64 tree_id, const char *commit,
+		const char *target, int priority, bool *added, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"INSERT OR IGNORE INTO jobs (kind, tree_id, commit_id, target, priority, created) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6)", error);
+
+	if (!stmt)
+		return false;
+	bind_text(stmt, 1, kind);
+	sqlite3_bind_int64(stmt, 2, tree_id);
+	bind_text(stmt, 3, commit);
+	bind_text(stmt, 4, target);
+	sqlite3_bind_int(stmt, 5, priority);
+	sqlite3_bind_int64(stmt, 6, g_get_real_time() / G_USEC_PER_SEC);
+	if (!step_done(db, stmt, error))
+		return false;
+	*added = sqlite3_changes(db->sql) == 1;
+	return true;
+}
+
+bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s,
+		  struct job_row **out, GError **error)
+{
+	g_autoptr(sqlite3_stmt) pick = NULL;
+	g_autoptr(sqlite3_stmt) take = NULL;
+	struct job_row *job;
+	int rc;
+
+	*out = NULL;
+	if (!db_tx_begin(db, error))
+		return false;
+	/* Within a priority, the tree whose last claim is oldest goes first. */
+	pick = prepare(db,
+		"SELECT j.id, j.kind, j.tree_id, t.name, j.commit_id, j.target, j.priority, "
+		"j.attempts FROM jobs j JOIN trees t ON t.id = j.tree_id "
+		"WHERE j.state = 'queued' OR (j.state = 'running' AND j.lease_until < ?1) "
+		"ORDER BY j.priority, (SELECT coalesce(max(k.claimed), 0) FROM jobs k "
+		"WHERE k.tree_id = j.tree_id), j.id LIMIT 1", error);
+	if (!pick)
+		goto fail;
+	sqlite3_bind_int64(pick, 1, now);
+	rc = sqlite3_step(pick);
+	if (rc == SQLITE_DONE) {
+		db_tx_rollback(db);
+		return true;
+	}
+	if (rc != SQLITE_ROW) {
+		sql_error(db, error, "claiming a job");
+		goto fail;
+	}
+	job = g_new0(struct job_row, 1);
+	job->id = sqlite3_column_int64(pick, 0);
+	job->kind = col_text(pick, 1);
+	job->tree_id = sqlite3_column_int64(pick, 2);
+	job->tree = col_text(pick, 3);
+	job->commit = col_text(pick, 4);
+	job->target = col_text(pick, 5);
+	job->priority = sqlite3_column_int(pick, 6);
+	job->attempts = (unsigned)sqlite3_column_int(pick, 7) + 1;
+	job->lease_until = now + lease_s;
+	take = prepare(db, "UPDATE jobs SET state = 'running', lease_owner = ?1, lease_until = ?2, "
+		       "claimed = ?3, attempts = attempts + 1 WHERE id = ?4", error);
+	if (!take) {
+		job_row_free(job);
+		goto fail;
+	}
+	bind_text(take, 1, owner);
+	sqlite3_bind_int64(take, 2, job->lease_until);
+	sqlite3_bind_int64(take, 3, now);
+	sqlite3_bind_int64(take, 4, job->id);
+	if (!step_done(db, take, error) || !db_tx_commit(db, error)) {
+		job_row_free(job);
+		goto fail;
+	}
+	*out = job;
+	return true;
+fail:
+	db_tx_rollback(db);
+	return false;
+}
+
+/* Runs an UPDATE guarded by the lease; false with BOT_ERROR_BUSY if it matched nothing. */
+static bool leased_update(struct db *db, sqlite3_stmt *stmt, gint64 job_id, GError **error)
+{
+	if (!step_done(db, stmt, error))
+		return false;
+	if (sqlite3_changes(db->sql) != 1) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_BUSY,
+			    "job %" G_GINT64_FORMAT ": the lease was lost to another worker", job_id);
+		return false;
+	}
+	return true;
+}
+
+bool db_job_renew(struct db *db, gint64 job_id, const char *owner, gint64 until, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"UPDATE jobs SET lease_until = ?1 WHERE id = ?2 AND state = 'running' "
+		"AND lease_owner = ?3", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, until);
+	sqlite3_bind_int64(stmt, 2, job_id);
+	bind_text(stmt, 3, owner);
+	return leased_update(db, stmt, job_id, error);
+}
+
+bool db_job_complete(struct db *db, gint64 job_id, const char *owner, const char *result,
+		     gint64 now, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"UPDATE jobs SET state = 'done', result = ?1, finished = ?2, lease_until = NULL "
+		"WHERE id = ?3 AND state = 'running' AND lease_owner = ?4", error);
+
+	if (!stmt)
+		return false;
+	bind_text(stmt, 1, result);
+	sqlite3_bind_int64(stmt, 2, now);
+	sqlite3_bind_int64(stmt, 3, job_id);
+	bind_text(stmt, 4, owner);
+	return leased_update(db, stmt, job_id, error);
+}
+
+bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *running, gint64 *done,
+		   GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT "
+		"sum(state = 'queued' OR (state = 'running' AND lease_until < ?1)), "
+		"sum(state = 'running' AND lease_until >= ?1), "
+		"sum(state = 'done') FROM jobs", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, now);
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		return sql_error(db, error, "counting jobs");
+	*queued = sqlite3_column_int64(stmt, 0);
+	*running = sqlite3_column_int64(stmt, 1);
+	*done = sqlite3_column_int64(stmt, 2);
+	return true;
 }

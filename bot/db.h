@@ -14,7 +14,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -205,6 +205,66 @@ struct boot_row {
 };
 
 bool db_boot_add(struct db *db, const struct boot_row *row, GError **error);
+
+/*
+ * The job queue: builds (later boots, bisection steps, patch tests) with
+ * priorities, fairness across trees, and leases. A worker claims a job for
+ * a lease; if it dies, the lease runs out and the job is claimed again;
+ * only the holder of the current lease can complete it, so a job is never
+ * completed twice.
+ */
+enum job_priority {          /* lower runs first */
+	JOB_PATCH = 0,       /* posted patches */
+	JOB_HEAD = 10,       /* branch heads */
+	JOB_BACKLOG = 20,    /* commit-by-commit history */
+	JOB_COVERAGE = 30,   /* randconfig coverage */
+};
+
+struct job_row {
+	gint64 id;
+	char *kind; /* "build" */
+	gint64 tree_id;
+	char *tree;
+	char *commit;
+	char *target;
+	int priority;
+	unsigned attempts;
+	gint64 lease_until;
+};
+
+void job_row_free(struct job_row *job);
+ZD_AUTOPTR_DEFINE(job_row, job_row_free)
+
+/*
+ * Queues a job once: a (kind, tree, commit, target) already queued,
+ * running or done is left alone. Sets *@added.
+ */
+bool db_job_add(struct db *db, const char *kind, gint64 tree_id, const char *commit,
+		const char *target, int priority, bool *added, GError **error);
+
+/*
+ * Claims the next job for @owner until @now + @lease_s: the lowest
+ * priority first; within it, the tree served least recently, so that a
+ * busy tree cannot starve the others; a running job whose lease ran out
+ * counts as queued. *@out is NULL when there is nothing to do.
+ */
+bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s,
+		  struct job_row **out, GError **error);
+
+/* Extends @owner's lease on @job_id; false with BOT_ERROR_BUSY if it was lost. */
+bool db_job_renew(struct db *db, gint64 job_id, const char *owner, gint64 until, GError **error);
+
+/*
+ * Completes @job_id with @result, only while @owner holds its lease;
+ * otherwise false with BOT_ERROR_BUSY (the lease ran out and another
+ * worker took the job over).
+ */
+bool db_job_complete(struct db *db, gint64 job_id, const char *owner, const char *result,
+		     gint64 now, GError **error);
+
+/* Counts jobs: queued (including expired leases), running, done. */
+bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *running, gint64 *done,
+		   GError **error);
 
 /* Returns "sqlite 3.x.y" (caller frees). */
 char *db_version_string(void);

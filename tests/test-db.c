@@ -184,6 +184,111 @@ static void test_queries(void)
 	g_assert_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND);
 }
 
+static gint64 add_tree_named(struct db *db, const char *name)
+{
+	zd_autoptr(tree_row) t = new_tree(name);
+
+	g_assert_true(db_tree_insert(db, t, NULL));
+	return t->id;
+}
+
+/* Claims the next job and returns "tree:commit", or "" when none. */
+static char *claim(struct db *db, const char *owner, gint64 now, struct job_row **out)
+{
+	struct job_row *job = NULL;
+	g_autoptr(GError) error = NULL;
+	char *what;
+
+	g_assert_true(db_job_claim(db, owner, now, 60, &job, &error));
+	g_assert_no_error(error);
+	what = job ? g_strdup_printf("%s:%s", job->tree, job->commit) : g_strdup("");
+	if (out)
+		*out = job;
+	else
+		job_row_free(job);
+	return what;
+}
+
+static void test_jobs(void)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	gint64 busy = add_tree_named(db, "busy");
+	gint64 quiet = add_tree_named(db, "quiet");
+	struct job_row *a = NULL, *b = NULL;
+	gint64 q, r, d;
+	bool added;
+
+	/* A busy tree's backlog, a quiet tree's head, and a duplicate. */
+	for (int i = 0; i < 3; i++) {
+		g_autofree char *c = g_strdup_printf("b%d", i);
+
+		g_assert_true(db_job_add(db, "build", busy, c, "x86_64:defconfig", JOB_BACKLOG,
+					 &added, &error));
+		g_assert_true(added);
+	}
+	g_assert_true(db_job_add(db, "build", busy, "b0", "x86_64:defconfig", JOB_BACKLOG, &added,
+				 &error));
+	g_assert_false(added);
+	g_assert_true(db_job_add(db, "build", quiet, "q0", "x86_64:defconfig", JOB_BACKLOG, &added,
+				 &error));
+	g_assert_true(db_job_add(db, "build", quiet, "head", "x86_64:defconfig", JOB_HEAD, &added,
+				 &error));
+
+	/* Heads first; then fairness alternates trees instead of draining "busy". */
+	{
+		g_autofree char *head = claim(db, "w1", 100, &a);
+
+		g_assert_cmpstr(head, ==, "quiet:head");
+	}
+	g_assert_true(db_job_complete(db, a->id, "w1", "pass", 101, &error));
+	job_row_free(a);
+	{
+		g_autofree char *first = claim(db, "w1", 102, NULL);
+		g_autofree char *second = claim(db, "w1", 103, NULL);
+		g_autofree char *third = claim(db, "w1", 104, NULL);
+
+		g_assert_cmpstr(first, ==, "busy:b0");
+		g_assert_cmpstr(second, ==, "quiet:q0");
+		g_assert_cmpstr(third, ==, "busy:b1");
+	}
+
+	/* A dead worker's lease runs out; the job is claimed again, once. */
+	g_assert_true(db_job_counts(db, 105, &q, &r, &d, &error));
+	g_assert_cmpint(q, ==, 1);
+	g_assert_cmpint(r, ==, 3);
+	g_assert_cmpint(d, ==, 1);
+	{
+		g_autofree char *next = claim(db, "w2", 105, &b);
+
+		g_assert_cmpstr(next, ==, "busy:b2");
+	}
+	g_assert_true(db_job_complete(db, b->id, "w2", "pass", 106, &error));
+	/*
+	 * w1 died holding b0, q0 and b1 (claimed at 102..104 for 60 s). At 200
+	 * all are free again; "quiet" was served least recently, so q0 first.
+	 */
+	{
+		g_autofree char *again = claim(db, "w3", 200, &a);
+
+		g_assert_cmpstr(again, ==, "quiet:q0");
+		g_assert_cmpuint(a->attempts, ==, 2);
+	}
+	/* The first worker comes back: its completion is refused. */
+	g_assert_false(db_job_complete(db, a->id, "w1", "pass", 201, &error));
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_BUSY);
+	g_clear_error(&error);
+	g_assert_false(db_job_renew(db, a->id, "w1", 300, &error));
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_BUSY);
+	g_clear_error(&error);
+	g_assert_true(db_job_renew(db, a->id, "w3", 300, &error));
+	g_assert_true(db_job_complete(db, a->id, "w3", "pass", 202, &error));
+	g_assert_false(db_job_complete(db, a->id, "w3", "pass", 203, &error));
+	g_clear_error(&error);
+	job_row_free(a);
+	job_row_free(b);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -191,5 +296,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/db/newer-schema-refused", test_newer_schema_refused);
 	g_test_add_func("/db/wal", test_wal);
 	g_test_add_func("/db/queries", test_queries);
+	g_test_add_func("/db/jobs", test_jobs);
 	return g_test_run();
 }
