@@ -14,6 +14,7 @@
 #include "bot/cli.h"
 #include "bot/booter.h"
 #include "bot/builder.h"
+#include "bot/sched.h"
 #include "bot/watch.h"
 #include "engine/build.h"
 #include "engine/diag.h"
@@ -622,18 +623,82 @@ int cli_poll(struct cli *cli, int argc, char **argv)
 
 /* status */
 
+/* Appends @s as a JSON string. */
+static void json_str(GString *out, const char *s)
+{
+	g_string_append_c(out, '"');
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			g_string_append_printf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			g_string_append_printf(out, "\\u%04x", *p);
+		else
+			g_string_append_c(out, (char)*p);
+	}
+	g_string_append_c(out, '"');
+}
+
+static int status_json(struct cli *cli, GPtrArray *trees, GPtrArray *findings, gint64 queued,
+		       gint64 running, gint64 done)
+{
+	g_autoptr(GString) out = g_string_new("{\"trees\": [");
+
+	for (guint i = 0; i < trees->len; i++) {
+		const struct tree_row *t = trees->pdata[i];
+
+		g_string_append(out, i ? ", {\"name\": " : "{\"name\": ");
+		json_str(out, t->name);
+		g_string_append(out, ", \"policy\": ");
+		json_str(out, db_policy_name(t->policy));
+		g_string_append_printf(out, ", \"last_poll\": %" G_GINT64_FORMAT ", \"error\": ",
+				       t->last_poll);
+		if (t->last_error)
+			json_str(out, t->last_error);
+		else
+			g_string_append(out, "null");
+		g_string_append(out, "}");
+	}
+	g_string_append_printf(out, "], \"jobs\": {\"queued\": %" G_GINT64_FORMAT
+			       ", \"running\": %" G_GINT64_FORMAT ", \"done\": %" G_GINT64_FORMAT
+			       "}, \"findings\": [", queued, running, done);
+	for (guint i = 0; i < findings->len; i++) {
+		const struct finding_row *f = findings->pdata[i];
+		const struct { const char *key, *value; } fields[] = {
+			{ "tree", f->tree }, { "culprit", f->culprit }, { "target", f->target },
+			{ "kind", f->kind }, { "fingerprint", f->fingerprint }, { "title", f->title },
+			{ "state", f->state }, { "reproduce", f->reproduce },
+		};
+
+		g_string_append(out, i ? ", {" : "{");
+		for (size_t k = 0; k < G_N_ELEMENTS(fields); k++) {
+			g_string_append_printf(out, "%s\"%s\": ", k ? ", " : "", fields[k].key);
+			json_str(out, fields[k].value);
+		}
+		g_string_append_printf(out, ", \"confidence\": %.4f}", f->confidence);
+	}
+	g_string_append(out, "]}\n");
+	fputs(out->str, stdout);
+	return 0;
+}
+
 int cli_status(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) trees = NULL;
 	g_autoptr(GPtrArray) events = NULL;
 	g_autoptr(GPtrArray) pending = NULL;
-	gint64 depth = 0;
+	g_autoptr(GPtrArray) findings = NULL;
+	gboolean json = FALSE;
+	GOptionEntry entries[] = {
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON for scripts", NULL },
+		G_OPTION_ENTRY_NULL,
+	};
+	gint64 depth = 0, queued = 0, running = 0, done = 0;
 	int status;
 
 	if (!parse_options(&argc, &argv, "",
-			   "Show the trees, skipped branches, the test queue and recent "
-			   "branch changes.", NULL, &status))
+			   "Show the trees, skipped branches, the test queue, jobs, findings "
+			   "and recent branch changes.", entries, &status))
 		return status;
 	if (argc != 1)
 		return usage("status", "takes no arguments");
@@ -648,6 +713,13 @@ int cli_status(struct cli *cli, int argc, char **argv)
 	pending = db_test_pending(cli->db, 20, &error);
 	if (!pending)
 		return fail(error);
+	findings = db_finding_list(cli->db, 50, &error);
+	if (!findings ||
+	    !db_job_counts(cli->db, g_get_real_time() / G_USEC_PER_SEC, &queued, &running, &done,
+			   &error))
+		return fail(error);
+	if (json)
+		return status_json(cli, trees, findings, queued, running, done);
 
 	printf("Trees: %u\n", trees->len);
 	for (guint i = 0; i < trees->len; i++) {
@@ -674,6 +746,15 @@ int cli_status(struct cli *cli, int argc, char **argv)
 	}
 	if (depth > (gint64)pending->len)
 		printf("  ... and %" G_GINT64_FORMAT " more\n", depth - (gint64)pending->len);
+	printf("Jobs: %" G_GINT64_FORMAT " queued, %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT
+	       " done\n", queued, running, done);
+	printf("Findings: %u\n", findings->len);
+	for (guint i = 0; i < findings->len; i++) {
+		const struct finding_row *f = findings->pdata[i];
+
+		printf("  %s %.12s %s %s: %s [%s]\n", f->tree ? f->tree : "-", f->culprit, f->target,
+		       f->kind, f->title, f->fingerprint);
+	}
 	printf("Recent branch changes:\n");
 	for (guint i = 0; i < events->len; i++) {
 		const struct head_event *e = events->pdata[i];
@@ -880,6 +961,57 @@ int cli_boot(struct cli *cli, int argc, char **argv)
 		printf("%s: %u/%u%s [%s]\n", t->title, t->failures, t->runs,
 		       t->intermittent ? " (intermittent)" : "", t->fingerprint);
 	}
+	return 0;
+}
+
+/* run */
+
+static volatile sig_atomic_t stop_requested;
+
+static void request_stop(int sig)
+{
+	stop_requested = 1;
+}
+
+int cli_run(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	gboolean once = FALSE;
+	gint interval = 600, lease = 120;
+	GOptionEntry entries[] = {
+		{ "once", 0, 0, G_OPTION_ARG_NONE, &once,
+		  "Poll once, run the queue dry, and exit", NULL },
+		{ "poll-interval", 0, 0, G_OPTION_ARG_INT, &interval,
+		  "Seconds between polls (default 600)", "S" },
+		{ "lease", 0, 0, G_OPTION_ARG_INT, &lease,
+		  "Seconds a job's lease lasts between renewals (default 120)", "S" },
+		G_OPTION_ENTRY_NULL,
+	};
+	struct sigaction sa = { .sa_handler = request_stop };
+	struct sched_options opts;
+	int status;
+
+	if (!parse_options(&argc, &argv, "",
+			   "Run zeroday: poll the trees on a schedule, build every selected "
+			   "commit for its tree's targets, and record what each commit "
+			   "introduced as findings. SIGTERM or SIGINT stops it after the job "
+			   "in progress; after a crash, it resumes where it was.",
+			   entries, &status))
+		return status;
+	if (argc != 1)
+		return usage("run", "takes no arguments");
+	if (interval < 1 || lease < 5)
+		return usage("run", "--poll-interval must be at least 1 and --lease at least 5");
+	if (!cli_open(cli, true, &error))
+		return fail(error);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	opts.once = once;
+	opts.poll_interval = (unsigned)interval;
+	opts.lease = (unsigned)lease;
+	if (!sched_run(cli->db, cli->repo, cli->config, &opts, &stop_requested, &error))
+		return fail(error);
 	return 0;
 }
 

@@ -27,6 +27,7 @@ int cli_poll(struct cli *cli, int argc, char **argv);
 int cli_status(struct cli *cli, int argc, char **argv);
 int cli_build(struct cli *cli, int argc, char **argv);
 int cli_boot(struct cli *cli, int argc, char **argv);
+int cli_run(struct cli *cli, int argc, char **argv);
 int cli_version(struct cli *cli, int argc, char **argv);
 
 #endif

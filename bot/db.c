@@ -134,6 +134,23 @@ static const char *const migrations[] = {
 	"  finished INTEGER,"
 	"  UNIQUE (kind, tree_id, commit_id, target));"
 	"CREATE INDEX jobs_by_state ON jobs(state, priority);",
+
+	/* 5 -> 6: findings. */
+	"CREATE TABLE findings ("
+	"  id INTEGER PRIMARY KEY,"
+	"  tree_id INTEGER REFERENCES trees(id) ON DELETE CASCADE,"
+	"  branch TEXT,"
+	"  culprit TEXT NOT NULL,"
+	"  target TEXT NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  fingerprint TEXT NOT NULL,"
+	"  title TEXT NOT NULL,"
+	"  details TEXT,"
+	"  confidence REAL NOT NULL,"
+	"  state TEXT NOT NULL DEFAULT 'open',"
+	"  reproduce TEXT,"
+	"  created INTEGER NOT NULL,"
+	"  UNIQUE (culprit, fingerprint));",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);
@@ -711,9 +728,10 @@ GPtrArray *db_test_pending(struct db *db, unsigned limit, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)test_row_free);
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
-		"SELECT t.name, s.branch, s.commit_id, s.summary, s.state, s.queued "
-		"FROM tests s JOIN trees t ON t.id = s.tree_id WHERE s.state = 'pending' "
-		"ORDER BY s.queued, s.rowid LIMIT ?1", error);
+		"SELECT t.name, s.branch, s.commit_id, s.summary, s.state, s.queued, t.id, "
+		"b.head = s.commit_id FROM tests s JOIN trees t ON t.id = s.tree_id "
+		"LEFT JOIN branches b ON b.tree_id = s.tree_id AND b.name = s.branch "
+		"WHERE s.state = 'pending' ORDER BY s.queued, s.rowid LIMIT ?1", error);
 	int rc;
 
 	if (!stmt)
@@ -728,6 +746,8 @@ GPtrArray *db_test_pending(struct db *db, unsigned limit, GError **error)
 		row->summary = col_text(stmt, 3);
 		row->state = col_text(stmt, 4);
 		row->queued = sqlite3_column_int64(stmt, 5);
+		row->tree_id = sqlite3_column_int64(stmt, 6);
+		row->head = sqlite3_column_int(stmt, 7) == 1;
 		g_ptr_array_add(out, row);
 	}
 	if (rc != SQLITE_DONE) {
@@ -1112,4 +1132,131 @@ bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *running, g
 	*running = sqlite3_column_int64(stmt, 1);
 	*done = sqlite3_column_int64(stmt, 2);
 	return true;
+}
+
+bool db_test_scheduled(struct db *db, gint64 tree_id, const char *commit, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"UPDATE tests SET state = 'scheduled' WHERE tree_id = ?1 AND commit_id = ?2", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	bind_text(stmt, 2, commit);
+	return step_done(db, stmt, error);
+}
+
+bool db_job_release_dead(struct db *db, const char *owner_prefix,
+			 bool (*dead)(const char *owner), GError **error)
+{
+	g_autoptr(sqlite3_stmt) list = prepare(db,
+		"SELECT id, lease_owner FROM jobs WHERE state = 'running' AND "
+		"substr(lease_owner, 1, length(?1)) = ?1", error);
+	g_autoptr(sqlite3_stmt) release = NULL;
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
+	int rc;
+
+	if (!list)
+		return false;
+	bind_text(list, 1, owner_prefix);
+	while ((rc = sqlite3_step(list)) == SQLITE_ROW) {
+		gint64 id = sqlite3_column_int64(list, 0);
+
+		if (dead((const char *)sqlite3_column_text(list, 1)))
+			g_array_append_val(ids, id);
+	}
+	if (rc != SQLITE_DONE)
+		return sql_error(db, error, "listing leased jobs");
+	release = prepare(db, "UPDATE jobs SET lease_until = 0 WHERE id = ?1 AND state = 'running'",
+			  error);
+	if (!release)
+		return false;
+	for (guint i = 0; i < ids->len; i++) {
+		sqlite3_reset(release);
+		sqlite3_bind_int64(release, 1, g_array_index(ids, gint64, i));
+		if (!step_done(db, release, error))
+			return false;
+	}
+	return true;
+}
+
+void finding_row_free(struct finding_row *row)
+{
+	if (!row)
+		return;
+	g_free(row->tree);
+	g_free(row->branch);
+	g_free(row->culprit);
+	g_free(row->target);
+	g_free(row->kind);
+	g_free(row->fingerprint);
+	g_free(row->title);
+	g_free(row->details);
+	g_free(row->state);
+	g_free(row->reproduce);
+	g_free(row);
+}
+
+bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row, bool *added,
+		    GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"INSERT OR IGNORE INTO findings (tree_id, branch, culprit, target, kind, fingerprint, "
+		"title, details, confidence, reproduce, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+		"?8, ?9, ?10, ?11)", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	bind_text(stmt, 2, row->branch);
+	bind_text(stmt, 3, row->culprit);
+	bind_text(stmt, 4, row->target);
+	bind_text(stmt, 5, row->kind);
+	bind_text(stmt, 6, row->fingerprint);
+	bind_text(stmt, 7, row->title);
+	bind_text(stmt, 8, row->details);
+	sqlite3_bind_double(stmt, 9, row->confidence);
+	bind_text(stmt, 10, row->reproduce);
+	sqlite3_bind_int64(stmt, 11, g_get_real_time() / G_USEC_PER_SEC);
+	if (!step_done(db, stmt, error))
+		return false;
+	*added = sqlite3_changes(db->sql) == 1;
+	return true;
+}
+
+GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT f.id, t.name, f.branch, f.culprit, f.target, f.kind, f.fingerprint, f.title, "
+		"f.details, f.confidence, f.state, f.reproduce, f.created FROM findings f "
+		"LEFT JOIN trees t ON t.id = f.tree_id ORDER BY f.id DESC LIMIT ?1", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, limit);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct finding_row *f = g_new0(struct finding_row, 1);
+
+		f->id = sqlite3_column_int64(stmt, 0);
+		f->tree = col_text(stmt, 1);
+		f->branch = col_text(stmt, 2);
+		f->culprit = col_text(stmt, 3);
+		f->target = col_text(stmt, 4);
+		f->kind = col_text(stmt, 5);
+		f->fingerprint = col_text(stmt, 6);
+		f->title = col_text(stmt, 7);
+		f->details = col_text(stmt, 8);
+		f->confidence = sqlite3_column_double(stmt, 9);
+		f->state = col_text(stmt, 10);
+		f->reproduce = col_text(stmt, 11);
+		f->created = sqlite3_column_int64(stmt, 12);
+		g_ptr_array_add(out, f);
+	}
+	if (rc != SQLITE_DONE) {
+		sql_error(db, error, "listing findings");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
 }

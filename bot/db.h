@@ -14,7 +14,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 5
+#define DB_SCHEMA_VERSION 6
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -126,6 +126,8 @@ GPtrArray *db_event_recent(struct db *db, unsigned limit, GError **error);
 
 /* A commit selected for testing. */
 struct test_row {
+	gint64 tree_id;
+	bool head; /* the commit is its branch's head */
 	char *tree;
 	char *branch;
 	char *commit;
@@ -147,6 +149,8 @@ bool db_test_known(struct db *db, gint64 tree_id, const char *commit, bool *know
 		   GError **error);
 /* Returns the pending tests, oldest first, at most @limit of them. */
 GPtrArray *db_test_pending(struct db *db, unsigned limit, GError **error);
+/* Marks a selected commit as handed to the job queue. */
+bool db_test_scheduled(struct db *db, gint64 tree_id, const char *commit, GError **error);
 /* Returns the number of pending tests of all trees. */
 bool db_test_count_pending(struct db *db, gint64 *count, GError **error);
 
@@ -265,6 +269,41 @@ bool db_job_complete(struct db *db, gint64 job_id, const char *owner, const char
 /* Counts jobs: queued (including expired leases), running, done. */
 bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *running, gint64 *done,
 		   GError **error);
+
+/*
+ * Makes the jobs leased by @owner_prefix (this host) whose owner @dead
+ * says is gone claimable at once, instead of at the end of their lease.
+ */
+bool db_job_release_dead(struct db *db, const char *owner_prefix,
+			 bool (*dead)(const char *owner), GError **error);
+
+/* A regression found, with its culprit. */
+struct finding_row {
+	gint64 id;
+	char *tree;
+	char *branch;
+	char *culprit;
+	char *target;
+	char *kind;        /* "build-error", "build-warning", ... */
+	char *fingerprint;
+	char *title;
+	char *details;     /* the diagnostic as printed, or a console excerpt */
+	double confidence;
+	char *state;       /* "open", "fixed" */
+	char *reproduce;
+	gint64 created;
+};
+
+void finding_row_free(struct finding_row *row);
+
+/*
+ * Records a finding once: the same fingerprint caused by the same culprit
+ * is one finding, however many heads, targets or trees show it.
+ */
+bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row, bool *added,
+		    GError **error);
+/* Returns the @limit newest findings, newest first. */
+GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error);
 
 /* Returns "sqlite 3.x.y" (caller frees). */
 char *db_version_string(void);

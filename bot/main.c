@@ -25,6 +25,7 @@ static const struct command {
 	{ "poll", cli_poll, "fetch trees and select the new commits to test" },
 	{ "build", cli_build, "build a commit and report what it broke against its parent" },
 	{ "boot", cli_boot, "boot a kernel image (or a build's) and classify the console" },
+	{ "run", cli_run, "the daemon: poll, build, record findings" },
 	{ "status", cli_status, "show trees, the test queue and recent changes" },
 	{ "version", cli_version, "print the version" },
 };

@@ -1,0 +1,244 @@
+/*
+ * `zeroday run`: see sched.h.
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bot/bot.h"
+#include "bot/builder.h"
+#include "bot/sched.h"
+#include "bot/watch.h"
+#include "engine/diag.h"
+
+bool sched_enqueue_pending(struct db *db, const struct config *config, GError **error)
+{
+	g_autoptr(GPtrArray) pending = NULL;
+
+	if (!db_tx_begin(db, error))
+		return false;
+	pending = db_test_pending(db, G_MAXINT, error);
+	if (!pending)
+		goto fail;
+	for (guint i = 0; i < pending->len; i++) {
+		const struct test_row *t = pending->pdata[i];
+		zd_autoptr(tree_row) tree = db_tree_get(db, t->tree, error);
+		char **targets;
+
+		if (!tree)
+			goto fail;
+		targets = tree->targets && tree->targets[0] ? tree->targets : config->build_targets;
+		for (char **target = targets; *target; target++) {
+			bool added;
+
+			if (!db_job_add(db, "build", t->tree_id, t->commit, *target,
+					t->head ? JOB_HEAD : JOB_BACKLOG, &added, error))
+				goto fail;
+		}
+		if (!db_test_scheduled(db, t->tree_id, t->commit, error))
+			goto fail;
+	}
+	return db_tx_commit(db, error);
+fail:
+	db_tx_rollback(db);
+	return false;
+}
+
+/* The lease renewal thread: its own store handle, a renewal every lease/3. */
+struct renewal {
+	char *db_path;
+	gint64 job_id;
+	const char *owner;
+	unsigned lease;
+	GMutex lock;
+	GCond done_cond;
+	bool done;
+};
+
+static gpointer renew_lease(gpointer data)
+{
+	struct renewal *r = data;
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(r->db_path, &error);
+
+	if (!db) {
+		g_warning("lease renewal: %s", error->message);
+		return NULL;
+	}
+	g_mutex_lock(&r->lock);
+	while (!r->done) {
+		gint64 wake = g_get_monotonic_time() + (gint64)r->lease * G_USEC_PER_SEC / 3;
+
+		if (g_cond_wait_until(&r->done_cond, &r->lock, wake) || r->done)
+			continue;
+		if (!db_job_renew(db, r->job_id, r->owner,
+				  g_get_real_time() / G_USEC_PER_SEC + r->lease, &error)) {
+			g_warning("job %" G_GINT64_FORMAT ": %s", r->job_id, error->message);
+			g_clear_error(&error);
+		}
+	}
+	g_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+static const char *finding_kind(const struct diag *d)
+{
+	return d->kind == DIAG_ERROR ? "build-error" : "build-warning";
+}
+
+/* Records what a build verdict says a commit introduced. */
+static bool record_findings(struct db *db, const struct job_row *job,
+			    const struct builder_result *r, GError **error)
+{
+	if (r->verdict != VERDICT_NEW_DIAGNOSTICS && r->verdict != VERDICT_FAIL_NEW_ERROR)
+		return true;
+	/* A root commit has nothing to be compared with: blaming it would be a false alarm. */
+	if (!r->parent)
+		return true;
+	for (guint i = 0; i < r->fresh->len; i++) {
+		const struct diag *d = r->fresh->pdata[i];
+		g_autofree char *title = g_strdup_printf("%s%s%s", d->file, *d->file ? ": " : "",
+							 d->message);
+		g_autofree char *details = d->line
+			? g_strdup_printf("%s:%u:%u: %s: %s", d->file, d->line, d->column,
+					  diag_kind_name(d->kind), d->message)
+			: g_strdup_printf("%s: %s", diag_kind_name(d->kind), d->message);
+		g_autofree char *reproduce = g_strdup_printf("zeroday build %s %s --target '%s'",
+							     job->tree, job->commit, job->target);
+		struct finding_row f = {
+			.culprit = job->commit, .target = job->target, .kind = (char *)finding_kind(d),
+			.fingerprint = d->fingerprint, .title = title, .details = details,
+			.confidence = 1.0, .reproduce = reproduce,
+		};
+		bool added;
+
+		if (!db_finding_add(db, job->tree_id, &f, &added, error))
+			return false;
+		if (added)
+			g_message("finding: %.12s (%s) %s", job->commit, job->target, title);
+	}
+	return true;
+}
+
+static bool run_job(struct db *db, const struct config *config, const struct job_row *job,
+		    const char *owner, unsigned lease, GError **error)
+{
+	g_autofree char *git = config_git_path(config);
+	g_autofree char *db_path = config_db_path(config);
+	const char *targets[] = { job->target, NULL };
+	struct builder_request req = {
+		.source = job->tree, .objects_from = git, .rev = job->commit, .targets = targets,
+	};
+	struct renewal r = { .db_path = db_path, .job_id = job->id, .owner = owner, .lease = lease };
+	g_autoptr(GPtrArray) results = NULL;
+	g_autoptr(GError) build_error = NULL;
+	g_autoptr(GError) lost = NULL;
+	const char *result = "error";
+	GThread *renewer;
+
+	g_mutex_init(&r.lock);
+	g_cond_init(&r.done_cond);
+	renewer = g_thread_new("lease", renew_lease, &r);
+	g_message("job %" G_GINT64_FORMAT ": build %s %.12s for %s (attempt %u)", job->id, job->tree,
+		  job->commit, job->target, job->attempts);
+	results = builder_run(db, config, &req, &build_error);
+	g_mutex_lock(&r.lock);
+	r.done = true;
+	g_cond_signal(&r.done_cond);
+	g_mutex_unlock(&r.lock);
+	g_thread_join(renewer);
+	g_mutex_clear(&r.lock);
+	g_cond_clear(&r.done_cond);
+
+	if (results) {
+		const struct builder_result *br = results->pdata[0];
+
+		result = build_verdict_name(br->verdict);
+		if (!db_tx_begin(db, error))
+			return false;
+		if (!record_findings(db, job, br, error)) {
+			db_tx_rollback(db);
+			return false;
+		}
+		if (!db_tx_commit(db, error))
+			return false;
+	} else {
+		/* A job that cannot run (bad target, no sandbox) is done, with why. */
+		g_message("job %" G_GINT64_FORMAT ": %s", job->id, build_error->message);
+	}
+	if (!db_tx_begin(db, error))
+		return false;
+	if (!db_job_complete(db, job->id, owner, result, g_get_real_time() / G_USEC_PER_SEC,
+			     &lost)) {
+		db_tx_rollback(db);
+		if (!g_error_matches(lost, BOT_ERROR, BOT_ERROR_BUSY)) {
+			g_propagate_error(error, g_steal_pointer(&lost));
+			return false;
+		}
+		/* The lease was lost: another worker runs the job; not ours to complete. */
+		g_message("job %" G_GINT64_FORMAT ": %s", job->id, lost->message);
+		return true;
+	}
+	return db_tx_commit(db, error);
+}
+
+static char *owner_prefix(void)
+{
+	return g_strdup_printf("%s:", g_get_host_name());
+}
+
+static bool owner_dead(const char *owner)
+{
+	const char *colon = owner ? strrchr(owner, ':') : NULL;
+	gint64 pid = colon ? g_ascii_strtoll(colon + 1, NULL, 10) : 0;
+
+	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+bool sched_run(struct db *db, struct repo *repo, const struct config *config,
+	       const struct sched_options *opts, volatile sig_atomic_t *stop, GError **error)
+{
+	g_autofree char *prefix = owner_prefix();
+	g_autofree char *owner = g_strdup_printf("%s%d", prefix, (int)getpid());
+	gint64 next_poll = 0;
+
+	if (!db_tx_begin(db, error) || !db_job_release_dead(db, prefix, owner_dead, error) ||
+	    !db_tx_commit(db, error)) {
+		db_tx_rollback(db);
+		return false;
+	}
+	while (!*stop) {
+		gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+		struct job_row *job = NULL;
+
+		if (now >= next_poll) {
+			g_autoptr(GError) poll_error = NULL;
+			g_autoptr(GPtrArray) polled = watch_poll(db, repo, config, NULL, &poll_error);
+
+			if (!polled)
+				g_message("poll: %s", poll_error->message);
+			if (!sched_enqueue_pending(db, config, error))
+				return false;
+			next_poll = now + opts->poll_interval;
+		}
+		if (!db_job_claim(db, owner, now, opts->lease, &job, error))
+			return false;
+		if (job) {
+			bool ok = run_job(db, config, job, owner, opts->lease, error);
+
+			job_row_free(job);
+			if (!ok)
+				return false;
+			continue;
+		}
+		if (opts->once)
+			break;
+		g_usleep(G_USEC_PER_SEC);
+	}
+	return true;
+}

@@ -1,0 +1,36 @@
+/*
+ * `zeroday run`: the daemon loop. It polls the trees on a schedule, turns
+ * the selected commits into build jobs (one per target), runs them with
+ * leases kept alive by a renewal thread, and records the regressions
+ * each commit introduced as findings.
+ */
+#ifndef ZERODAY_SCHED_H
+#define ZERODAY_SCHED_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <glib.h>
+
+#include "bot/config.h"
+#include "bot/db.h"
+#include "engine/repo.h"
+
+struct sched_options {
+	bool once;              /* poll once, run the queue dry, and return */
+	unsigned poll_interval; /* seconds between polls */
+	unsigned lease;         /* seconds a job's lease lasts between renewals */
+};
+
+/*
+ * Runs until *@stop is set (between jobs: a build in progress finishes),
+ * or, with @opts->once, until the queue is empty. Jobs that a crashed
+ * zeroday of this host held are claimable at once. Returns false only when
+ * the store fails.
+ */
+bool sched_run(struct db *db, struct repo *repo, const struct config *config,
+	       const struct sched_options *opts, volatile sig_atomic_t *stop, GError **error);
+
+/* Queues a build job per target for every selected commit not yet queued. */
+bool sched_enqueue_pending(struct db *db, const struct config *config, GError **error);
+
+#endif
