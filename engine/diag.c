@@ -26,16 +26,40 @@ const char *diag_kind_name(enum diag_kind kind)
 	return kind == DIAG_ERROR ? "error" : "warning";
 }
 
+/*
+ * The diagnostic formats, a table: named groups file, line, col, kind and
+ * msg (each optional but msg). A kind starting with "error" or "fatal"
+ * (any case) is an error; without a kind group, @kind applies. A NULL
+ * checker means the compiler, or sparse right after a kbuild CHECK step.
+ */
+static const struct diag_format {
+	const char *pattern;
+	const char *checker;
+	enum diag_kind kind;
+} diag_formats[] = {
+	/* gcc and clang: file:line[:col]: warning|error|fatal error: message */
+	{ "^(?<file>\\S[^:]*):(?<line>[0-9]+):(?:(?<col>[0-9]+):)? "
+	  "(?<kind>warning|error|fatal error): (?<msg>.*)$", NULL, DIAG_WARNING },
+	/* coccinelle report mode: file:line:col-col: WARNING|ERROR: message */
+	{ "^(?<file>\\S[^:]*):(?<line>[0-9]+):(?<col>[0-9]+)-[0-9]+: "
+	  "(?:(?<kind>WARNING|ERROR|warning|error|info|note)[: ] *)?(?<msg>.*)$",
+	  "coccinelle", DIAG_WARNING },
+	/* ld: file:(.text+0x1): undefined reference to `x' */
+	{ "^(?<file>\\S[^:]*):\\([^)]*\\): (?<msg>(?:undefined reference to|"
+	  "multiple definition of) .*)$", "ld", DIAG_ERROR },
+	/* ld: [file: ]warning: message */
+	{ "^(?:\\S*/)?ld(?:\\.bfd|\\.lld)?: (?:(?<file>\\S[^:]*): )?warning: (?<msg>.*)$",
+	  "ld", DIAG_WARNING },
+	/* WARNING|ERROR: modpost: message */
+	{ "^(?<kind>WARNING|ERROR): modpost: (?<msg>.*)$", "modpost", DIAG_WARNING },
+};
+
 /* The line formats, compiled once. */
 static struct {
 	GRegex *ansi;      /* colour escapes */
-	GRegex *located;   /* file:line[:col]: warning|error|fatal error: message */
-	GRegex *cocci;     /* file:line:col-col: WARNING|ERROR...: message */
+	GRegex *formats[G_N_ELEMENTS(diag_formats)];
 	GRegex *function;  /* file: In function 'f': */
 	GRegex *toplevel;  /* file: At top level: */
-	GRegex *ld_ref;    /* file:(.text+0x1): undefined reference to `x' */
-	GRegex *ld_warn;   /* ld: warning: message */
-	GRegex *modpost;   /* WARNING: modpost: message */
 	GRegex *make_err;  /* make[N]: *** [target] Error N */
 	GRegex *step;      /*   CC      file.o  /  CHECK   file.c */
 	GRegex *numbers;   /* free-standing numbers and hex */
@@ -48,18 +72,13 @@ static void compile_regexes(void)
 	if (!g_once_init_enter(&once))
 		return;
 	re.ansi = g_regex_new("\x1b\\[[0-9;]*[mK]", G_REGEX_OPTIMIZE, 0, NULL);
-	re.located = g_regex_new("^(\\S[^:]*):([0-9]+):(?:([0-9]+):)? (warning|error|fatal error): (.*)$",
-				 G_REGEX_OPTIMIZE, 0, NULL);
-	re.cocci = g_regex_new("^(\\S[^:]*):([0-9]+):([0-9]+)-[0-9]+: (?:(WARNING|ERROR|warning|error|"
-			       "info|note)[: ] *)?(.*)$", G_REGEX_OPTIMIZE, 0, NULL);
+	for (size_t i = 0; i < G_N_ELEMENTS(diag_formats); i++) {
+		re.formats[i] = g_regex_new(diag_formats[i].pattern, G_REGEX_OPTIMIZE, 0, NULL);
+		g_assert(re.formats[i]);
+	}
 	re.function = g_regex_new("^(\\S[^:]*): In (?:member )?function '(.+)':$",
 				  G_REGEX_OPTIMIZE, 0, NULL);
 	re.toplevel = g_regex_new("^(\\S[^:]*): At top level:$", G_REGEX_OPTIMIZE, 0, NULL);
-	re.ld_ref = g_regex_new("^(\\S[^:]*):\\([^)]*\\): ((?:undefined reference to|"
-				"multiple definition of) .*)$", G_REGEX_OPTIMIZE, 0, NULL);
-	re.ld_warn = g_regex_new("^(?:\\S*/)?ld(?:\\.bfd|\\.lld)?: (?:(\\S[^:]*): )?warning: (.*)$",
-				 G_REGEX_OPTIMIZE, 0, NULL);
-	re.modpost = g_regex_new("^(WARNING|ERROR): modpost: (.*)$", G_REGEX_OPTIMIZE, 0, NULL);
 	re.make_err = g_regex_new("^make(?:\\[[0-9]+\\])?: \\*\\*\\* (?:\\[(.*)\\] )?(.*)$",
 				  G_REGEX_OPTIMIZE, 0, NULL);
 	re.step = g_regex_new("^  ([A-Z0-9_]+) +(\\S+)$", G_REGEX_OPTIMIZE, 0, NULL);
@@ -221,58 +240,26 @@ static void parse_line(struct parse *p, const char *raw)
 		g_hash_table_remove(p->function, rel);
 		return;
 	}
-	g_clear_pointer(&m, g_match_info_free);
-	if (g_regex_match(re.located, line, 0, &m)) {
-		g_autofree char *file = g_match_info_fetch(m, 1);
-		g_autofree char *rel = relative_path(file, p->srcdir, p->builddir);
-		g_autofree char *ln = g_match_info_fetch(m, 2);
-		g_autofree char *col = g_match_info_fetch(m, 3);
-		g_autofree char *kind = g_match_info_fetch(m, 4);
-		g_autofree char *msg = g_match_info_fetch(m, 5);
+	for (size_t i = 0; i < G_N_ELEMENTS(diag_formats); i++) {
+		const struct diag_format *f = &diag_formats[i];
+		g_autofree char *file = NULL, *rel = NULL, *ln = NULL, *col = NULL;
+		g_autofree char *kind = NULL, *msg = NULL;
+		enum diag_kind k = f->kind;
 
-		add(p, strcmp(kind, "warning") == 0 ? DIAG_WARNING : DIAG_ERROR,
-		    compiler_or_sparse(p, rel), rel, to_uint(ln), to_uint(col), msg);
-		return;
-	}
-	g_clear_pointer(&m, g_match_info_free);
-	if (g_regex_match(re.cocci, line, 0, &m)) {
-		g_autofree char *file = g_match_info_fetch(m, 1);
-		g_autofree char *rel = relative_path(file, p->srcdir, p->builddir);
-		g_autofree char *ln = g_match_info_fetch(m, 2);
-		g_autofree char *col = g_match_info_fetch(m, 3);
-		g_autofree char *kind = g_match_info_fetch(m, 4);
-		g_autofree char *msg = g_match_info_fetch(m, 5);
-
-		add(p, g_ascii_strcasecmp(kind, "error") == 0 ? DIAG_ERROR : DIAG_WARNING,
-		    "coccinelle", rel, to_uint(ln), to_uint(col), msg);
-		return;
-	}
-	g_clear_pointer(&m, g_match_info_free);
-	if (g_regex_match(re.ld_ref, line, 0, &m)) {
-		g_autofree char *file = g_match_info_fetch(m, 1);
-		g_autofree char *rel = relative_path(file, p->srcdir, p->builddir);
-		g_autofree char *msg = g_match_info_fetch(m, 2);
-
-		add(p, DIAG_ERROR, "ld", rel, 0, 0, msg);
-		return;
-	}
-	g_clear_pointer(&m, g_match_info_free);
-	if (g_regex_match(re.ld_warn, line, 0, &m)) {
-		g_autofree char *file = g_match_info_fetch(m, 1);
-		g_autofree char *rel = file && *file ? relative_path(file, p->srcdir, p->builddir)
-						     : NULL;
-		g_autofree char *msg = g_match_info_fetch(m, 2);
-
-		add(p, DIAG_WARNING, "ld", rel, 0, 0, msg);
-		return;
-	}
-	g_clear_pointer(&m, g_match_info_free);
-	if (g_regex_match(re.modpost, line, 0, &m)) {
-		g_autofree char *kind = g_match_info_fetch(m, 1);
-		g_autofree char *msg = g_match_info_fetch(m, 2);
-
-		add(p, strcmp(kind, "ERROR") == 0 ? DIAG_ERROR : DIAG_WARNING, "modpost", NULL, 0,
-		    0, msg);
+		g_clear_pointer(&m, g_match_info_free);
+		if (!g_regex_match(re.formats[i], line, 0, &m))
+			continue;
+		file = g_match_info_fetch_named(m, "file");
+		ln = g_match_info_fetch_named(m, "line");
+		col = g_match_info_fetch_named(m, "col");
+		kind = g_match_info_fetch_named(m, "kind");
+		msg = g_match_info_fetch_named(m, "msg");
+		rel = file && *file ? relative_path(file, p->srcdir, p->builddir) : NULL;
+		if (kind && *kind)
+			k = g_ascii_strncasecmp(kind, "error", 5) == 0 ||
+			    g_ascii_strncasecmp(kind, "fatal", 5) == 0 ? DIAG_ERROR : DIAG_WARNING;
+		add(p, k, f->checker ? f->checker : compiler_or_sparse(p, rel ? rel : ""), rel,
+		    to_uint(ln), to_uint(col), msg);
 		return;
 	}
 	g_clear_pointer(&m, g_match_info_free);
