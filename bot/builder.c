@@ -240,7 +240,11 @@ GPtrArray *builder_run(struct db *db, const struct config *config,
 	commit = repo_worktree_resolve(wt, req->rev, error);
 	if (!commit)
 		goto fail;
-	{
+	if (req->against) {
+		parent = repo_worktree_resolve(wt, req->against, error);
+		if (!parent)
+			goto fail;
+	} else if (!req->alone) {
 		GError *local = NULL;
 
 		parent = repo_worktree_parent(wt, commit, &local);

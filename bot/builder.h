@@ -17,6 +17,8 @@ struct builder_request {
 	const char *objects_from; /* the git directory holding the commits */
 	const char *rev;          /* what to build */
 	const char *const *targets; /* target specs, NULL-terminated */
+	const char *against;      /* compare with this commit's build, not the first parent's */
+	bool alone;               /* build only the commit, compare with nothing */
 	bool rebuild;             /* build even when a stored build exists */
 	bool progress;            /* draw progress on stderr */
 };

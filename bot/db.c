@@ -1202,8 +1202,8 @@ bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row
 {
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
 		"INSERT OR IGNORE INTO findings (tree_id, branch, culprit, target, kind, fingerprint, "
-		"title, details, confidence, reproduce, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-		"?8, ?9, ?10, ?11)", error);
+		"title, details, confidence, reproduce, created, state) VALUES (?1, ?2, ?3, ?4, ?5, "
+		"?6, ?7, ?8, ?9, ?10, ?11, coalesce(?12, 'open'))", error);
 
 	if (!stmt)
 		return false;
@@ -1218,6 +1218,7 @@ bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row
 	sqlite3_bind_double(stmt, 9, row->confidence);
 	bind_text(stmt, 10, row->reproduce);
 	sqlite3_bind_int64(stmt, 11, g_get_real_time() / G_USEC_PER_SEC);
+	bind_text(stmt, 12, row->state);
 	if (!step_done(db, stmt, error))
 		return false;
 	*added = sqlite3_changes(db->sql) == 1;
@@ -1259,4 +1260,38 @@ GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error)
 		return NULL;
 	}
 	return g_steal_pointer(&out);
+}
+
+char *db_head_previous(struct db *db, gint64 tree_id, const char *head, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT e.old_head FROM head_events e WHERE e.tree_id = ?1 AND e.new_head = ?2 "
+		"AND e.old_head IS NOT NULL AND e.change IN ('forward', 'forced') "
+		"AND EXISTS (SELECT 1 FROM tests t WHERE t.tree_id = e.tree_id "
+		"AND t.commit_id = e.old_head) ORDER BY e.id DESC LIMIT 1", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	bind_text(stmt, 2, head);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		return col_text(stmt, 0);
+	if (rc != SQLITE_DONE)
+		sql_error(db, error, "looking up the previous head");
+	return NULL;
+}
+
+bool db_tree_non_rebasable(struct db *db, gint64 tree_id, bool *non_rebasable, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db, "SELECT policy FROM trees WHERE id = ?1", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		return sql_error(db, error, "reading a tree's policy");
+	*non_rebasable = g_strcmp0((const char *)sqlite3_column_text(stmt, 0), "non-rebasable") == 0;
+	return true;
 }

@@ -149,6 +149,15 @@ bool db_test_known(struct db *db, gint64 tree_id, const char *commit, bool *know
 		   GError **error);
 /* Returns the pending tests, oldest first, at most @limit of them. */
 GPtrArray *db_test_pending(struct db *db, unsigned limit, GError **error);
+/*
+ * For a non-rebasable tree: the head that @head replaced on its branch,
+ * the last one tested (caller frees), or NULL when @head started the branch.
+ */
+char *db_head_previous(struct db *db, gint64 tree_id, const char *head, GError **error);
+
+/* Returns whether @tree_id is non-rebasable. */
+bool db_tree_non_rebasable(struct db *db, gint64 tree_id, bool *non_rebasable, GError **error);
+
 /* Marks a selected commit as handed to the job queue. */
 bool db_test_scheduled(struct db *db, gint64 tree_id, const char *commit, GError **error);
 /* Returns the number of pending tests of all trees. */
@@ -289,7 +298,7 @@ struct finding_row {
 	char *title;
 	char *details;     /* the diagnostic as printed, or a console excerpt */
 	double confidence;
-	char *state;       /* "open", "fixed" */
+	char *state;       /* "open", "fixed", "inconclusive"; NULL on insert: open */
 	char *reproduce;
 	gint64 created;
 };

@@ -14,6 +14,7 @@
 #include "bot/builder.h"
 #include "bot/sched.h"
 #include "bot/watch.h"
+#include "engine/bisect.h"
 #include "engine/diag.h"
 
 bool sched_enqueue_pending(struct db *db, const struct config *config, GError **error)
@@ -125,8 +126,130 @@ static bool record_findings(struct db *db, const struct job_row *job,
 	return true;
 }
 
-static bool run_job(struct db *db, const struct config *config, const struct job_row *job,
-		    const char *owner, unsigned lease, GError **error)
+static bool has_fingerprint(const struct build_row *row, const char *fingerprint)
+{
+	for (guint i = 0; i < row->diags->len; i++) {
+		if (strcmp(((struct diag *)row->diags->pdata[i])->fingerprint, fingerprint) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Bisects @fingerprint between the last tested head @good and the job's
+ * head, which shows it. A commit's build is bad when it shows the
+ * fingerprint, good when it builds without it, skipped when it fails for
+ * another reason. Builds are deterministic: one run per step.
+ */
+static bool bisect_fingerprint(struct db *db, struct repo *repo, const struct config *config,
+			       const struct job_row *job, const char *good,
+			       const char *fingerprint, struct bisect_outcome *out, GError **error)
+{
+	g_autofree char *git = config_git_path(config);
+	const char *hide[] = { good, NULL };
+	const char *targets[] = { job->target, NULL };
+	g_autoptr(GPtrArray) walked = NULL;
+	g_autofree struct bisect_commit *commits = NULL;
+	zd_autoptr(bisect) b = NULL;
+	const char *next;
+	unsigned runs;
+	bool truncated;
+
+	walked = repo_walk_new(repo, job->commit, hide, 100000, &truncated, error);
+	if (!walked)
+		return false;
+	commits = g_new0(struct bisect_commit, walked->len);
+	for (guint i = 0; i < walked->len; i++) {
+		const struct repo_commit *c = walked->pdata[i];
+
+		commits[i].id = c->oid;
+		commits[i].parents = (const char *const *)c->parent_ids;
+	}
+	b = bisect_new(commits, walked->len, hide, job->commit, 1.0, 0.001, 0.95, error);
+	if (!b)
+		return false;
+	while ((next = bisect_next(b, &runs))) {
+		struct builder_request req = {
+			.source = job->tree, .objects_from = git, .rev = next, .targets = targets,
+			.alone = true,
+		};
+		g_autoptr(GPtrArray) results = builder_run(db, config, &req, error);
+		const struct build_row *row;
+		bool shows;
+
+		if (!results)
+			return false;
+		row = ((struct builder_result *)results->pdata[0])->build;
+		shows = has_fingerprint(row, fingerprint);
+		g_message("bisect %s: %.12s %s", fingerprint, next,
+			  shows ? "bad" : strcmp(row->status, "failed") == 0 ? "skip" : "good");
+		bisect_record(b, next, shows ? BISECT_BAD
+				       : strcmp(row->status, "failed") == 0 ? BISECT_SKIP : BISECT_GOOD,
+			      1, shows);
+	}
+	bisect_outcome(b, out);
+	return true;
+}
+
+/* Records the findings of a non-rebasable head, each bisected from the last tested head. */
+static bool record_bisected(struct db *db, struct repo *repo, const struct config *config,
+			    const struct job_row *job, const struct builder_result *r,
+			    const char *good, GError **error)
+{
+	g_autoptr(GHashTable) done = g_hash_table_new(g_str_hash, g_str_equal);
+
+	if (r->verdict != VERDICT_NEW_DIAGNOSTICS && r->verdict != VERDICT_FAIL_NEW_ERROR)
+		return true;
+	for (guint i = 0; i < r->fresh->len; i++) {
+		const struct diag *d = r->fresh->pdata[i];
+		struct bisect_outcome o = { 0 };
+		g_autoptr(GString) log = g_string_new(NULL);
+		g_autofree char *title = NULL;
+		g_autofree char *reproduce = NULL;
+		g_autofree char *suspects = NULL;
+		struct finding_row f = { 0 };
+		bool added;
+
+		if (!g_hash_table_add(done, d->fingerprint))
+			continue;
+		if (!bisect_fingerprint(db, repo, config, job, good, d->fingerprint, &o, error))
+			return false;
+		for (guint s = 0; s < o.log->len; s++) {
+			const struct bisect_step *st = o.log->pdata[s];
+
+			g_string_append_printf(log, "%s %s\n", st->id,
+					       st->result == BISECT_BAD ? "bad" :
+					       st->result == BISECT_GOOD ? "good" : "skip");
+		}
+		title = g_strdup_printf("%s%s%s", d->file, *d->file ? ": " : "", d->message);
+		suspects = o.suspects ? g_strjoinv(" ", o.suspects) : NULL;
+		f.culprit = o.found ? o.culprit : job->commit;
+		reproduce = g_strdup_printf("zeroday build %s %s --target '%s'", job->tree,
+					    f.culprit, job->target);
+		f.target = job->target;
+		f.kind = (char *)finding_kind(d);
+		f.fingerprint = d->fingerprint;
+		f.title = title;
+		f.details = o.found ? log->str : suspects;
+		f.confidence = o.found ? o.confidence : 0.0;
+		f.state = o.found ? NULL : (char *)"inconclusive";
+		f.reproduce = reproduce;
+		if (!db_tx_begin(db, error) || !db_finding_add(db, job->tree_id, &f, &added, error) ||
+		    !db_tx_commit(db, error)) {
+			db_tx_rollback(db);
+			bisect_outcome_clear(&o);
+			return false;
+		}
+		if (added)
+			g_message("finding: %.12s (%s) %s%s", f.culprit, job->target, title,
+				  o.found ? ", bisected" : ", bisection inconclusive");
+		bisect_outcome_clear(&o);
+	}
+	return true;
+}
+
+static bool run_job(struct db *db, struct repo *repo, const struct config *config,
+		    const struct job_row *job, const char *owner, unsigned lease, GError **error)
 {
 	g_autofree char *git = config_git_path(config);
 	g_autofree char *db_path = config_db_path(config);
@@ -138,15 +261,32 @@ static bool run_job(struct db *db, const struct config *config, const struct job
 	g_autoptr(GPtrArray) results = NULL;
 	g_autoptr(GError) build_error = NULL;
 	g_autoptr(GError) lost = NULL;
+	g_autofree char *previous = NULL;
 	const char *result = "error";
+	bool non_rebasable = false;
 	GThread *renewer;
 
 	g_mutex_init(&r.lock);
 	g_cond_init(&r.done_cond);
+	/*
+	 * A non-rebasable tree is tested at its heads only: a head is compared
+	 * with the last tested head, and what it adds is bisected in between.
+	 */
+	if (!db_tree_non_rebasable(db, job->tree_id, &non_rebasable, error))
+		return false;
+	if (non_rebasable) {
+		previous = db_head_previous(db, job->tree_id, job->commit, error);
+		if (!previous && error && *error)
+			return false;
+		req.against = previous;
+	}
 	renewer = g_thread_new("lease", renew_lease, &r);
 	g_message("job %" G_GINT64_FORMAT ": build %s %.12s for %s (attempt %u)", job->id, job->tree,
 		  job->commit, job->target, job->attempts);
 	results = builder_run(db, config, &req, &build_error);
+	if (results && previous &&
+	    !record_bisected(db, repo, config, job, results->pdata[0], previous, &build_error))
+		g_clear_pointer(&results, g_ptr_array_unref);
 	g_mutex_lock(&r.lock);
 	r.done = true;
 	g_cond_signal(&r.done_cond);
@@ -159,14 +299,16 @@ static bool run_job(struct db *db, const struct config *config, const struct job
 		const struct builder_result *br = results->pdata[0];
 
 		result = build_verdict_name(br->verdict);
-		if (!db_tx_begin(db, error))
-			return false;
-		if (!record_findings(db, job, br, error)) {
-			db_tx_rollback(db);
-			return false;
+		if (!previous) {
+			if (!db_tx_begin(db, error))
+				return false;
+			if (!record_findings(db, job, br, error)) {
+				db_tx_rollback(db);
+				return false;
+			}
+			if (!db_tx_commit(db, error))
+				return false;
 		}
-		if (!db_tx_commit(db, error))
-			return false;
 	} else {
 		/* A job that cannot run (bad target, no sandbox) is done, with why. */
 		g_message("job %" G_GINT64_FORMAT ": %s", job->id, build_error->message);
@@ -229,7 +371,7 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 		if (!db_job_claim(db, owner, now, opts->lease, &job, error))
 			return false;
 		if (job) {
-			bool ok = run_job(db, config, job, owner, opts->lease, error);
+			bool ok = run_job(db, repo, config, job, owner, opts->lease, error);
 
 			job_row_free(job);
 			if (!ok)

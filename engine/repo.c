@@ -308,6 +308,7 @@ void repo_commit_free(struct repo_commit *commit)
 		return;
 	g_free(commit->oid);
 	g_free(commit->summary);
+	g_strfreev(commit->parent_ids);
 	g_free(commit);
 }
 
@@ -626,6 +627,9 @@ static struct repo_commit *commit_info(git_repository *git, const git_oid *id, G
 	info->summary = g_utf8_make_valid(summary ? summary : "", -1);
 	info->dont_auto_build = message && strstr(message, "Dont-Auto-Build") != NULL;
 	info->parents = git_commit_parentcount(commit);
+	info->parent_ids = g_new0(char *, info->parents + 1);
+	for (unsigned i = 0; i < info->parents; i++)
+		info->parent_ids[i] = g_strdup(git_oid_tostr_s(git_commit_parent_id(commit, i)));
 	git_commit_free(commit);
 	return info;
 }

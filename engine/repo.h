@@ -106,6 +106,7 @@ struct repo_commit {
 	char *summary;        /* first line of the message */
 	bool dont_auto_build; /* the message contains "Dont-Auto-Build" */
 	unsigned parents;
+	char **parent_ids;    /* NULL-terminated, 40 hex digits each */
 };
 
 void repo_commit_free(struct repo_commit *commit);

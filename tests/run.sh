@@ -92,6 +92,34 @@ check "every job done once after the crash" \
 findings "$b" > "$scratch/b.findings"
 check "the same findings as without the crash" cmp -s "$scratch/a.findings" "$scratch/b.findings"
 
+# A non-rebasable tree: only heads are built; what a head adds since the
+# last tested head is bisected to its culprit.
+nr="$scratch/nr"
+mkdir -p "$nr"
+cp -a "$ZERODAY_SRCDIR/tests/data/kbuild/." "$nr/"
+git -C "$nr" init -q -b master && git -C "$nr" add -A && git -C "$nr" commit -q -m root
+d="$scratch/d"
+"$ZERODAY" --config="$scratch/z.conf" --state-dir="$d" init >/dev/null
+z "$d" tree add nr "$nr" master --non-rebasable --target x86_64:defconfig >/dev/null
+check "first head" z "$d" run --once --poll-interval 3600
+for i in 1 2 3 4 5 6; do
+	if [ "$i" -eq 3 ]; then
+		sed -i 's/int ready = 1;/int ready = 1;\n\tint fresh;/' "$nr/src/net.c"
+		git -C "$nr" commit -q -am "net: the culprit"
+		culprit=$(git -C "$nr" rev-parse HEAD)
+	else
+		echo "/* $i */" >> "$nr/src/main.c"
+		git -C "$nr" commit -q -am "main: innocent $i"
+	fi
+done
+z "$d" run --once --poll-interval 3600 > "$scratch/d.log" 2>&1
+check "second head" test $? -eq 0
+findings "$d" > "$scratch/d.findings"
+check "one finding, bisected to the culprit in the middle" \
+	test "$(cut -d' ' -f1,2 "$scratch/d.findings")" = "$culprit build-warning"
+check "the bisection built the commits in between" grep -q "bisect .* bad" "$scratch/d.log"
+check "only heads were queued" test "$(jobs_json "$d")" = '{"queued": 0, "running": 0, "done": 2}'
+
 # SIGTERM stops the daemon cleanly.
 c="$scratch/c"
 setup "$c"
