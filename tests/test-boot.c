@@ -257,14 +257,22 @@ static void proxy_cut(struct proxy *px)
 
 struct cut_later {
 	struct proxy *px;
-	unsigned seconds;
+	const char *console; /* cut once the guest is inside its payload */
 };
 
 static gpointer cut_after(gpointer data)
 {
 	struct cut_later *c = data;
 
-	g_usleep(c->seconds * G_USEC_PER_SEC);
+	/* Mid-boot for sure: the guest is running its payload (at most 5 min). */
+	for (int i = 0; i < 3000; i++) {
+		g_autofree char *text = NULL;
+
+		if (g_file_get_contents(c->console, &text, NULL, NULL) &&
+		    strstr(text, "ZERODAY-PAYLOAD-START hang"))
+			break;
+		g_usleep(100000);
+	}
 	proxy_cut(c->px);
 	return NULL;
 }
@@ -278,8 +286,8 @@ static void test_connection_dies(void)
 	g_autofree char *hang = payload_path("hang");
 	struct initramfs_payload payloads[] = { { "hang", hang, 600 } };
 	struct boot_request req = { .kernel = kernel, .initrd = initrd, .console_log = log,
-				    .timeout_s = 60, .memory_mb = 256 };
-	struct cut_later cut = { px, 3 };
+				    .timeout_s = 300, .memory_mb = 256 };
+	struct cut_later cut = { px, log };
 	struct boot_outcome out;
 	struct console_result r;
 	g_autoptr(GError) error = NULL;
