@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bot/bot.h"
@@ -154,10 +155,15 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 		g_autofree char *data = NULL;
 		gsize len;
 
-		if (image && g_file_get_contents(image, &data, &len, NULL)) {
-			g_autofree char *kept = g_strconcat(stamp, ".image", NULL);
+		/* QEMU runs as libvirt's user: images live where it can reach them. */
+		g_autofree char *images = g_build_filename(config->state_dir, "images", key, NULL);
 
-			if (g_file_set_contents(kept, data, len, NULL))
+		if (image && g_file_get_contents(image, &data, &len, NULL) &&
+		    g_mkdir_with_parents(images, 0755) == 0) {
+			g_autofree char *base = g_path_get_basename(stamp);
+			g_autofree char *kept = g_strdup_printf("%s/%s.image", images, base);
+
+			if (g_file_set_contents(kept, data, len, NULL) && chmod(kept, 0644) == 0)
 				row->image_path = g_steal_pointer(&kept);
 		}
 	}

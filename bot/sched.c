@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bot/bot.h"
+#include "bot/booter.h"
 #include "bot/builder.h"
 #include "bot/sched.h"
 #include "bot/watch.h"
@@ -248,6 +249,190 @@ static bool record_bisected(struct db *db, struct repo *repo, const struct confi
 	return true;
 }
 
+/* Boots a stored build's image [boot] repeat times; NULL tally when it has none. */
+static GPtrArray *boot_build(struct db *db, const struct config *config,
+			     const struct build_row *build, unsigned repeat, GError **error)
+{
+	struct booter_request req = {
+		.image = build->image_path, .build_id = build->id, .repeat = repeat,
+	};
+	g_autoptr(GPtrArray) runs = NULL;
+	GPtrArray *tally = NULL;
+
+	if (!build->image_path || strcmp(build->status, "ok") != 0)
+		return NULL;
+	runs = booter_boot(db, config, &req, &tally, error);
+	if (!runs)
+		return NULL;
+	for (guint i = 0; i < runs->len; i++) {
+		const struct booter_run *r = runs->pdata[i];
+
+		if (r->result.kind == CONSOLE_INFRA) {
+			/* Nothing conclusive about this kernel: no tally to judge. */
+			g_clear_pointer(&tally, g_ptr_array_unref);
+			g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED,
+				    "boot of %.12s: infrastructure errors", build->commit);
+			return NULL;
+		}
+	}
+	return tally;
+}
+
+static const struct console_tally *tally_find(GPtrArray *tally, const char *fingerprint)
+{
+	for (guint i = 0; tally && i < tally->len; i++) {
+		const struct console_tally *t = tally->pdata[i];
+
+		if (strcmp(t->fingerprint, fingerprint) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/*
+ * Bisects a boot failure between @good and the job's head: each step is
+ * built alone (skipped when it does not build) and booted as often as the
+ * failure's rate at the head requires.
+ */
+static bool bisect_boot(struct db *db, struct repo *repo, const struct config *config,
+			const struct job_row *job, const char *good,
+			const struct console_tally *failure, struct bisect_outcome *out,
+			GError **error)
+{
+	g_autofree char *git = config_git_path(config);
+	const char *hide[] = { good, NULL };
+	const char *targets[] = { job->target, NULL };
+	double p_show = (double)failure->failures / failure->runs;
+	g_autoptr(GPtrArray) walked = NULL;
+	g_autofree struct bisect_commit *commits = NULL;
+	zd_autoptr(bisect) b = NULL;
+	const char *next;
+	unsigned runs;
+	bool truncated;
+
+	walked = repo_walk_new(repo, job->commit, hide, 100000, &truncated, error);
+	if (!walked)
+		return false;
+	commits = g_new0(struct bisect_commit, walked->len);
+	for (guint i = 0; i < walked->len; i++) {
+		commits[i].id = ((struct repo_commit *)walked->pdata[i])->oid;
+		commits[i].parents = (const char *const *)((struct repo_commit *)walked->pdata[i])->parent_ids;
+	}
+	b = bisect_new(commits, walked->len, hide, job->commit, p_show, 0.001, 0.95, error);
+	if (!b)
+		return false;
+	while ((next = bisect_next(b, &runs))) {
+		struct builder_request req = {
+			.source = job->tree, .objects_from = git, .rev = next, .targets = targets,
+			.alone = true,
+		};
+		g_autoptr(GPtrArray) built = builder_run(db, config, &req, error);
+		g_autoptr(GPtrArray) tally = NULL;
+		g_autoptr(GError) boot_error = NULL;
+		const struct console_tally *t;
+
+		if (!built)
+			return false;
+		tally = boot_build(db, config, ((struct builder_result *)built->pdata[0])->build,
+				   runs, &boot_error);
+		if (!tally) {
+			g_message("bisect %s: %.12s skip%s%s", failure->fingerprint, next,
+				  boot_error ? ": " : "", boot_error ? boot_error->message : "");
+			bisect_record(b, next, BISECT_SKIP, runs, 0);
+			continue;
+		}
+		t = tally_find(tally, failure->fingerprint);
+		g_message("bisect %s: %.12s %s (%u/%u)", failure->fingerprint, next,
+			  t ? "bad" : "good", t ? t->failures : 0, runs);
+		bisect_record(b, next, t ? BISECT_BAD : BISECT_GOOD, runs, t ? t->failures : 0);
+	}
+	bisect_outcome(b, out);
+	return true;
+}
+
+/*
+ * Boots a head that built, compares its failures with the comparison
+ * base's (the last tested head, or the parent), and records each new one:
+ * bisected when there is a range, else blamed on the head.
+ */
+static bool record_boots(struct db *db, struct repo *repo, const struct config *config,
+			 const struct job_row *job, const struct builder_result *r,
+			 const char *previous, GError **error)
+{
+	g_autoptr(GError) boot_error = NULL;
+	g_autoptr(GPtrArray) head = NULL;
+	g_autoptr(GPtrArray) base = NULL;
+
+	head = boot_build(db, config, r->build, config->boot_repeat, &boot_error);
+	if (!head) {
+		if (boot_error)
+			g_message("job %" G_GINT64_FORMAT ": %s", job->id, boot_error->message);
+		return true;
+	}
+	if (head->len == 0)
+		return true;
+	if (r->parent_build)
+		base = boot_build(db, config, r->parent_build, config->boot_repeat, NULL);
+	for (guint i = 0; i < head->len; i++) {
+		const struct console_tally *t = head->pdata[i];
+		struct bisect_outcome o = { 0 };
+		g_autoptr(GString) log = g_string_new(NULL);
+		g_autofree char *kind = g_strdup_printf("boot-%s", diag_console_kind_name(t->kind));
+		g_autofree char *reproduce = NULL;
+		g_autofree char *details = NULL;
+		struct finding_row f = { 0 };
+		bool added;
+
+		/* Also there before: not this push's doing. */
+		if (tally_find(base, t->fingerprint))
+			continue;
+		if (previous) {
+			if (!bisect_boot(db, repo, config, job, previous, t, &o, error))
+				return false;
+			for (guint s = 0; s < o.log->len; s++) {
+				const struct bisect_step *st = o.log->pdata[s];
+
+				g_string_append_printf(log, "%s %s %u/%u\n", st->id,
+						       st->result == BISECT_BAD ? "bad" :
+						       st->result == BISECT_GOOD ? "good" : "skip",
+						       st->failures, st->runs);
+			}
+		} else {
+			o.found = true;
+			o.culprit = g_strdup(job->commit);
+			o.confidence = 1.0;
+		}
+		f.culprit = o.found ? o.culprit : job->commit;
+		reproduce = g_strdup_printf("zeroday build %s %s --target '%s' && zeroday boot BUILD-ID "
+					    "--repeat %u", job->tree, f.culprit, job->target,
+					    t->runs);
+		details = g_strdup_printf("%u/%u boots at the head%s\n%s", t->failures, t->runs,
+					  t->intermittent ? " (intermittent)" : "", log->str);
+		f.target = job->target;
+		f.kind = kind;
+		f.fingerprint = t->fingerprint;
+		f.title = t->title;
+		f.details = o.found ? details : (o.suspects ? g_strjoinv(" ", o.suspects) : NULL);
+		f.confidence = o.found ? o.confidence : 0.0;
+		f.state = o.found ? NULL : (char *)"inconclusive";
+		f.reproduce = reproduce;
+		if (!db_tx_begin(db, error) || !db_finding_add(db, job->tree_id, &f, &added, error) ||
+		    !db_tx_commit(db, error)) {
+			db_tx_rollback(db);
+			if (!o.found)
+				g_free(f.details);
+			bisect_outcome_clear(&o);
+			return false;
+		}
+		if (added)
+			g_message("finding: %.12s (%s) %s", f.culprit, job->target, t->title);
+		if (!o.found)
+			g_free(f.details);
+		bisect_outcome_clear(&o);
+	}
+	return true;
+}
+
 static bool run_job(struct db *db, struct repo *repo, const struct config *config,
 		    const struct job_row *job, const char *owner, unsigned lease, GError **error)
 {
@@ -286,6 +471,10 @@ static bool run_job(struct db *db, struct repo *repo, const struct config *confi
 	results = builder_run(db, config, &req, &build_error);
 	if (results && previous &&
 	    !record_bisected(db, repo, config, job, results->pdata[0], previous, &build_error))
+		g_clear_pointer(&results, g_ptr_array_unref);
+	/* Heads are booted too, [boot] repeat times. */
+	if (results && job->priority == JOB_HEAD &&
+	    !record_boots(db, repo, config, job, results->pdata[0], previous, &build_error))
 		g_clear_pointer(&results, g_ptr_array_unref);
 	g_mutex_lock(&r.lock);
 	r.done = true;
