@@ -7,6 +7,10 @@ cache=${1:?usage: linux-import.sh CACHE}
 tarball=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)
 [ -n "$tarball" ] || { echo "linux-source-6.1 is not installed" >&2; exit 77; }
 stamp="$cache/.imported-$(stat -c %s "$tarball")"
+# Tests run in parallel: one imports, the others wait for it.
+mkdir -p "$(dirname "$cache")"
+exec 9>"$cache.lock"
+flock 9
 if [ -f "$stamp" ]; then
 	echo "$cache"
 	exit 0
