@@ -667,6 +667,7 @@ static int status_json(struct cli *cli, GPtrArray *trees, GPtrArray *findings, g
 			{ "tree", f->tree }, { "culprit", f->culprit }, { "target", f->target },
 			{ "kind", f->kind }, { "fingerprint", f->fingerprint }, { "title", f->title },
 			{ "state", f->state }, { "reproduce", f->reproduce },
+			{ "fixed_by", f->fixed_by },
 		};
 
 		g_string_append(out, i ? ", {" : "{");

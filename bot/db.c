@@ -151,6 +151,9 @@ static const char *const migrations[] = {
 	"  reproduce TEXT,"
 	"  created INTEGER NOT NULL,"
 	"  UNIQUE (culprit, fingerprint));",
+
+	/* 6 -> 7: which head fixed a finding. */
+	"ALTER TABLE findings ADD COLUMN fixed_by TEXT;",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);
@@ -1194,6 +1197,7 @@ void finding_row_free(struct finding_row *row)
 	g_free(row->details);
 	g_free(row->state);
 	g_free(row->reproduce);
+	g_free(row->fixed_by);
 	g_free(row);
 }
 
@@ -1230,7 +1234,7 @@ GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error)
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
 		"SELECT f.id, t.name, f.branch, f.culprit, f.target, f.kind, f.fingerprint, f.title, "
-		"f.details, f.confidence, f.state, f.reproduce, f.created FROM findings f "
+		"f.details, f.confidence, f.state, f.reproduce, f.created, f.fixed_by FROM findings f "
 		"LEFT JOIN trees t ON t.id = f.tree_id ORDER BY f.id DESC LIMIT ?1", error);
 	int rc;
 
@@ -1253,6 +1257,7 @@ GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error)
 		f->state = col_text(stmt, 10);
 		f->reproduce = col_text(stmt, 11);
 		f->created = sqlite3_column_int64(stmt, 12);
+		f->fixed_by = col_text(stmt, 13);
 		g_ptr_array_add(out, f);
 	}
 	if (rc != SQLITE_DONE) {
@@ -1294,4 +1299,45 @@ bool db_tree_non_rebasable(struct db *db, gint64 tree_id, bool *non_rebasable, G
 		return sql_error(db, error, "reading a tree's policy");
 	*non_rebasable = g_strcmp0((const char *)sqlite3_column_text(stmt, 0), "non-rebasable") == 0;
 	return true;
+}
+
+GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT id, culprit, kind, fingerprint FROM findings WHERE tree_id = ?1 "
+		"AND target = ?2 AND state = 'open'", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	bind_text(stmt, 2, target);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct finding_row *f = g_new0(struct finding_row, 1);
+
+		f->id = sqlite3_column_int64(stmt, 0);
+		f->culprit = col_text(stmt, 1);
+		f->kind = col_text(stmt, 2);
+		f->fingerprint = col_text(stmt, 3);
+		g_ptr_array_add(out, f);
+	}
+	if (rc != SQLITE_DONE) {
+		sql_error(db, error, "listing open findings");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
+}
+
+bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"UPDATE findings SET state = 'fixed', fixed_by = ?1 WHERE id = ?2 AND state = 'open'",
+		error);
+
+	if (!stmt)
+		return false;
+	bind_text(stmt, 1, head);
+	sqlite3_bind_int64(stmt, 2, id);
+	return step_done(db, stmt, error);
 }

@@ -14,7 +14,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 6
+#define DB_SCHEMA_VERSION 7
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -300,6 +300,7 @@ struct finding_row {
 	double confidence;
 	char *state;       /* "open", "fixed", "inconclusive"; NULL on insert: open */
 	char *reproduce;
+	char *fixed_by;    /* the first head seen without it, when fixed */
 	gint64 created;
 };
 
@@ -311,6 +312,10 @@ void finding_row_free(struct finding_row *row);
  */
 bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row, bool *added,
 		    GError **error);
+/* Returns the open findings of @tree_id for @target (struct finding_row). */
+GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GError **error);
+/* Marks a finding fixed: @head no longer shows it. */
+bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error);
 /* Returns the @limit newest findings, newest first. */
 GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error);
 

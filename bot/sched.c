@@ -433,6 +433,46 @@ static bool record_boots(struct db *db, struct repo *repo, const struct config *
 	return true;
 }
 
+/*
+ * A head that built shows which open build findings of its tree and target
+ * are gone: those whose culprit it contains and whose fingerprint its
+ * build no longer has are fixed, by this head.
+ */
+static bool mark_fixed(struct db *db, struct repo *repo, const struct job_row *job,
+		       const struct builder_result *r, GError **error)
+{
+	g_autoptr(GPtrArray) open = NULL;
+
+	if (strcmp(r->build->status, "ok") != 0 && strcmp(r->build->status, "failed") != 0)
+		return true;
+	if (!db_tx_begin(db, error))
+		return false;
+	open = db_finding_open(db, job->tree_id, job->target, error);
+	if (!open)
+		goto fail;
+	for (guint i = 0; i < open->len; i++) {
+		const struct finding_row *f = open->pdata[i];
+		g_autoptr(GError) unknown = NULL;
+		bool present = false;
+
+		if (!g_str_has_prefix(f->kind, "build-") || strcmp(f->culprit, job->commit) == 0 ||
+		    repo_is_ancestor(repo, f->culprit, job->commit, &unknown) != 1)
+			continue;
+		for (guint j = 0; j < r->build->diags->len && !present; j++)
+			present = strcmp(((struct diag *)r->build->diags->pdata[j])->fingerprint,
+					 f->fingerprint) == 0;
+		if (present)
+			continue;
+		if (!db_finding_fixed(db, f->id, job->commit, error))
+			goto fail;
+		g_message("fixed: %.12s %s, gone at %.12s", f->culprit, f->fingerprint, job->commit);
+	}
+	return db_tx_commit(db, error);
+fail:
+	db_tx_rollback(db);
+	return false;
+}
+
 static bool run_job(struct db *db, struct repo *repo, const struct config *config,
 		    const struct job_row *job, const char *owner, unsigned lease, GError **error)
 {
@@ -488,6 +528,8 @@ static bool run_job(struct db *db, struct repo *repo, const struct config *confi
 		const struct builder_result *br = results->pdata[0];
 
 		result = build_verdict_name(br->verdict);
+		if (job->priority == JOB_HEAD && !mark_fixed(db, repo, job, br, error))
+			return false;
 		if (!previous) {
 			if (!db_tx_begin(db, error))
 				return false;

@@ -120,6 +120,16 @@ check "one finding, bisected to the culprit in the middle" \
 check "the bisection built the commits in between" grep -q "bisect .* bad" "$scratch/d.log"
 check "only heads were queued" test "$(jobs_json "$d")" = '{"queued": 0, "running": 0, "done": 2}'
 
+# A later head without the error: its finding is fixed, by that head.
+sed -i '/undeclared_counter++;/d' "$kb/src/net.c"
+git -C "$kb" commit -q -am "net: fix the build"
+fix=$(git -C "$kb" rev-parse HEAD)
+check "the fixing head" z "$a" run --once --poll-interval 3600
+z "$a" status --json | sed 's/}, {/\n/g' > "$scratch/a3.json"
+check "the error is fixed by the new head" \
+	grep -q "\"culprit\": \"$err\".*\"state\": \"fixed\", .*\"fixed_by\": \"$fix\"" "$scratch/a3.json"
+check "the warning stays open" grep -q "\"culprit\": \"$warn\".*\"state\": \"open\"" "$scratch/a3.json"
+
 # SIGTERM stops the daemon cleanly.
 c="$scratch/c"
 setup "$c"
