@@ -136,7 +136,11 @@ setup "$c"
 "$ZERODAY" --config="$scratch/z.conf" --state-dir="$c" run --poll-interval 3600 \
 	> "$scratch/c.log" 2>&1 &
 pid=$!
-sleep 1
+# Once it works on a job, its signal handlers are in place.
+for _ in $(seq 1 600); do
+	case $(jobs_json "$c") in *'"running": 1'*) break ;; esac
+	sleep 0.1
+done
 kill -TERM "$pid"
 wait "$pid"
 status=$?
