@@ -29,60 +29,100 @@ sh "$ZERODAY_SRCDIR/tests/linux-import.sh" "$cache" >/dev/null || {
 	exit 0
 }
 
-# The history, in a scratch repository sharing the cache's objects.
+# The history, in a scratch repository sharing the cache's objects, built
+# with plumbing (no work tree of 80,000 files).
 repo="$scratch/linux.git"
 git clone -q --bare --shared "$cache" "$repo"
 base=$(git -C "$repo" rev-parse master)
 export GIT_INDEX_FILE="$scratch/index"
-git -C "$repo" read-tree "$base"
-tip=$base
-for i in 1 2 3 4 5 6 7 8; do
-	if [ "$i" -eq 3 ]; then
-		git -C "$repo" show "$tip:init/main.c" |
-			sed 's/^static int __ref kernel_init(void \*unused)$/&/' |
-			awk '{ print } /^static int __ref kernel_init\(void \*unused\)$/ { k = 1 }
-			     k && /^\tint ret;$/ { print "\tpanic(\"zeroday: a boot panic for the test\");"; k = 0 }' \
-			> "$scratch/file"
-		path=init/main.c
-		msg="init: the culprit"
-	else
+# commit_file PARENT PATH FILE MESSAGE: prints the new commit.
+commit_file() {
+	git -C "$repo" read-tree "$1"
+	blob=$(git -C "$repo" hash-object -w "$3")
+	git -C "$repo" update-index --cacheinfo "100644,$blob,$2"
+	git -C "$repo" commit-tree "$(git -C "$repo" write-tree)" -p "$1" -m "$4"
+}
+# innocent PARENT N: N innocent commits on top; prints the last.
+innocent() {
+	tip=$1
+	for i in $(seq 1 "$2"); do
 		git -C "$repo" show "$tip:kernel/panic.c" > "$scratch/file"
-		echo "/* innocent $i */" >> "$scratch/file"
-		path=kernel/panic.c
-		msg="panic: innocent $i"
-	fi
-	blob=$(git -C "$repo" hash-object -w "$scratch/file")
-	git -C "$repo" update-index --cacheinfo "100644,$blob,$path"
-	tree=$(git -C "$repo" write-tree)
-	tip=$(git -C "$repo" commit-tree "$tree" -p "$tip" -m "$msg")
-	[ "$i" -eq 3 ] && culprit=$tip
-done
+		echo "/* innocent $tip $i */" >> "$scratch/file"
+		tip=$(commit_file "$tip" kernel/panic.c "$scratch/file" "panic: innocent $i")
+	done
+	echo "$tip"
+}
+# Push 1: a build error, under nine innocent commits.
+git -C "$repo" show "$base:kernel/exit.c" > "$scratch/file"
+printf '\nint zd_broken(void);\nint zd_broken(void)\n{\n\treturn zd_undeclared;\n}\n' >> "$scratch/file"
+err=$(commit_file "$base" kernel/exit.c "$scratch/file" "exit: the build culprit")
+push1=$(innocent "$err" 9)
+# Push 2: the error reverted, then a boot panic under nine innocent commits.
+git -C "$repo" show "$base:kernel/exit.c" > "$scratch/file"
+revert=$(commit_file "$push1" kernel/exit.c "$scratch/file" "Revert the build culprit")
+git -C "$repo" show "$revert:init/main.c" |
+	awk '{ print } /^static int __ref kernel_init\(void \*unused\)$/ { k = 1 }
+	     k && /^\tint ret;$/ { print "\tpanic(\"zeroday: a boot panic for the test\");"; k = 0 }' \
+	> "$scratch/file"
+culprit=$(commit_file "$revert" init/main.c "$scratch/file" "init: the boot culprit")
+push2=$(innocent "$culprit" 9)
 unset GIT_INDEX_FILE
-check "the culprit commit adds the panic" \
+check "the boot culprit adds the panic" \
 	sh -c "git -C '$repo' show '$culprit:init/main.c' | grep -q 'a boot panic for the test'"
+
+# Served by a real git daemon.
+port=$((40000 + $$ % 20000))
+git daemon --reuseaddr --export-all --listen=127.0.0.1 --port=$port --base-path="$scratch" \
+	--pid-file="$scratch/daemon.pid" "$scratch" > "$scratch/daemon.log" 2>&1 &
+for _ in $(seq 1 50); do
+	git ls-remote "git://127.0.0.1:$port/linux.git" > /dev/null 2>&1 && break
+	sleep 0.2
+done
+trap 'kill "$(cat "$scratch/daemon.pid" 2>/dev/null)" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$scratch"' EXIT
 
 # A fresh store, keeping the persistent source and build trees.
 mkdir -p "$state"
 rm -f "$state/zeroday.db" "$state/zeroday.db-wal" "$state/zeroday.db-shm"
-printf '[git]\nallow-local-trees = true\n[boot]\nrepeat = 2\n' > "$scratch/z.conf"
+printf '[boot]\nrepeat = 2\n' > "$scratch/z.conf"
 z() { "$ZERODAY" --config="$scratch/z.conf" --state-dir="$state" "$@"; }
 z init >/dev/null
 git -C "$repo" update-ref refs/heads/master "$base"
-z tree add linux "$repo" master --non-rebasable --target x86_64:tinyconfig+serial >/dev/null
+z tree add linux "git://127.0.0.1:$port/linux.git" master --non-rebasable \
+	--target x86_64:tinyconfig+serial >/dev/null
 z run --once --poll-interval 3600 > "$scratch/first.log" 2>&1
 check "the first head" test $? -eq 0
 check "its boots were conclusive" sh -c "! grep -q 'infrastructure' '$scratch/first.log'"
-git -C "$repo" update-ref refs/heads/master "$tip"
-z run --once --poll-interval 3600 > "$scratch/run.log" 2>&1
-check "the pushed head" test $? -eq 0
-sed 's/^/# /' "$scratch/run.log" | grep -E "finding|bisect" | head -20
-z status --json > "$scratch/status.json"
-check "the panic is blamed on the third commit" \
+
+git -C "$repo" update-ref refs/heads/master "$push1"
+z run --once --poll-interval 3600 > "$scratch/push1.log" 2>&1
+check "push 1" test $? -eq 0
+sed 's/^/# /' "$scratch/push1.log" | grep -E "finding|bisect" | head -20
+z status --json | sed 's/}, {/\n/g' > "$scratch/push1.json"
+check "the build error is blamed on its commit, under nine innocent ones" \
+	grep -q "\"culprit\": \"$err\", \"target\": \"x86_64:tinyconfig+serial\", \"kind\": \"build-error\"" \
+	"$scratch/push1.json"
+
+git -C "$repo" update-ref refs/heads/master "$push2"
+t0=$(date +%s.%N)
+since=$(date +%s)
+z run --once --poll-interval 3600 > "$scratch/push2.log" 2>&1
+check "push 2" test $? -eq 0
+t1=$(date +%s.%N)
+# For bench/e2e: the push-to-finding time against the builds and boots it ran.
+raw=$(sqlite3 "$state/zeroday.db" "SELECT coalesce((SELECT sum(seconds) FROM builds
+	WHERE created >= $since), 0) + coalesce((SELECT sum(seconds) FROM boots WHERE created >= $since), 0)")
+awk -v a="$t0" -v b="$t1" -v r="$raw" 'BEGIN { printf "# e2e: push to finding %.1f s; the builds and boots it ran %.1f s; ratio %.2f\n", b - a, r, (b - a) / r }'
+sed 's/^/# /' "$scratch/push2.log" | grep -E "finding|bisect|fixed" | head -20
+z status --json | sed 's/}, {/\n/g' > "$scratch/push2.json"
+check "the boot panic is blamed on its commit, under nine innocent ones" \
 	grep -q "\"culprit\": \"$culprit\", \"target\": \"x86_64:tinyconfig+serial\", \"kind\": \"boot-panic\"" \
-	"$scratch/status.json"
+	"$scratch/push2.json"
 check "with its title" grep -q 'Kernel panic - not syncing: zeroday: a boot panic for the test' \
-	"$scratch/status.json"
-check "no finding blames another commit" test "$(grep -o '"culprit"' "$scratch/status.json" | wc -l)" -eq 1
+	"$scratch/push2.json"
+check "the build error is fixed by push 2" \
+	grep -q "\"culprit\": \"$err\".*\"state\": \"fixed\"" "$scratch/push2.json"
+check "no other commit is blamed" \
+	test "$(grep -o '"culprit": "[0-9a-f]*"' "$scratch/push2.json" | sort -u | wc -l)" -eq 2
 
 echo "1..$n"
 exit $failed
