@@ -753,8 +753,12 @@ int cli_status(struct cli *cli, int argc, char **argv)
 	for (guint i = 0; i < findings->len; i++) {
 		const struct finding_row *f = findings->pdata[i];
 
-		printf("  %s %.12s %s %s: %s [%s]\n", f->tree ? f->tree : "-", f->culprit, f->target,
+		printf("  %s %.12s %s %s: %s [%s]", f->tree ? f->tree : "-", f->culprit, f->target,
 		       f->kind, f->title, f->fingerprint);
+		if (strcmp(f->state, "open") != 0)
+			printf(" (%s%s%.12s)", f->state, f->fixed_by ? " by " : "",
+			       f->fixed_by ? f->fixed_by : "");
+		printf("\n");
 	}
 	printf("Recent branch changes:\n");
 	for (guint i = 0; i < events->len; i++) {
