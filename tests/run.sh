@@ -86,6 +86,16 @@ wait "$pid" 2>/dev/null
 status=$?
 check "a job was running when killed" test -n "$running"
 check "zeroday itself died of SIGKILL" test "$status" -eq 137
+# And again, several times, at random points of whatever it is doing then.
+for delay in $(awk 'BEGIN { srand(); for (i = 0; i < 4; i++) printf "%.2f ", 0.1 + rand() * 1.5 }'); do
+	"$ZERODAY" --config="$scratch/z.conf" --state-dir="$b" run --poll-interval 3600 --lease 5 \
+		>> "$scratch/b.log" 2>&1 &
+	pid=$!
+	sleep "$delay"
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "# killed after ${delay}s"
+done
 check "resume after kill -9" z "$b" run --once --poll-interval 3600
 check "every job done once after the crash" \
 	test "$(jobs_json "$b")" = '{"queued": 0, "running": 0, "done": 4}'
