@@ -6,6 +6,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -389,6 +390,8 @@ static bool record_boots(struct db *db, struct repo *repo, const struct config *
 		if (previous) {
 			if (!bisect_boot(db, repo, config, job, previous, t, &o, error))
 				return false;
+			if (!o.found)
+				o.confidence = 0.0;
 			for (guint s = 0; s < o.log->len; s++) {
 				const struct bisect_step *st = o.log->pdata[s];
 
@@ -398,9 +401,25 @@ static bool record_boots(struct db *db, struct repo *repo, const struct config *
 						       st->failures, st->runs);
 			}
 		} else {
-			o.found = true;
-			o.culprit = g_strdup(job->commit);
-			o.confidence = 1.0;
+			/*
+			 * The head against its parent: the parent's clean boots make
+			 * the head the culprit with the confidence they give for this
+			 * failure's rate; without them (a root, or a parent that did
+			 * not boot) nothing can be said.
+			 */
+			double p = (double)t->failures / t->runs;
+
+			if (!r->parent_build)
+				continue;
+			o.confidence = base ? 1.0 - pow(1.0 - p, config->boot_repeat) : 0.0;
+			o.found = o.confidence >= 0.95;
+			if (o.found) {
+				o.culprit = g_strdup(job->commit);
+			} else {
+				o.suspects = g_new0(char *, 3);
+				o.suspects[0] = g_strdup(job->commit);
+				o.suspects[1] = g_strdup(r->parent);
+			}
 		}
 		f.culprit = o.found ? o.culprit : job->commit;
 		reproduce = g_strdup_printf("zeroday build %s %s --target '%s' && zeroday boot BUILD-ID "
@@ -413,7 +432,7 @@ static bool record_boots(struct db *db, struct repo *repo, const struct config *
 		f.fingerprint = t->fingerprint;
 		f.title = t->title;
 		f.details = o.found ? details : (o.suspects ? g_strjoinv(" ", o.suspects) : NULL);
-		f.confidence = o.found ? o.confidence : 0.0;
+		f.confidence = o.confidence;
 		f.state = o.found ? NULL : (char *)"inconclusive";
 		f.reproduce = reproduce;
 		if (!db_tx_begin(db, error) || !db_finding_add(db, job->tree_id, &f, &added, error) ||
