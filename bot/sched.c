@@ -138,6 +138,31 @@ static bool has_fingerprint(const struct build_row *row, const char *fingerprint
 }
 
 /*
+ * A bisection between @good and @head over the commits in between (what
+ * @head has and @good has not). *@walked keeps the commits the bisection
+ * borrows; free it after the bisection.
+ */
+static struct bisect *bisect_range(struct repo *repo, const char *good, const char *head,
+				   double p_show, GPtrArray **walked, GError **error)
+{
+	const char *hide[] = { good, NULL };
+	g_autofree struct bisect_commit *commits = NULL;
+	bool truncated;
+
+	*walked = repo_walk_new(repo, head, hide, 100000, &truncated, error);
+	if (!*walked)
+		return NULL;
+	commits = g_new0(struct bisect_commit, (*walked)->len);
+	for (guint i = 0; i < (*walked)->len; i++) {
+		const struct repo_commit *c = (*walked)->pdata[i];
+
+		commits[i].id = c->oid;
+		commits[i].parents = (const char *const *)c->parent_ids;
+	}
+	return bisect_new(commits, (*walked)->len, hide, head, p_show, 0.001, 0.95, error);
+}
+
+/*
  * Bisects @fingerprint between the last tested head @good and the job's
  * head, which shows it. A commit's build is bad when it shows the
  * fingerprint, good when it builds without it, skipped when it fails for
@@ -148,26 +173,12 @@ static bool bisect_fingerprint(struct db *db, struct repo *repo, const struct co
 			       const char *fingerprint, struct bisect_outcome *out, GError **error)
 {
 	g_autofree char *git = config_git_path(config);
-	const char *hide[] = { good, NULL };
 	const char *targets[] = { job->target, NULL };
 	g_autoptr(GPtrArray) walked = NULL;
-	g_autofree struct bisect_commit *commits = NULL;
-	zd_autoptr(bisect) b = NULL;
+	zd_autoptr(bisect) b = bisect_range(repo, good, job->commit, 1.0, &walked, error);
 	const char *next;
 	unsigned runs;
-	bool truncated;
 
-	walked = repo_walk_new(repo, job->commit, hide, 100000, &truncated, error);
-	if (!walked)
-		return false;
-	commits = g_new0(struct bisect_commit, walked->len);
-	for (guint i = 0; i < walked->len; i++) {
-		const struct repo_commit *c = walked->pdata[i];
-
-		commits[i].id = c->oid;
-		commits[i].parents = (const char *const *)c->parent_ids;
-	}
-	b = bisect_new(commits, walked->len, hide, job->commit, 1.0, 0.001, 0.95, error);
 	if (!b)
 		return false;
 	while ((next = bisect_next(b, &runs))) {
@@ -301,25 +312,13 @@ static bool bisect_boot(struct db *db, struct repo *repo, const struct config *c
 			GError **error)
 {
 	g_autofree char *git = config_git_path(config);
-	const char *hide[] = { good, NULL };
 	const char *targets[] = { job->target, NULL };
-	double p_show = (double)failure->failures / failure->runs;
 	g_autoptr(GPtrArray) walked = NULL;
-	g_autofree struct bisect_commit *commits = NULL;
-	zd_autoptr(bisect) b = NULL;
+	zd_autoptr(bisect) b = bisect_range(repo, good, job->commit,
+					    (double)failure->failures / failure->runs, &walked, error);
 	const char *next;
 	unsigned runs;
-	bool truncated;
 
-	walked = repo_walk_new(repo, job->commit, hide, 100000, &truncated, error);
-	if (!walked)
-		return false;
-	commits = g_new0(struct bisect_commit, walked->len);
-	for (guint i = 0; i < walked->len; i++) {
-		commits[i].id = ((struct repo_commit *)walked->pdata[i])->oid;
-		commits[i].parents = (const char *const *)((struct repo_commit *)walked->pdata[i])->parent_ids;
-	}
-	b = bisect_new(commits, walked->len, hide, job->commit, p_show, 0.001, 0.95, error);
 	if (!b)
 		return false;
 	while ((next = bisect_next(b, &runs))) {
