@@ -139,27 +139,42 @@ static bool has_fingerprint(const struct build_row *row, const char *fingerprint
 
 /*
  * A bisection between @good and @head over the commits in between (what
- * @head has and @good has not). *@walked keeps the commits the bisection
- * borrows; free it after the bisection.
+ * @head has and @good has not).
  */
 static struct bisect *bisect_range(struct repo *repo, const char *good, const char *head,
-				   double p_show, GPtrArray **walked, GError **error)
+				   double p_show, GError **error)
 {
 	const char *hide[] = { good, NULL };
 	g_autofree struct bisect_commit *commits = NULL;
+	g_autoptr(GPtrArray) walked = NULL;
 	bool truncated;
 
-	*walked = repo_walk_new(repo, head, hide, 100000, &truncated, error);
-	if (!*walked)
+	walked = repo_walk_new(repo, head, hide, 100000, &truncated, error);
+	if (!walked)
 		return NULL;
-	commits = g_new0(struct bisect_commit, (*walked)->len);
-	for (guint i = 0; i < (*walked)->len; i++) {
-		const struct repo_commit *c = (*walked)->pdata[i];
+	commits = g_new0(struct bisect_commit, walked->len);
+	for (guint i = 0; i < walked->len; i++) {
+		const struct repo_commit *c = walked->pdata[i];
 
 		commits[i].id = c->oid;
 		commits[i].parents = (const char *const *)c->parent_ids;
 	}
-	return bisect_new(commits, (*walked)->len, hide, head, p_show, 0.001, 0.95, error);
+	/* bisect_new copies what it keeps. */
+	return bisect_new(commits, walked->len, hide, head, p_show, 0.001, 0.95, error);
+}
+
+/* Builds @commit alone (no comparison) for the job's target; returns its stored build. */
+static GPtrArray *build_alone(struct db *db, const struct config *config,
+			      const struct job_row *job, const char *commit, GError **error)
+{
+	g_autofree char *git = config_git_path(config);
+	const char *targets[] = { job->target, NULL };
+	struct builder_request req = {
+		.source = job->tree, .objects_from = git, .rev = commit, .targets = targets,
+		.alone = true,
+	};
+
+	return builder_run(db, config, &req, error);
 }
 
 /*
@@ -172,21 +187,14 @@ static bool bisect_fingerprint(struct db *db, struct repo *repo, const struct co
 			       const struct job_row *job, const char *good,
 			       const char *fingerprint, struct bisect_outcome *out, GError **error)
 {
-	g_autofree char *git = config_git_path(config);
-	const char *targets[] = { job->target, NULL };
-	g_autoptr(GPtrArray) walked = NULL;
-	zd_autoptr(bisect) b = bisect_range(repo, good, job->commit, 1.0, &walked, error);
+	zd_autoptr(bisect) b = bisect_range(repo, good, job->commit, 1.0, error);
 	const char *next;
 	unsigned runs;
 
 	if (!b)
 		return false;
 	while ((next = bisect_next(b, &runs))) {
-		struct builder_request req = {
-			.source = job->tree, .objects_from = git, .rev = next, .targets = targets,
-			.alone = true,
-		};
-		g_autoptr(GPtrArray) results = builder_run(db, config, &req, error);
+		g_autoptr(GPtrArray) results = build_alone(db, config, job, next, error);
 		const struct build_row *row;
 		bool shows;
 
@@ -311,22 +319,15 @@ static bool bisect_boot(struct db *db, struct repo *repo, const struct config *c
 			const struct console_tally *failure, struct bisect_outcome *out,
 			GError **error)
 {
-	g_autofree char *git = config_git_path(config);
-	const char *targets[] = { job->target, NULL };
-	g_autoptr(GPtrArray) walked = NULL;
 	zd_autoptr(bisect) b = bisect_range(repo, good, job->commit,
-					    (double)failure->failures / failure->runs, &walked, error);
+					    (double)failure->failures / failure->runs, error);
 	const char *next;
 	unsigned runs;
 
 	if (!b)
 		return false;
 	while ((next = bisect_next(b, &runs))) {
-		struct builder_request req = {
-			.source = job->tree, .objects_from = git, .rev = next, .targets = targets,
-			.alone = true,
-		};
-		g_autoptr(GPtrArray) built = builder_run(db, config, &req, error);
+		g_autoptr(GPtrArray) built = build_alone(db, config, job, next, error);
 		g_autoptr(GPtrArray) tally = NULL;
 		g_autoptr(GError) boot_error = NULL;
 		const struct console_tally *t;
