@@ -413,7 +413,7 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 	opts.argv = (const char *const *)argv->pdata;
 	opts.env = (const char *const *)envv->pdata;
 	{
-		FILE *log = fopen(env->log_path, "a");
+		FILE *log = fopen(env->log_path, "ae");
 
 		if (log) {
 			g_autofree char *cmd = g_strjoinv(" ", (char **)argv->pdata);

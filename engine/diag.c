@@ -351,6 +351,17 @@ const char *diag_console_kind_name(enum console_kind kind)
 	return console_names[kind];
 }
 
+bool diag_console_kind_parse(const char *name, enum console_kind *out)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(console_names); i++) {
+		if (console_names[i] && strcmp(console_names[i], name) == 0) {
+			*out = (enum console_kind)i;
+			return true;
+		}
+	}
+	return false;
+}
+
 void console_finding_free(struct console_finding *f)
 {
 	if (!f)
@@ -566,7 +577,19 @@ void console_tally_free(struct console_tally *t)
 		return;
 	g_free(t->title);
 	g_free(t->fingerprint);
+	g_free(t->excerpt);
 	g_free(t);
+}
+
+const char *diag_console_excerpt(const struct console_result *r)
+{
+	for (guint i = 0; r->findings && i < r->findings->len; i++) {
+		const struct console_finding *f = r->findings->pdata[i];
+
+		if (r->fingerprint && f->fingerprint && strcmp(f->fingerprint, r->fingerprint) == 0)
+			return f->excerpt;
+	}
+	return r->last_line;
 }
 
 GPtrArray *diag_console_tally(struct console_result *const *results, unsigned n)
@@ -594,6 +617,7 @@ GPtrArray *diag_console_tally(struct console_result *const *results, unsigned n)
 			t->kind = r->kind;
 			t->title = g_strdup(r->title);
 			t->fingerprint = g_strdup(r->fingerprint);
+			t->excerpt = g_strdup(diag_console_excerpt(r));
 			g_ptr_array_add(out, t);
 		}
 		t->failures++;

@@ -100,6 +100,12 @@ struct console_result {
 
 void console_result_clear(struct console_result *r);
 
+/* The console lines of @r's verdict: its report's excerpt, else the last line. */
+const char *diag_console_excerpt(const struct console_result *r);
+
+/* The kind named @name (diag_console_kind_name()); false if none is. */
+bool diag_console_kind_parse(const char *name, enum console_kind *out);
+
 /*
  * Classifies a console log. @timed_out: the watchdog ended the boot;
  * @infra: QEMU or libvirt failed (then the log is not the kernel's fault).
@@ -119,6 +125,7 @@ struct console_tally {
 	unsigned failures; /* runs that showed it */
 	unsigned runs;     /* runs that counted: infrastructure errors do not */
 	bool intermittent; /* seen, but not in every run */
+	char *excerpt;     /* the first showing run's report lines, or NULL */
 };
 
 void console_tally_free(struct console_tally *t);

@@ -607,6 +607,92 @@ int repo_is_ancestor(struct repo *repo, const char *ancestor, const char *descen
 	return rc;
 }
 
+char **repo_merge_bases(struct repo *repo, const char *a, const char *b, GError **error)
+{
+	git_oid x, y;
+	git_oidarray bases = { 0 };
+	char **out;
+	int rc;
+
+	if (!parse_oid(&x, a, error) || !parse_oid(&y, b, error))
+		return NULL;
+	rc = git_merge_bases(&bases, repo->git, &x, &y);
+	if (rc == GIT_ENOTFOUND)
+		return g_new0(char *, 1);
+	if (rc < 0) {
+		set_git_error(error, rc, b);
+		return NULL;
+	}
+	out = g_new0(char *, bases.count + 1);
+	for (size_t i = 0; i < bases.count; i++)
+		out[i] = g_strdup(git_oid_tostr_s(&bases.ids[i]));
+	git_oidarray_dispose(&bases);
+	return out;
+}
+
+int repo_revert_on(struct repo *repo, const char *head, const char *culprit, char **out,
+		   GError **error)
+{
+	git_oid h, c, tree_id, made;
+	git_commit *head_commit = NULL, *culprit_commit = NULL;
+	git_index *index = NULL;
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	git_revert_options opts = GIT_REVERT_OPTIONS_INIT;
+	g_autofree char *message = NULL;
+	int rc, result = -1;
+
+	*out = NULL;
+	if (!parse_oid(&h, head, error) || !parse_oid(&c, culprit, error))
+		return -1;
+	if ((rc = git_commit_lookup(&head_commit, repo->git, &h)) < 0 ||
+	    (rc = git_commit_lookup(&culprit_commit, repo->git, &c)) < 0) {
+		set_git_error(error, rc, head_commit ? culprit : head);
+		goto out;
+	}
+	/* A merge is reverted against its first parent, as `git revert -m 1` does. */
+	opts.mainline = git_commit_parentcount(culprit_commit) > 1 ? 1 : 0;
+	rc = git_revert_commit(&index, repo->git, culprit_commit, head_commit, opts.mainline,
+			       &opts.merge_opts);
+	if (rc < 0) {
+		set_git_error(error, rc, culprit);
+		goto out;
+	}
+	if (git_index_has_conflicts(index)) {
+		result = 0;
+		goto out;
+	}
+	if ((rc = git_index_write_tree_to(&tree_id, index, repo->git)) < 0 ||
+	    (rc = git_tree_lookup(&tree, repo->git, &tree_id)) < 0 ||
+	    (rc = git_signature_new(&sig, "zeroday", "zeroday@localhost",
+				    git_commit_time(head_commit), 0)) < 0) {
+		set_git_error(error, rc, culprit);
+		goto out;
+	}
+	message = g_strdup_printf("Revert \"%s\"\n\nThis reverts commit %s on %s, to verify "
+				  "it as a culprit.\n", git_commit_summary(culprit_commit),
+				  culprit, head);
+	{
+		const git_commit *parents[] = { head_commit };
+
+		rc = git_commit_create(&made, repo->git, NULL, sig, sig, NULL, message, tree, 1,
+				       parents);
+	}
+	if (rc < 0) {
+		set_git_error(error, rc, culprit);
+		goto out;
+	}
+	*out = g_strdup(git_oid_tostr_s(&made));
+	result = 1;
+out:
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_index_free(index);
+	git_commit_free(culprit_commit);
+	git_commit_free(head_commit);
+	return result;
+}
+
 static struct repo_commit *commit_info(git_repository *git, const git_oid *id, GError **error)
 {
 	struct repo_commit *info;

@@ -100,6 +100,21 @@ bool repo_forget_tree(struct repo *repo, const char *tree, GError **error);
 int repo_is_ancestor(struct repo *repo, const char *ancestor, const char *descendant,
 		     GError **error);
 
+/*
+ * Returns the merge bases of @a and @b (NULL-terminated, empty when the
+ * histories are unrelated), or NULL with @error set.
+ */
+char **repo_merge_bases(struct repo *repo, const char *a, const char *b, GError **error);
+
+/*
+ * Reverts @culprit on top of @head (a merge against its first parent) and
+ * stores the result as an unreferenced commit whose parent is @head.
+ * Returns 1 and its id in *@out; 0 when the revert does not apply
+ * cleanly; -1 with @error set.
+ */
+int repo_revert_on(struct repo *repo, const char *head, const char *culprit, char **out,
+		   GError **error);
+
 /* A commit found by repo_walk_new(). */
 struct repo_commit {
 	char *oid;            /* 40 hex digits */
