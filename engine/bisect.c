@@ -64,6 +64,19 @@ unsigned bisect_runs_per_step(double p_show, double max_error)
 	return (unsigned)ceil(log(max_error) / log(1.0 - p_show));
 }
 
+double bisect_rate_lower_bound(unsigned failures, unsigned runs)
+{
+	const double z = 1.6449; /* one-sided 95% */
+	double n = runs, p, centre, margin;
+
+	if (runs == 0 || failures == 0)
+		return 0.0;
+	p = (double)failures / n;
+	centre = p + z * z / (2.0 * n);
+	margin = z * sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n));
+	return (centre - margin) / (1.0 + z * z / n);
+}
+
 void bisect_free(struct bisect *b)
 {
 	if (!b)

@@ -76,6 +76,13 @@ void bisect_outcome_clear(struct bisect_outcome *out);
 /* The outcome, once bisect_next() returned NULL. */
 void bisect_outcome(struct bisect *b, struct bisect_outcome *out);
 
+/*
+ * A rate to bisect with, from @failures of @runs: the lower bound of its
+ * one-sided 95% Wilson score interval, so that a failure seen in 2 of 2
+ * runs is not taken to show every time (10/10 gives 0.79, 5/10 0.27).
+ */
+double bisect_rate_lower_bound(unsigned failures, unsigned runs);
+
 /* The runs per step for @p_show and @max_error. */
 unsigned bisect_runs_per_step(double p_show, double max_error);
 

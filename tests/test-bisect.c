@@ -133,6 +133,20 @@ static void test_log(void)
 	sim_free(s);
 }
 
+static void test_rate_bound(void)
+{
+	/* Wilson's lower bound at one-sided 95%, against values computed by hand. */
+	g_assert_cmpfloat_with_epsilon(bisect_rate_lower_bound(10, 10), 0.7870, 0.001);
+	g_assert_cmpfloat_with_epsilon(bisect_rate_lower_bound(5, 10), 0.2693, 0.001);
+	g_assert_cmpfloat_with_epsilon(bisect_rate_lower_bound(2, 2), 0.4250, 0.001);
+	g_assert_cmpfloat(bisect_rate_lower_bound(0, 10), ==, 0.0);
+	/* More evidence, a tighter bound. */
+	g_assert_cmpfloat(bisect_rate_lower_bound(100, 100), >, bisect_rate_lower_bound(10, 10));
+	/* What a step costs at those rates, for a 0.1% chance of a wrong "good". */
+	g_assert_cmpuint(bisect_runs_per_step(bisect_rate_lower_bound(10, 10), 0.001), ==, 5);
+	g_assert_cmpuint(bisect_runs_per_step(bisect_rate_lower_bound(5, 10), 0.001), ==, 23);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -141,5 +155,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/bisect/skips", test_skips);
 	g_test_add_func("/bisect/flaky", test_flaky);
 	g_test_add_func("/bisect/log", test_log);
+	g_test_add_func("/bisect/rate-bound", test_rate_bound);
 	return g_test_run();
 }
