@@ -5,8 +5,12 @@
 
 #include "autoconfig.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -27,10 +31,18 @@ void booter_run_free(struct booter_run *run)
 	g_free(run);
 }
 
+/*
+ * A host's slots are shared by every booter_boot() call, in this process
+ * (the workers of `zeroday run`) and in others (`zeroday boot`): slot N of
+ * a host is held by an flock on STATE/boot/slots/HOST-N.lock, which the
+ * kernel drops when its holder dies.
+ */
 struct host {
 	char *uri;
+	char *lock_prefix;
 	unsigned slots;
-	unsigned busy;
+	int *held;         /* per slot: the lock's fd while this call holds it, else -1 */
+	unsigned busy;     /* slots this call holds */
 	unsigned failures; /* infrastructure failures seen */
 };
 
@@ -47,7 +59,7 @@ struct pool {
 	bool kvm;
 };
 
-static bool parse_hosts(struct pool *p, char **specs, GError **error)
+static bool parse_hosts(struct pool *p, char **specs, const char *lock_dir, GError **error)
 {
 	p->n_hosts = g_strv_length(specs);
 	p->hosts = g_new0(struct host, p->n_hosts);
@@ -67,8 +79,42 @@ static bool parse_hosts(struct pool *p, char **specs, GError **error)
 			p->hosts[i].slots = (unsigned)n;
 		}
 		p->hosts[i].uri = star ? g_strndup(specs[i], star - specs[i]) : g_strdup(specs[i]);
+		{
+			g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256,
+									     p->hosts[i].uri, -1);
+
+			p->hosts[i].lock_prefix = g_strdup_printf("%s/%.16s", lock_dir, sum);
+		}
+		p->hosts[i].held = g_new(int, p->hosts[i].slots);
+		for (unsigned s = 0; s < p->hosts[i].slots; s++)
+			p->hosts[i].held[s] = -1;
 	}
 	return true;
+}
+
+/* Tries to take a free slot of @h; returns its index or -1. Under p->lock. */
+static int try_slot(struct host *h)
+{
+	for (unsigned s = 0; s < h->slots; s++) {
+		g_autofree char *path = NULL;
+		int fd;
+
+		if (h->held[s] >= 0)
+			continue;
+		path = g_strdup_printf("%s-%u.lock", h->lock_prefix, s);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			g_warning("%s: %s", path, g_strerror(errno));
+			continue;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			h->held[s] = fd;
+			h->busy++;
+			return (int)s;
+		}
+		close(fd);
+	}
+	return -1;
 }
 
 /* Free slots, ranked so that a host that just failed this run comes last. */
@@ -79,31 +125,48 @@ static int host_score(const struct host *h, const struct host *avoid)
 	return (h == avoid ? 0 : 1 << 20) + (int)(h->slots - h->busy);
 }
 
-/* Takes a slot on the best host, waiting for one to free up. */
-static struct host *take_host(struct pool *p, const struct host *avoid)
+/*
+ * Takes a slot on the best host that has one free, waiting for one to
+ * free up: released by this call (signalled) or by another (polled).
+ */
+static struct host *take_host(struct pool *p, const struct host *avoid, int *slot)
 {
-	struct host *best = NULL;
-
 	g_mutex_lock(&p->lock);
-	while (!best) {
-		for (guint i = 0; i < p->n_hosts; i++) {
-			struct host *h = &p->hosts[i];
+	for (;;) {
+		g_autofree guint *order = g_new(guint, p->n_hosts);
 
-			if (host_score(h, avoid) >= 0 &&
-			    (!best || host_score(h, avoid) > host_score(best, avoid)))
-				best = h;
+		/* Best first: insertion sort by score; full hosts last. */
+		for (guint i = 0; i < p->n_hosts; i++) {
+			guint j = i;
+
+			while (j > 0 && host_score(&p->hosts[order[j - 1]], avoid) <
+					host_score(&p->hosts[i], avoid)) {
+				order[j] = order[j - 1];
+				j--;
+			}
+			order[j] = i;
 		}
-		if (!best)
-			g_cond_wait(&p->freed, &p->lock);
+		for (guint k = 0; k < p->n_hosts; k++) {
+			struct host *h = &p->hosts[order[k]];
+
+			if (host_score(h, avoid) < 0)
+				continue;
+			*slot = try_slot(h);
+			if (*slot >= 0) {
+				g_mutex_unlock(&p->lock);
+				return h;
+			}
+		}
+		g_cond_wait_until(&p->freed, &p->lock,
+				  g_get_monotonic_time() + G_USEC_PER_SEC / 4);
 	}
-	best->busy++;
-	g_mutex_unlock(&p->lock);
-	return best;
 }
 
-static void give_host(struct pool *p, struct host *h, bool failed)
+static void give_host(struct pool *p, struct host *h, int slot, bool failed)
 {
 	g_mutex_lock(&p->lock);
+	close(h->held[slot]);
+	h->held[slot] = -1;
 	h->busy--;
 	h->failures += failed;
 	g_cond_broadcast(&p->freed);
@@ -120,7 +183,8 @@ static void boot_worker(gpointer data, gpointer user_data)
 		g_autofree char *cmdline = g_strdup_printf("zeroday.seed=%u %s", run->seed,
 							   p->req->cmdline ? p->req->cmdline : "");
 		g_autofree char *text = NULL;
-		struct host *h = take_host(p, last);
+		int slot;
+		struct host *h = take_host(p, last, &slot);
 		struct boot_request br = {
 			.kernel = p->req->image, .initrd = p->initrd, .cmdline = cmdline,
 			.timeout_s = p->config->boot_timeout, .memory_mb = p->config->boot_memory,
@@ -137,7 +201,7 @@ static void boot_worker(gpointer data, gpointer user_data)
 			out.infra = true;
 			out.infra_reason = g_strdup(error->message);
 		}
-		give_host(p, h, out.infra);
+		give_host(p, h, slot, out.infra);
 		last = h;
 		g_free(run->host);
 		run->host = g_strdup(h->uri);
@@ -231,17 +295,89 @@ static bool probe_kvm(struct pool *p)
 	return works;
 }
 
+/*
+ * What a boot's result depends on besides the kernel: the initramfs
+ * (busybox and every payload, by content), the command line, memory,
+ * timeouts and the accelerator. Stored boots are reused only under the
+ * same profile.
+ */
+static char *boot_profile(const struct config *config, const struct booter_request *req,
+			  GArray *payloads, bool kvm, GError **error)
+{
+	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+	const char *files[] = { config->boot_busybox };
+	g_autofree char *head = g_strdup_printf("v1 cmdline=%s memory=%u timeout=%u/%u kvm=%d\n",
+						req->cmdline ? req->cmdline : "", config->boot_memory,
+						config->boot_timeout, config->boot_payload_timeout,
+						kvm);
+
+	g_checksum_update(sum, (const guchar *)head, -1);
+	for (guint i = 0; i <= payloads->len; i++) {
+		const char *path = i < payloads->len
+			? g_array_index(payloads, struct initramfs_payload, i).path : files[0];
+		g_autofree char *data = NULL;
+		gsize len;
+
+		if (!g_file_get_contents(path, &data, &len, error))
+			return NULL;
+		g_checksum_update(sum, (const guchar *)path, -1);
+		g_checksum_update(sum, (const guchar *)"\n", 1);
+		g_checksum_update(sum, (const guchar *)data, (gssize)len);
+	}
+	return g_strdup(g_checksum_get_string(sum));
+}
+
+/* The stored boots of this build and profile, as runs. */
+static bool reuse_stored(struct db *db, const struct booter_request *req, const char *profile,
+			 GPtrArray *runs, GError **error)
+{
+	g_autoptr(GPtrArray) stored = db_boot_list(db, req->build_id, profile, error);
+
+	if (!stored)
+		return false;
+	for (guint i = 0; i < stored->len && runs->len < req->repeat; i++) {
+		const struct boot_record *b = stored->pdata[i];
+		struct booter_run *run = g_new0(struct booter_run, 1);
+		struct console_finding *f;
+
+		run->seed = b->seed;
+		run->host = g_strdup(b->host);
+		run->console_path = g_strdup(b->console_path);
+		run->attempts = b->attempts;
+		run->seconds = b->seconds;
+		run->stored = true;
+		if (!diag_console_kind_parse(b->kind, &run->result.kind))
+			run->result.kind = CONSOLE_INFRA;
+		run->result.title = g_strdup(b->title);
+		run->result.fingerprint = g_strdup(b->fingerprint);
+		run->result.findings = g_ptr_array_new_with_free_func(
+			(GDestroyNotify)console_finding_free);
+		f = g_new0(struct console_finding, 1);
+		f->kind = run->result.kind;
+		f->title = g_strdup(b->title);
+		f->fingerprint = g_strdup(b->fingerprint);
+		f->excerpt = g_strdup(b->excerpt);
+		g_ptr_array_add(run->result.findings, f);
+		g_ptr_array_add(runs, run);
+	}
+	return true;
+}
+
 GPtrArray *booter_boot(struct db *db, const struct config *config,
 		       const struct booter_request *req, GPtrArray **tally, GError **error)
 {
 	g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func((GDestroyNotify)booter_run_free);
-	g_autofree char *stamp = g_strdup_printf("%" G_GINT64_FORMAT, g_get_real_time() / 1000);
+	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+	g_autofree char *stamp = g_date_time_format(now, "%Y%m%d-%H%M%S-XXXXXX");
 	/* QEMU runs as libvirt's own user: what it opens must be reachable. */
-	g_autofree char *logdir = g_build_filename(config->state_dir, "boot", stamp, NULL);
-	g_autofree char *initrd = g_build_filename(logdir, "initrd.gz", NULL);
+	g_autofree char *bootdir = g_build_filename(config->state_dir, "boot", NULL);
+	g_autofree char *lockdir = g_build_filename(bootdir, "slots", NULL);
+	g_autofree char *logdir = g_build_filename(bootdir, stamp, NULL);
+	g_autofree char *initrd = NULL;
+	g_autofree char *profile = NULL;
 	GArray *payloads = NULL;
-	struct pool p = { .config = config, .req = req, .initrd = initrd, .logdir = logdir };
-	unsigned slots = 0;
+	struct pool p = { .config = config, .req = req };
+	unsigned slots = 0, stored = 0, seed = 0;
 	GThreadPool *workers;
 	GPtrArray *out = NULL;
 
@@ -252,17 +388,22 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no kernel image at %s", req->image);
 		goto done;
 	}
-	if (!parse_hosts(&p, config->boot_hosts, error))
+	if (g_mkdir_with_parents(lockdir, 0755) < 0 || g_chmod(bootdir, 0755) < 0 ||
+	    !g_mkdtemp_full(logdir, 0755) || g_chmod(logdir, 0755) < 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "cannot create %s: %s", logdir,
+			    g_strerror(errno));
+		goto done;
+	}
+	initrd = g_build_filename(logdir, "initrd.gz", NULL);
+	p.initrd = initrd;
+	p.logdir = logdir;
+	if (!parse_hosts(&p, config->boot_hosts, lockdir, error))
 		goto done;
 	payloads = payload_list(config, req->payloads ? req->payloads
 						       : (const char *const *)config->boot_payloads,
 				error);
 	if (!payloads)
 		goto done;
-	if (g_mkdir_with_parents(logdir, 0755) < 0 || g_chmod(logdir, 0755) < 0) {
-		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "cannot create %s", logdir);
-		goto done;
-	}
 	if (!initramfs_build(initrd, config->boot_busybox,
 			     (const struct initramfs_payload *)payloads->data, payloads->len, error))
 		goto done;
@@ -276,27 +417,40 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	}
 	p.kvm = strcmp(config->boot_kvm, "true") == 0 ||
 		(strcmp(config->boot_kvm, "auto") == 0 && probe_kvm(&p));
+	profile = boot_profile(config, req, payloads, p.kvm, error);
+	if (!profile)
+		goto done;
+	if (req->reuse && req->build_id > 0 && !reuse_stored(db, req, profile, runs, error))
+		goto done;
+	stored = runs->len;
+	for (guint i = 0; i < runs->len; i++)
+		seed = MAX(seed, ((struct booter_run *)runs->pdata[i])->seed);
 
 	workers = g_thread_pool_new(boot_worker, &p, (int)slots, FALSE, NULL);
-	for (unsigned i = 0; i < req->repeat; i++) {
+	for (unsigned i = stored; i < req->repeat; i++) {
 		struct booter_run *run = g_new0(struct booter_run, 1);
 
-		run->seed = i + 1;
+		run->seed = ++seed;
 		g_ptr_array_add(runs, run);
 		g_thread_pool_push(workers, run, NULL);
 	}
 	g_thread_pool_free(workers, FALSE, TRUE);
+	if (stored)
+		g_message("boot of %s: %u stored result%s reused, %u booted", req->image, stored,
+			  stored == 1 ? "" : "s", req->repeat > stored ? req->repeat - stored : 0);
 
 	if (!db_tx_begin(db, error))
 		goto done;
-	for (guint i = 0; i < runs->len; i++) {
+	for (guint i = stored; i < runs->len; i++) {
 		const struct booter_run *r = runs->pdata[i];
 		struct boot_row row = {
 			.build_id = req->build_id, .image = req->image, .host = r->host,
 			.seed = r->seed, .kind = diag_console_kind_name(r->result.kind),
 			.title = r->result.title, .fingerprint = r->result.fingerprint,
 			.console_path = r->console_path, .seconds = r->seconds,
-			.attempts = r->attempts,
+			.attempts = r->attempts, .profile = profile,
+			.excerpt = r->result.kind == CONSOLE_BOOT_OK ? NULL
+								     : diag_console_excerpt(&r->result),
 		};
 
 		if (!db_boot_add(db, &row, error)) {
@@ -318,8 +472,11 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	out = g_steal_pointer(&runs);
 done:
 	payloads_free(payloads);
-	for (guint i = 0; i < p.n_hosts; i++)
+	for (guint i = 0; i < p.n_hosts; i++) {
 		g_free(p.hosts[i].uri);
+		g_free(p.hosts[i].lock_prefix);
+		g_free(p.hosts[i].held);
+	}
 	g_free(p.hosts);
 	g_mutex_clear(&p.lock);
 	g_cond_clear(&p.freed);

@@ -19,6 +19,7 @@ struct booter_request {
 	unsigned repeat;
 	const char *const *payloads; /* NULL: [boot] payloads */
 	const char *cmdline;        /* extra kernel command line, or NULL */
+	bool reuse;                 /* count the build's stored boots of the same profile */
 	bool progress;
 };
 
@@ -28,6 +29,7 @@ struct booter_run {
 	char *console_path;
 	unsigned attempts;
 	double seconds;
+	bool stored;                /* reused from the store, not booted now */
 	struct console_result result;
 };
 
@@ -35,9 +37,13 @@ void booter_run_free(struct booter_run *run);
 
 /*
  * Boots @req->image @req->repeat times with seeds 1..N, spread over the
- * hosts within their slot limits; a run that fails for infrastructure
- * reasons is retried (on another host when there is one) up to twice.
- * Records every run. *@tally receives the per-fingerprint tally.
+ * hosts within their slot limits, which every caller in every process
+ * shares; a run that fails for infrastructure reasons is retried (on
+ * another host when there is one) up to twice. With @req->reuse, the
+ * conclusive boots already stored for the build under the same profile
+ * (initramfs, command line, memory, timeouts) count, and only the rest
+ * are booted, with the next seeds. Records every new run. *@tally
+ * receives the per-fingerprint tally of all of them.
  *
  * Returns an array of struct booter_run in seed order, or NULL with
  * @error set (no payload, no busybox, bad host list).

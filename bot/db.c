@@ -154,6 +154,17 @@ static const char *const migrations[] = {
 
 	/* 6 -> 7: which head fixed a finding. */
 	"ALTER TABLE findings ADD COLUMN fixed_by TEXT;",
+
+	/*
+	 * 7 -> 8: boots reusable per (build, boot set-up) and carrying their
+	 * report's excerpt; findings keep the failure's rate and the
+	 * bisection log apart from the diagnostic itself.
+	 */
+	"ALTER TABLE boots ADD COLUMN profile TEXT;"
+	"ALTER TABLE boots ADD COLUMN excerpt TEXT;"
+	"CREATE INDEX boots_by_build ON boots(build_id, profile);"
+	"ALTER TABLE findings ADD COLUMN rate REAL NOT NULL DEFAULT 1.0;"
+	"ALTER TABLE findings ADD COLUMN bisect_log TEXT;",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);
@@ -957,8 +968,8 @@ bool db_boot_add(struct db *db, const struct boot_row *row, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
 		"INSERT INTO boots (build_id, image, host, seed, kind, title, fingerprint, "
-		"console_path, seconds, attempts, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-		"?9, ?10, ?11)", error);
+		"console_path, seconds, attempts, created, profile, excerpt) VALUES (?1, ?2, ?3, ?4, "
+		"?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)", error);
 
 	if (!stmt)
 		return false;
@@ -976,7 +987,56 @@ bool db_boot_add(struct db *db, const struct boot_row *row, GError **error)
 	sqlite3_bind_double(stmt, 9, row->seconds);
 	sqlite3_bind_int(stmt, 10, (int)row->attempts);
 	sqlite3_bind_int64(stmt, 11, g_get_real_time() / G_USEC_PER_SEC);
+	bind_text(stmt, 12, row->profile);
+	bind_text(stmt, 13, row->excerpt);
 	return step_done(db, stmt, error);
+}
+
+void boot_record_free(struct boot_record *r)
+{
+	if (!r)
+		return;
+	g_free(r->host);
+	g_free(r->kind);
+	g_free(r->title);
+	g_free(r->fingerprint);
+	g_free(r->excerpt);
+	g_free(r->console_path);
+	g_free(r);
+}
+
+GPtrArray *db_boot_list(struct db *db, gint64 build_id, const char *profile, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)boot_record_free);
+	g_autoptr(sqlite3_stmt) stmt = prepare(db,
+		"SELECT seed, host, kind, title, fingerprint, excerpt, console_path, seconds, "
+		"attempts FROM boots WHERE build_id = ?1 AND profile = ?2 AND kind != 'infra-error' "
+		"ORDER BY id", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, build_id);
+	bind_text(stmt, 2, profile);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct boot_record *r = g_new0(struct boot_record, 1);
+
+		r->seed = (unsigned)sqlite3_column_int(stmt, 0);
+		r->host = col_text(stmt, 1);
+		r->kind = col_text(stmt, 2);
+		r->title = col_text(stmt, 3);
+		r->fingerprint = col_text(stmt, 4);
+		r->excerpt = col_text(stmt, 5);
+		r->console_path = col_text(stmt, 6);
+		r->seconds = sqlite3_column_double(stmt, 7);
+		r->attempts = (unsigned)sqlite3_column_int(stmt, 8);
+		g_ptr_array_add(out, r);
+	}
+	if (rc != SQLITE_DONE) {
+		sql_error(db, error, "listing boots");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
 }
 
 /* Jobs. */
@@ -1028,7 +1088,9 @@ bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s
 	pick = prepare(db,
 		"SELECT j.id, j.kind, j.tree_id, t.name, j.commit_id, j.target, j.priority, "
 		"j.attempts FROM jobs j JOIN trees t ON t.id = j.tree_id "
-		"WHERE j.state = 'queued' OR (j.state = 'running' AND j.lease_until < ?1) "
+		"WHERE (j.state = 'queued' OR (j.state = 'running' AND j.lease_until < ?1)) "
+		"AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state = 'running' "
+		"AND r.lease_until >= ?1 AND r.tree_id = j.tree_id) "
 		"ORDER BY j.priority, (SELECT coalesce(max(k.claimed), 0) FROM jobs k "
 		"WHERE k.tree_id = j.tree_id), j.id LIMIT 1", error);
 	if (!pick)
@@ -1198,6 +1260,7 @@ void finding_row_free(struct finding_row *row)
 	g_free(row->state);
 	g_free(row->reproduce);
 	g_free(row->fixed_by);
+	g_free(row->bisect_log);
 	g_free(row);
 }
 
@@ -1206,8 +1269,8 @@ bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row
 {
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
 		"INSERT OR IGNORE INTO findings (tree_id, branch, culprit, target, kind, fingerprint, "
-		"title, details, confidence, reproduce, created, state) VALUES (?1, ?2, ?3, ?4, ?5, "
-		"?6, ?7, ?8, ?9, ?10, ?11, coalesce(?12, 'open'))", error);
+		"title, details, confidence, reproduce, created, state, rate, bisect_log) VALUES (?1, "
+		"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, coalesce(?12, 'open'), ?13, ?14)", error);
 
 	if (!stmt)
 		return false;
@@ -1223,6 +1286,8 @@ bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row
 	bind_text(stmt, 10, row->reproduce);
 	sqlite3_bind_int64(stmt, 11, g_get_real_time() / G_USEC_PER_SEC);
 	bind_text(stmt, 12, row->state);
+	sqlite3_bind_double(stmt, 13, row->rate > 0.0 ? row->rate : 1.0);
+	bind_text(stmt, 14, row->bisect_log);
 	if (!step_done(db, stmt, error))
 		return false;
 	*added = sqlite3_changes(db->sql) == 1;
@@ -1234,7 +1299,8 @@ GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error)
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
 		"SELECT f.id, t.name, f.branch, f.culprit, f.target, f.kind, f.fingerprint, f.title, "
-		"f.details, f.confidence, f.state, f.reproduce, f.created, f.fixed_by FROM findings f "
+		"f.details, f.confidence, f.state, f.reproduce, f.created, f.fixed_by, f.rate, "
+		"f.bisect_log FROM findings f "
 		"LEFT JOIN trees t ON t.id = f.tree_id ORDER BY f.id DESC LIMIT ?1", error);
 	int rc;
 
@@ -1258,6 +1324,8 @@ GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error)
 		f->reproduce = col_text(stmt, 11);
 		f->created = sqlite3_column_int64(stmt, 12);
 		f->fixed_by = col_text(stmt, 13);
+		f->rate = sqlite3_column_double(stmt, 14);
+		f->bisect_log = col_text(stmt, 15);
 		g_ptr_array_add(out, f);
 	}
 	if (rc != SQLITE_DONE) {
@@ -1305,8 +1373,8 @@ GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GE
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
-		"SELECT id, culprit, kind, fingerprint FROM findings WHERE tree_id = ?1 "
-		"AND target = ?2 AND state = 'open'", error);
+		"SELECT id, culprit, kind, fingerprint, rate FROM findings WHERE tree_id = ?1 "
+		"AND target = ?2 AND state = 'open' ORDER BY id", error);
 	int rc;
 
 	if (!stmt)
@@ -1320,6 +1388,7 @@ GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GE
 		f->culprit = col_text(stmt, 1);
 		f->kind = col_text(stmt, 2);
 		f->fingerprint = col_text(stmt, 3);
+		f->rate = sqlite3_column_double(stmt, 4);
 		g_ptr_array_add(out, f);
 	}
 	if (rc != SQLITE_DONE) {

@@ -14,7 +14,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 7
+#define DB_SCHEMA_VERSION 8
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -215,9 +215,32 @@ struct boot_row {
 	const char *console_path;
 	double seconds;
 	unsigned attempts; /* 1 + infrastructure retries */
+	const char *profile; /* what else the result depends on: initramfs, command line */
+	const char *excerpt; /* the report's console lines, or NULL */
 };
 
 bool db_boot_add(struct db *db, const struct boot_row *row, GError **error);
+
+/* A stored boot, as db_boot_list() returns it. */
+struct boot_record {
+	unsigned seed;
+	char *host;
+	char *kind;
+	char *title;
+	char *fingerprint;
+	char *excerpt;
+	char *console_path;
+	double seconds;
+	unsigned attempts;
+};
+
+void boot_record_free(struct boot_record *r);
+
+/*
+ * Returns the conclusive boots (not infrastructure errors) recorded for
+ * build @build_id under @profile, oldest first (struct boot_record).
+ */
+GPtrArray *db_boot_list(struct db *db, gint64 build_id, const char *profile, GError **error);
 
 /*
  * The job queue: builds (later boots, bisection steps, patch tests) with
@@ -259,7 +282,9 @@ bool db_job_add(struct db *db, const char *kind, gint64 tree_id, const char *com
  * Claims the next job for @owner until @now + @lease_s: the lowest
  * priority first; within it, the tree served least recently, so that a
  * busy tree cannot starve the others; a running job whose lease ran out
- * counts as queued. *@out is NULL when there is nothing to do.
+ * counts as queued. A job of a tree another worker holds a job of waits:
+ * the two would share the tree's work tree. *@out is NULL when there is
+ * nothing to do now.
  */
 bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s,
 		  struct job_row **out, GError **error);
@@ -300,7 +325,9 @@ struct finding_row {
 	double confidence;
 	char *state;       /* "open", "fixed", "inconclusive"; NULL on insert: open */
 	char *reproduce;
-	char *fixed_by;    /* the first head seen without it, when fixed */
+	char *fixed_by;    /* the fixing commit, or the first head seen without it */
+	double rate;       /* the share of runs that showed it (boots); 0 on insert: 1.0 */
+	char *bisect_log;  /* one line per step: commit, result, failures/runs */
 	gint64 created;
 };
 

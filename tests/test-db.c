@@ -215,6 +215,7 @@ static void test_jobs(void)
 	zd_autoptr(db) db = db_open(":memory:", &error);
 	gint64 busy = add_tree_named(db, "busy");
 	gint64 quiet = add_tree_named(db, "quiet");
+	gint64 other = add_tree_named(db, "other");
 	struct job_row *a = NULL, *b = NULL;
 	gint64 q, r, d;
 	bool added;
@@ -235,6 +236,10 @@ static void test_jobs(void)
 	g_assert_true(db_job_add(db, "build", quiet, "head", "x86_64:defconfig", JOB_HEAD, &added,
 				 &error));
 
+	/* Another tree with work: it may run beside the others. */
+	g_assert_true(db_job_add(db, "build", other, "o0", "x86_64:allnoconfig", JOB_BACKLOG,
+				 &added, &error));
+
 	/* Heads first; then fairness alternates trees instead of draining "busy". */
 	{
 		g_autofree char *head = claim(db, "w1", 100, &a);
@@ -246,33 +251,44 @@ static void test_jobs(void)
 	{
 		g_autofree char *first = claim(db, "w1", 102, NULL);
 		g_autofree char *second = claim(db, "w1", 103, NULL);
-		g_autofree char *third = claim(db, "w1", 104, NULL);
+		g_autofree char *third = claim(db, "w1", 104, &a);
+		g_autofree char *none = claim(db, "w1", 104, NULL);
 
 		g_assert_cmpstr(first, ==, "busy:b0");
-		g_assert_cmpstr(second, ==, "quiet:q0");
-		g_assert_cmpstr(third, ==, "busy:b1");
+		g_assert_cmpstr(second, ==, "other:o0");
+		g_assert_cmpstr(third, ==, "quiet:q0");
+		/* b1 and b2 wait for b0: they would share its work tree. */
+		g_assert_cmpstr(none, ==, "");
+		job_row_free(a);
 	}
 
-	/* A dead worker's lease runs out; the job is claimed again, once. */
+	/* A dead worker's leases run out; its jobs are claimed again, once. */
 	g_assert_true(db_job_counts(db, 105, &q, &r, &d, &error));
-	g_assert_cmpint(q, ==, 1);
+	g_assert_cmpint(q, ==, 2);
 	g_assert_cmpint(r, ==, 3);
 	g_assert_cmpint(d, ==, 1);
-	{
-		g_autofree char *next = claim(db, "w2", 105, &b);
-
-		g_assert_cmpstr(next, ==, "busy:b2");
-	}
-	g_assert_true(db_job_complete(db, b->id, "w2", "pass", 106, &error));
 	/*
-	 * w1 died holding b0, q0 and b1 (claimed at 102..104 for 60 s). At 200
-	 * all are free again; "quiet" was served least recently, so q0 first.
+	 * w1 died holding b0, o0 and q0 (claimed at 102..104 for 60 s). At 200
+	 * all are free again; the tree served least recently goes first.
 	 */
 	{
+		g_autofree char *b0 = claim(db, "w2", 200, &b);
+		g_autofree char *o0 = claim(db, "w2", 200, NULL);
 		g_autofree char *again = claim(db, "w3", 200, &a);
+		g_autofree char *none = claim(db, "w2", 200, NULL);
 
+		g_assert_cmpstr(b0, ==, "busy:b0");
+		g_assert_cmpuint(b->attempts, ==, 2);
+		g_assert_cmpstr(o0, ==, "other:o0");
 		g_assert_cmpstr(again, ==, "quiet:q0");
 		g_assert_cmpuint(a->attempts, ==, 2);
+		g_assert_cmpstr(none, ==, "");
+	}
+	g_assert_true(db_job_complete(db, b->id, "w2", "pass", 206, &error));
+	{
+		g_autofree char *b2 = claim(db, "w2", 207, NULL);
+
+		g_assert_cmpstr(b2, ==, "busy:b1");
 	}
 	/* The first worker comes back: its completion is refused. */
 	g_assert_false(db_job_complete(db, a->id, "w1", "pass", 201, &error));
