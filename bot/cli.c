@@ -623,13 +623,19 @@ int cli_poll(struct cli *cli, int argc, char **argv)
 
 /* status */
 
-/* Appends @s as a JSON string. */
+/* Appends @s as a JSON string, or null for NULL. */
 static void json_str(GString *out, const char *s)
 {
+	if (!s) {
+		g_string_append(out, "null");
+		return;
+	}
 	g_string_append_c(out, '"');
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '"' || *p == '\\')
 			g_string_append_printf(out, "\\%c", *p);
+		else if (*p == '\n')
+			g_string_append(out, "\\n");
 		else if (*p < 0x20)
 			g_string_append_printf(out, "\\u%04x", *p);
 		else
@@ -652,10 +658,7 @@ static int status_json(struct cli *cli, GPtrArray *trees, GPtrArray *findings, g
 		json_str(out, db_policy_name(t->policy));
 		g_string_append_printf(out, ", \"last_poll\": %" G_GINT64_FORMAT ", \"error\": ",
 				       t->last_poll);
-		if (t->last_error)
-			json_str(out, t->last_error);
-		else
-			g_string_append(out, "null");
+		json_str(out, t->last_error);
 		g_string_append(out, "}");
 	}
 	g_string_append_printf(out, "], \"jobs\": {\"queued\": %" G_GINT64_FORMAT
@@ -667,7 +670,8 @@ static int status_json(struct cli *cli, GPtrArray *trees, GPtrArray *findings, g
 			{ "tree", f->tree }, { "culprit", f->culprit }, { "target", f->target },
 			{ "kind", f->kind }, { "fingerprint", f->fingerprint }, { "title", f->title },
 			{ "state", f->state }, { "reproduce", f->reproduce },
-			{ "fixed_by", f->fixed_by },
+			{ "fixed_by", f->fixed_by }, { "details", f->details },
+			{ "bisect_log", f->bisect_log },
 		};
 
 		g_string_append(out, i ? ", {" : "{");
@@ -675,7 +679,8 @@ static int status_json(struct cli *cli, GPtrArray *trees, GPtrArray *findings, g
 			g_string_append_printf(out, "%s\"%s\": ", k ? ", " : "", fields[k].key);
 			json_str(out, fields[k].value);
 		}
-		g_string_append_printf(out, ", \"confidence\": %.4f}", f->confidence);
+		g_string_append_printf(out, ", \"confidence\": %.4f, \"rate\": %.4f}", f->confidence,
+				       f->rate);
 	}
 	g_string_append(out, "]}\n");
 	fputs(out->str, stdout);
@@ -982,7 +987,7 @@ int cli_run(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
 	gboolean once = FALSE;
-	gint interval = 600, lease = 120;
+	gint interval = 600, lease = 120, workers = 0;
 	GOptionEntry entries[] = {
 		{ "once", 0, 0, G_OPTION_ARG_NONE, &once,
 		  "Poll once, run the queue dry, and exit", NULL },
@@ -990,6 +995,8 @@ int cli_run(struct cli *cli, int argc, char **argv)
 		  "Seconds between polls (default 600)", "S" },
 		{ "lease", 0, 0, G_OPTION_ARG_INT, &lease,
 		  "Seconds a job's lease lasts between renewals (default 120)", "S" },
+		{ "workers", 'j', 0, G_OPTION_ARG_INT, &workers,
+		  "Run N jobs at once (default: [zeroday] workers)", "N" },
 		G_OPTION_ENTRY_NULL,
 	};
 	struct sigaction sa = { .sa_handler = request_stop };
@@ -1007,6 +1014,8 @@ int cli_run(struct cli *cli, int argc, char **argv)
 		return usage("run", "takes no arguments");
 	if (interval < 1 || lease < 5)
 		return usage("run", "--poll-interval must be at least 1 and --lease at least 5");
+	if (workers < 0 || workers > 256)
+		return usage("run", "--workers must be between 1 and 256");
 	if (!cli_open(cli, true, &error))
 		return fail(error);
 	sigemptyset(&sa.sa_mask);
@@ -1015,6 +1024,7 @@ int cli_run(struct cli *cli, int argc, char **argv)
 	opts.once = once;
 	opts.poll_interval = (unsigned)interval;
 	opts.lease = (unsigned)lease;
+	opts.workers = (unsigned)workers;
 	if (!sched_run(cli->db, cli->repo, cli->config, &opts, &stop_requested, &error))
 		return fail(error);
 	return 0;

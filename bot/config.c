@@ -26,6 +26,7 @@ static const struct key {
 	guint64 min, max;
 } keys[] = {
 	{ "zeroday", "state-dir", KEY_PATH, offsetof(struct config, state_dir), 0, 0 },
+	{ "zeroday", "workers", KEY_UINT, offsetof(struct config, workers), 1, 256 },
 	{ "git", "allow-ssh", KEY_BOOL, offsetof(struct config, allow_ssh), 0, 0 },
 	{ "git", "allow-local-trees", KEY_BOOL, offsetof(struct config, allow_local), 0, 0 },
 	{ "git", "max-new-commits", KEY_UINT, offsetof(struct config, max_new_commits), 1, 100000 },
@@ -62,6 +63,7 @@ static struct config *config_defaults(void)
 	struct config *c = g_new0(struct config, 1);
 
 	c->state_dir = g_build_filename(g_get_user_state_dir(), "zeroday", NULL);
+	c->workers = g_get_num_processors();
 	c->max_new_commits = 500;
 	c->poll_jobs = 8;
 	c->limits.connect_timeout_s = 30;

@@ -13,6 +13,7 @@
 struct config {
 	char *path;      /* the file read, or NULL for the embedded defaults */
 	char *state_dir; /* holds zeroday.db, git/ and logs/ */
+	unsigned workers; /* jobs `zeroday run` runs at once */
 
 	/* [git] */
 	bool allow_ssh;

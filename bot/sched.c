@@ -19,6 +19,33 @@
 #include "engine/bisect.h"
 #include "engine/diag.h"
 
+/* The accepted chance that one "good" bisection step is wrong. */
+#define MAX_ERROR 0.001
+/* Below this, a culprit is not named: the outcome is a range. */
+#define MIN_CONFIDENCE 0.95
+/* Boots of a head that shows a new boot failure, to measure its rate. */
+#define RATE_SAMPLE 10
+
+/* The daemon's shared state. */
+struct sched {
+	const struct config *config;
+	const struct sched_options *opts;
+	volatile sig_atomic_t *stop;
+	char *db_path;
+	char *git_path;
+	GMutex lock;
+	GCond wake;   /* new jobs were queued */
+	GError *error; /* the first store failure: every worker stops */
+};
+
+/* One worker of the pool: its own store and repository handles. */
+struct worker {
+	struct sched *s;
+	char *owner; /* HOST:PID.N, for leases */
+	struct db *db;
+	struct repo *repo;
+};
+
 bool sched_enqueue_pending(struct db *db, const struct config *config, GError **error)
 {
 	g_autoptr(GPtrArray) pending = NULL;
@@ -94,8 +121,39 @@ static const char *finding_kind(const struct diag *d)
 	return d->kind == DIAG_ERROR ? "build-error" : "build-warning";
 }
 
-/* Records what a build verdict says a commit introduced. */
-static bool record_findings(struct db *db, const struct job_row *job,
+static char *diag_title(const struct diag *d)
+{
+	return g_strdup_printf("%s%s%s", d->file, *d->file ? ": " : "", d->message);
+}
+
+static char *diag_details(const struct diag *d)
+{
+	return d->line ? g_strdup_printf("%s:%u:%u: %s: %s", d->file, d->line, d->column,
+					 diag_kind_name(d->kind), d->message)
+		       : g_strdup_printf("%s: %s", diag_kind_name(d->kind), d->message);
+}
+
+static bool store_finding(struct worker *w, const struct job_row *job, const struct finding_row *f,
+			  GError **error)
+{
+	bool added;
+
+	if (!db_tx_begin(w->db, error))
+		return false;
+	if (!db_finding_add(w->db, job->tree_id, f, &added, error)) {
+		db_tx_rollback(w->db);
+		return false;
+	}
+	if (!db_tx_commit(w->db, error))
+		return false;
+	if (added)
+		g_message("finding: %.12s (%s) %s%s", f->culprit, job->target, f->title,
+			  f->state ? ": inconclusive" : "");
+	return true;
+}
+
+/* Records what a build verdict says a commit introduced, against its parent. */
+static bool record_findings(struct worker *w, const struct job_row *job,
 			    const struct builder_result *r, GError **error)
 {
 	if (r->verdict != VERDICT_NEW_DIAGNOSTICS && r->verdict != VERDICT_FAIL_NEW_ERROR)
@@ -105,25 +163,20 @@ static bool record_findings(struct db *db, const struct job_row *job,
 		return true;
 	for (guint i = 0; i < r->fresh->len; i++) {
 		const struct diag *d = r->fresh->pdata[i];
-		g_autofree char *title = g_strdup_printf("%s%s%s", d->file, *d->file ? ": " : "",
-							 d->message);
-		g_autofree char *details = d->line
-			? g_strdup_printf("%s:%u:%u: %s: %s", d->file, d->line, d->column,
-					  diag_kind_name(d->kind), d->message)
-			: g_strdup_printf("%s: %s", diag_kind_name(d->kind), d->message);
+		g_autofree char *title = diag_title(d);
+		g_autofree char *details = diag_details(d);
 		g_autofree char *reproduce = g_strdup_printf("zeroday build %s %s --target '%s'",
 							     job->tree, job->commit, job->target);
+		g_autofree char *log = g_strdup_printf("%s good (parent)\n%s bad\n", r->parent,
+						       job->commit);
 		struct finding_row f = {
 			.culprit = job->commit, .target = job->target, .kind = (char *)finding_kind(d),
 			.fingerprint = d->fingerprint, .title = title, .details = details,
-			.confidence = 1.0, .reproduce = reproduce,
+			.confidence = 1.0, .reproduce = reproduce, .bisect_log = log,
 		};
-		bool added;
 
-		if (!db_finding_add(db, job->tree_id, &f, &added, error))
+		if (!store_finding(w, job, &f, error))
 			return false;
-		if (added)
-			g_message("finding: %.12s (%s) %s", job->commit, job->target, title);
 	}
 	return true;
 }
@@ -138,18 +191,17 @@ static bool has_fingerprint(const struct build_row *row, const char *fingerprint
 }
 
 /*
- * A bisection between @good and @head over the commits in between (what
- * @head has and @good has not).
+ * A bisection of what @bad has and none of @good has (NULL-terminated),
+ * over that part of the DAG.
  */
-static struct bisect *bisect_range(struct repo *repo, const char *good, const char *head,
+static struct bisect *bisect_range(struct repo *repo, const char *const *good, const char *bad,
 				   double p_show, GError **error)
 {
-	const char *hide[] = { good, NULL };
 	g_autofree struct bisect_commit *commits = NULL;
 	g_autoptr(GPtrArray) walked = NULL;
 	bool truncated;
 
-	walked = repo_walk_new(repo, head, hide, 100000, &truncated, error);
+	walked = repo_walk_new(repo, bad, good, 100000, &truncated, error);
 	if (!walked)
 		return NULL;
 	commits = g_new0(struct bisect_commit, walked->len);
@@ -160,128 +212,39 @@ static struct bisect *bisect_range(struct repo *repo, const char *good, const ch
 		commits[i].parents = (const char *const *)c->parent_ids;
 	}
 	/* bisect_new copies what it keeps. */
-	return bisect_new(commits, walked->len, hide, head, p_show, 0.001, 0.95, error);
+	return bisect_new(commits, walked->len, good, bad, p_show, MAX_ERROR, MIN_CONFIDENCE,
+			  error);
 }
 
 /* Builds @commit alone (no comparison) for the job's target; returns its stored build. */
-static GPtrArray *build_alone(struct db *db, const struct config *config,
-			      const struct job_row *job, const char *commit, GError **error)
+static GPtrArray *build_alone(struct worker *w, const struct job_row *job, const char *commit,
+			      GError **error)
 {
-	g_autofree char *git = config_git_path(config);
 	const char *targets[] = { job->target, NULL };
 	struct builder_request req = {
-		.source = job->tree, .objects_from = git, .rev = commit, .targets = targets,
-		.alone = true,
+		.source = job->tree, .objects_from = w->s->git_path, .rev = commit,
+		.targets = targets, .alone = true,
 	};
 
-	return builder_run(db, config, &req, error);
+	return builder_run(w->db, w->s->config, &req, error);
 }
 
 /*
- * Bisects @fingerprint between the last tested head @good and the job's
- * head, which shows it. A commit's build is bad when it shows the
- * fingerprint, good when it builds without it, skipped when it fails for
- * another reason. Builds are deterministic: one run per step.
+ * Boots a stored build's image @repeat times, counting the boots already
+ * stored for it; NULL tally (and no error) when it has no image.
  */
-static bool bisect_fingerprint(struct db *db, struct repo *repo, const struct config *config,
-			       const struct job_row *job, const char *good,
-			       const char *fingerprint, struct bisect_outcome *out, GError **error)
-{
-	zd_autoptr(bisect) b = bisect_range(repo, good, job->commit, 1.0, error);
-	const char *next;
-	unsigned runs;
-
-	if (!b)
-		return false;
-	while ((next = bisect_next(b, &runs))) {
-		g_autoptr(GPtrArray) results = build_alone(db, config, job, next, error);
-		const struct build_row *row;
-		bool shows;
-
-		if (!results)
-			return false;
-		row = ((struct builder_result *)results->pdata[0])->build;
-		shows = has_fingerprint(row, fingerprint);
-		g_message("bisect %s: %.12s %s", fingerprint, next,
-			  shows ? "bad" : strcmp(row->status, "failed") == 0 ? "skip" : "good");
-		bisect_record(b, next, shows ? BISECT_BAD
-				       : strcmp(row->status, "failed") == 0 ? BISECT_SKIP : BISECT_GOOD,
-			      1, shows);
-	}
-	bisect_outcome(b, out);
-	return true;
-}
-
-/* Records the findings of a non-rebasable head, each bisected from the last tested head. */
-static bool record_bisected(struct db *db, struct repo *repo, const struct config *config,
-			    const struct job_row *job, const struct builder_result *r,
-			    const char *good, GError **error)
-{
-	g_autoptr(GHashTable) done = g_hash_table_new(g_str_hash, g_str_equal);
-
-	if (r->verdict != VERDICT_NEW_DIAGNOSTICS && r->verdict != VERDICT_FAIL_NEW_ERROR)
-		return true;
-	for (guint i = 0; i < r->fresh->len; i++) {
-		const struct diag *d = r->fresh->pdata[i];
-		struct bisect_outcome o = { 0 };
-		g_autoptr(GString) log = g_string_new(NULL);
-		g_autofree char *title = NULL;
-		g_autofree char *reproduce = NULL;
-		g_autofree char *suspects = NULL;
-		struct finding_row f = { 0 };
-		bool added;
-
-		if (!g_hash_table_add(done, d->fingerprint))
-			continue;
-		if (!bisect_fingerprint(db, repo, config, job, good, d->fingerprint, &o, error))
-			return false;
-		for (guint s = 0; s < o.log->len; s++) {
-			const struct bisect_step *st = o.log->pdata[s];
-
-			g_string_append_printf(log, "%s %s\n", st->id,
-					       st->result == BISECT_BAD ? "bad" :
-					       st->result == BISECT_GOOD ? "good" : "skip");
-		}
-		title = g_strdup_printf("%s%s%s", d->file, *d->file ? ": " : "", d->message);
-		suspects = o.suspects ? g_strjoinv(" ", o.suspects) : NULL;
-		f.culprit = o.found ? o.culprit : job->commit;
-		reproduce = g_strdup_printf("zeroday build %s %s --target '%s'", job->tree,
-					    f.culprit, job->target);
-		f.target = job->target;
-		f.kind = (char *)finding_kind(d);
-		f.fingerprint = d->fingerprint;
-		f.title = title;
-		f.details = o.found ? log->str : suspects;
-		f.confidence = o.found ? o.confidence : 0.0;
-		f.state = o.found ? NULL : (char *)"inconclusive";
-		f.reproduce = reproduce;
-		if (!db_tx_begin(db, error) || !db_finding_add(db, job->tree_id, &f, &added, error) ||
-		    !db_tx_commit(db, error)) {
-			db_tx_rollback(db);
-			bisect_outcome_clear(&o);
-			return false;
-		}
-		if (added)
-			g_message("finding: %.12s (%s) %s%s", f.culprit, job->target, title,
-				  o.found ? ", bisected" : ", bisection inconclusive");
-		bisect_outcome_clear(&o);
-	}
-	return true;
-}
-
-/* Boots a stored build's image [boot] repeat times; NULL tally when it has none. */
-static GPtrArray *boot_build(struct db *db, const struct config *config,
-			     const struct build_row *build, unsigned repeat, GError **error)
+static GPtrArray *boot_build(struct worker *w, const struct build_row *build, unsigned repeat,
+			     GError **error)
 {
 	struct booter_request req = {
-		.image = build->image_path, .build_id = build->id, .repeat = repeat,
+		.image = build->image_path, .build_id = build->id, .repeat = repeat, .reuse = true,
 	};
 	g_autoptr(GPtrArray) runs = NULL;
 	GPtrArray *tally = NULL;
 
 	if (!build->image_path || strcmp(build->status, "ok") != 0)
 		return NULL;
-	runs = booter_boot(db, config, &req, &tally, error);
+	runs = booter_boot(w->db, w->s->config, &req, &tally, error);
 	if (!runs)
 		return NULL;
 	for (guint i = 0; i < runs->len; i++) {
@@ -309,110 +272,340 @@ static const struct console_tally *tally_find(GPtrArray *tally, const char *fing
 	return NULL;
 }
 
-/*
- * Bisects a boot failure between @good and the job's head: each step is
- * built alone (skipped when it does not build) and booted as often as the
- * failure's rate at the head requires.
- */
-static bool bisect_boot(struct db *db, struct repo *repo, const struct config *config,
-			const struct job_row *job, const char *good,
-			const struct console_tally *failure, struct bisect_outcome *out,
-			GError **error)
+/* What a bisection step asks of a commit: does it show this failure? */
+struct probe {
+	bool boot;               /* a boot failure, else a build diagnostic */
+	const char *fingerprint;
+	double rate;             /* the share of runs that show it where it was found */
+};
+
+static const char *result_name(enum bisect_result r)
 {
-	zd_autoptr(bisect) b = bisect_range(repo, good, job->commit,
-					    (double)failure->failures / failure->runs, error);
-	const char *next;
-	unsigned runs;
+	return r == BISECT_BAD ? "bad" : r == BISECT_GOOD ? "good" : "skip";
+}
 
-	if (!b)
+/*
+ * Tests @commit for @probe, @runs times for a boot failure: bad when a run
+ * shows the fingerprint, good when it builds (and boots) clean of it, skip
+ * when that cannot be told (it fails to build, boots hit infrastructure
+ * errors). A different failure does not count as bad. False when the
+ * build cannot be run at all (bad target, store failure).
+ */
+static bool probe_commit(struct worker *w, const struct job_row *job, const struct probe *probe,
+			 const char *commit, unsigned runs, enum bisect_result *result,
+			 unsigned *failures, GError **error)
+{
+	g_autoptr(GPtrArray) built = build_alone(w, job, commit, error);
+	g_autoptr(GPtrArray) tally = NULL;
+	g_autoptr(GError) boot_error = NULL;
+	const struct build_row *row;
+	const struct console_tally *t;
+
+	*failures = 0;
+	if (!built)
 		return false;
-	while ((next = bisect_next(b, &runs))) {
-		g_autoptr(GPtrArray) built = build_alone(db, config, job, next, error);
-		g_autoptr(GPtrArray) tally = NULL;
-		g_autoptr(GError) boot_error = NULL;
-		const struct console_tally *t;
+	row = ((struct builder_result *)built->pdata[0])->build;
+	if (!probe->boot) {
+		bool shows = has_fingerprint(row, probe->fingerprint);
 
-		if (!built)
-			return false;
-		tally = boot_build(db, config, ((struct builder_result *)built->pdata[0])->build,
-				   runs, &boot_error);
-		if (!tally) {
-			g_message("bisect %s: %.12s skip%s%s", failure->fingerprint, next,
-				  boot_error ? ": " : "", boot_error ? boot_error->message : "");
-			bisect_record(b, next, BISECT_SKIP, runs, 0);
-			continue;
-		}
-		t = tally_find(tally, failure->fingerprint);
-		g_message("bisect %s: %.12s %s (%u/%u)", failure->fingerprint, next,
-			  t ? "bad" : "good", t ? t->failures : 0, runs);
-		bisect_record(b, next, t ? BISECT_BAD : BISECT_GOOD, runs, t ? t->failures : 0);
+		*result = shows ? BISECT_BAD
+				: strcmp(row->status, "ok") == 0 ? BISECT_GOOD : BISECT_SKIP;
+		*failures = shows;
+		return true;
 	}
-	bisect_outcome(b, out);
+	tally = boot_build(w, row, runs, &boot_error);
+	if (!tally) {
+		if (boot_error)
+			g_message("%.12s: %s", commit, boot_error->message);
+		*result = BISECT_SKIP;
+		return true;
+	}
+	t = tally_find(tally, probe->fingerprint);
+	*result = t ? BISECT_BAD : BISECT_GOOD;
+	*failures = t ? t->failures : 0;
 	return true;
 }
 
 /*
- * Boots a head that built, compares its failures with the comparison
- * base's (the last tested head, or the parent), and records each new one:
- * bisected when there is a range, else blamed on the head.
+ * Where the culprit reverts cleanly on the head, the head with that
+ * revert must be clean of the failure; if it is not, the culprit is not
+ * named.
  */
-static bool record_boots(struct db *db, struct repo *repo, const struct config *config,
-			 const struct job_row *job, const struct builder_result *r,
-			 const char *previous, GError **error)
+static bool verify_revert(struct worker *w, const struct job_row *job, const struct probe *probe,
+			  struct bisect_outcome *out, GString *log, GError **error)
 {
+	unsigned runs = probe->boot ? bisect_runs_per_step(probe->rate, MAX_ERROR) : 1;
+	g_autofree char *reverted = NULL;
+	g_autoptr(GError) why = NULL;
+	enum bisect_result result;
+	unsigned failures;
+	int rc;
+
+	if (strcmp(out->culprit, job->commit) == 0)
+		return true; /* the head itself: its parent was tested */
+	rc = repo_revert_on(w->repo, job->commit, out->culprit, &reverted, &why);
+	if (rc < 0) {
+		g_string_append_printf(log, "revert on the head: %s; not checked\n", why->message);
+		return true;
+	}
+	if (rc == 0) {
+		g_string_append(log, "revert on the head: does not apply cleanly; not checked\n");
+		return true;
+	}
+	if (!probe_commit(w, job, probe, reverted, runs, &result, &failures, error))
+		return false;
+	g_string_append_printf(log, "%s %s %u/%u (the head with the culprit reverted)\n", reverted,
+			       result_name(result), failures, runs);
+	g_message("verify %.12s: the head with it reverted is %s", out->culprit,
+		  result_name(result));
+	if (result == BISECT_BAD) {
+		g_string_append(log, "the head still shows it without the culprit: not named\n");
+		out->found = false;
+		out->confidence = 0.0;
+		out->suspects = g_new0(char *, 2);
+		out->suspects[0] = g_strdup(out->culprit);
+	}
+	return true;
+}
+
+/*
+ * Bisects @probe's failure between @good and the job's commit, which shows
+ * it, appending each step to @log. As git bisect does, a good commit that
+ * is not an ancestor of the bad one says nothing of their common history:
+ * the merge bases are tested first, and a bad one ends the bisection (the
+ * failure predates the range). A culprit found is then checked by
+ * reverting it on the head.
+ */
+static bool bisect_culprit(struct worker *w, const struct job_row *job, const struct probe *probe,
+			   const char *good, struct bisect_outcome *out, GString *log,
+			   GError **error)
+{
+	unsigned runs = probe->boot ? bisect_runs_per_step(probe->rate, MAX_ERROR) : 1;
+	g_autoptr(GPtrArray) goods = g_ptr_array_new_with_free_func(g_free);
+	zd_autoptr(bisect) b = NULL;
+	const char *next;
+	int related;
+
+	g_ptr_array_add(goods, g_strdup(good));
+	related = repo_is_ancestor(w->repo, good, job->commit, error);
+	if (related < 0)
+		return false;
+	if (!related) {
+		g_auto(GStrv) bases = repo_merge_bases(w->repo, good, job->commit, error);
+
+		if (!bases)
+			return false;
+		for (char **base = bases; *base; base++) {
+			enum bisect_result result;
+			unsigned failures;
+
+			if (!probe_commit(w, job, probe, *base, runs, &result, &failures, error))
+				return false;
+			g_string_append_printf(log, "%s %s %u/%u (merge base)\n", *base,
+					       result_name(result), failures, runs);
+			if (result != BISECT_GOOD) {
+				g_string_append(log, result == BISECT_BAD
+					? "the merge base shows it too: it predates this range\n"
+					: "the merge base could not be tested\n");
+				out->suspects = g_new0(char *, 1);
+				return true;
+			}
+			g_ptr_array_add(goods, g_strdup(*base));
+		}
+	}
+	g_ptr_array_add(goods, NULL);
+	b = bisect_range(w->repo, (const char *const *)goods->pdata, job->commit, probe->rate,
+			 error);
+	if (!b)
+		return false;
+	while ((next = bisect_next(b, &runs))) {
+		enum bisect_result result;
+		unsigned failures;
+
+		if (!probe_commit(w, job, probe, next, runs, &result, &failures, error))
+			return false;
+		g_message("bisect %s: %.12s %s (%u/%u)", probe->fingerprint, next,
+			  result_name(result), failures, runs);
+		bisect_record(b, next, result, runs, failures);
+	}
+	bisect_outcome(b, out);
+	for (guint s = 0; s < out->log->len; s++) {
+		const struct bisect_step *st = out->log->pdata[s];
+
+		g_string_append_printf(log, "%s %s %u/%u\n", st->id, result_name(st->result),
+				       st->failures, st->runs);
+	}
+	if (!out->found)
+		return true;
+	return verify_revert(w, job, probe, out, log, error);
+}
+
+/* The finding a bisection leads to: its culprit, or the head when inconclusive. */
+static bool store_bisected(struct worker *w, const struct job_row *job, struct finding_row *f,
+			   struct bisect_outcome *o, GString *log, GError **error)
+{
+	if (!o->found) {
+		g_autofree char *suspects = o->suspects ? g_strjoinv(" ", o->suspects) : NULL;
+
+		g_string_append_printf(log, "inconclusive%s%s\n", suspects && *suspects ?
+				       ": one of " : "", suspects ? suspects : "");
+	}
+	f->culprit = o->found ? o->culprit : job->commit;
+	f->confidence = o->found ? o->confidence : 0.0;
+	f->state = o->found ? NULL : (char *)"inconclusive";
+	f->bisect_log = log->str;
+	return store_finding(w, job, f, error);
+}
+
+/* Records the new build diagnostics of a head, each bisected from @good. */
+static bool record_bisected(struct worker *w, const struct job_row *job,
+			    const struct builder_result *r, const char *good, GError **error)
+{
+	g_autoptr(GHashTable) done = g_hash_table_new(g_str_hash, g_str_equal);
+
+	if (r->verdict != VERDICT_NEW_DIAGNOSTICS && r->verdict != VERDICT_FAIL_NEW_ERROR)
+		return true;
+	for (guint i = 0; i < r->fresh->len; i++) {
+		const struct diag *d = r->fresh->pdata[i];
+		struct probe probe = { .fingerprint = d->fingerprint, .rate = 1.0 };
+		struct bisect_outcome o = { 0 };
+		g_autoptr(GString) log = g_string_new(NULL);
+		g_autofree char *title = diag_title(d);
+		g_autofree char *details = diag_details(d);
+		g_autofree char *reproduce = NULL;
+		struct finding_row f = {
+			.target = job->target, .kind = (char *)finding_kind(d),
+			.fingerprint = d->fingerprint, .title = title, .details = details,
+		};
+		bool ok;
+
+		if (!g_hash_table_add(done, d->fingerprint))
+			continue;
+		if (!bisect_culprit(w, job, &probe, good, &o, log, error)) {
+			bisect_outcome_clear(&o);
+			return false;
+		}
+		reproduce = g_strdup_printf("zeroday build %s %s --target '%s'", job->tree,
+					    o.found ? o.culprit : job->commit, job->target);
+		f.reproduce = reproduce;
+		ok = store_bisected(w, job, &f, &o, log, error);
+		bisect_outcome_clear(&o);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Does a tally hold a failure that @base does not? */
+static bool has_new_failure(GPtrArray *head, GPtrArray *base)
+{
+	for (guint i = 0; head && i < head->len; i++) {
+		if (!tally_find(base, ((const struct console_tally *)head->pdata[i])->fingerprint))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Boots a head that built, [boot] repeat times, compares its failures
+ * with those of the comparison base (the last tested head, else the
+ * parent), and records each new one. A new failure's rate is measured
+ * over RATE_SAMPLE boots of the head and taken at its lower bound, so
+ * that a failure seen twice in two boots is not bisected as if it always
+ * showed. With a last tested head, the range is bisected; without one,
+ * the head is blamed when enough clean boots of its parent give the
+ * confidence. *@tally_out receives the head's tally (NULL when it did not
+ * boot).
+ */
+static bool record_boots(struct worker *w, const struct job_row *job,
+			 const struct builder_result *r, const char *previous,
+			 GPtrArray **tally_out, GError **error)
+{
+	const struct config *config = w->s->config;
+	const char *base_commit = previous ? previous : r->parent;
 	g_autoptr(GError) boot_error = NULL;
 	g_autoptr(GPtrArray) head = NULL;
+	g_autoptr(GPtrArray) base_built = NULL;
 	g_autoptr(GPtrArray) base = NULL;
+	const struct build_row *base_build = NULL;
 
-	head = boot_build(db, config, r->build, config->boot_repeat, &boot_error);
+	*tally_out = NULL;
+	head = boot_build(w, r->build, config->boot_repeat, &boot_error);
 	if (!head) {
 		if (boot_error)
 			g_message("job %" G_GINT64_FORMAT ": %s", job->id, boot_error->message);
 		return true;
 	}
-	if (head->len == 0)
+	*tally_out = g_ptr_array_ref(head);
+	if (head->len == 0 || !base_commit)
 		return true;
-	if (r->parent_build)
-		base = boot_build(db, config, r->parent_build, config->boot_repeat, NULL);
+	base_built = build_alone(w, job, base_commit, error);
+	if (!base_built)
+		return false;
+	base_build = ((struct builder_result *)base_built->pdata[0])->build;
+	base = boot_build(w, base_build, config->boot_repeat, NULL);
+	if (!has_new_failure(head, base))
+		return true;
+	if (config->boot_repeat < RATE_SAMPLE) {
+		g_autoptr(GPtrArray) more = boot_build(w, r->build, RATE_SAMPLE, &boot_error);
+
+		if (!more) {
+			g_message("job %" G_GINT64_FORMAT ": %s", job->id,
+				  boot_error ? boot_error->message : "no image");
+			return true;
+		}
+		g_clear_pointer(&head, g_ptr_array_unref);
+		head = g_steal_pointer(&more);
+		g_ptr_array_unref(*tally_out);
+		*tally_out = g_ptr_array_ref(head);
+	}
 	for (guint i = 0; i < head->len; i++) {
 		const struct console_tally *t = head->pdata[i];
+		struct probe probe = {
+			.boot = true, .fingerprint = t->fingerprint,
+			.rate = bisect_rate_lower_bound(t->failures, t->runs),
+		};
 		struct bisect_outcome o = { 0 };
 		g_autoptr(GString) log = g_string_new(NULL);
 		g_autofree char *kind = g_strdup_printf("boot-%s", diag_console_kind_name(t->kind));
 		g_autofree char *reproduce = NULL;
 		g_autofree char *details = NULL;
-		struct finding_row f = { 0 };
-		bool added;
+		struct finding_row f = {
+			.target = job->target, .kind = kind, .fingerprint = t->fingerprint,
+			.title = t->title, .rate = probe.rate,
+		};
+		bool ok;
 
 		/* Also there before: not this push's doing. */
 		if (tally_find(base, t->fingerprint))
 			continue;
+		g_string_append_printf(log, "%s bad %u/%u (head)\n", job->commit, t->failures,
+				       t->runs);
 		if (previous) {
-			if (!bisect_boot(db, repo, config, job, previous, t, &o, error))
+			if (!bisect_culprit(w, job, &probe, previous, &o, log, error)) {
+				bisect_outcome_clear(&o);
 				return false;
-			if (!o.found)
-				o.confidence = 0.0;
-			for (guint s = 0; s < o.log->len; s++) {
-				const struct bisect_step *st = o.log->pdata[s];
-
-				g_string_append_printf(log, "%s %s %u/%u\n", st->id,
-						       st->result == BISECT_BAD ? "bad" :
-						       st->result == BISECT_GOOD ? "good" : "skip",
-						       st->failures, st->runs);
 			}
 		} else {
 			/*
-			 * The head against its parent: the parent's clean boots make
-			 * the head the culprit with the confidence they give for this
-			 * failure's rate; without them (a root, or a parent that did
-			 * not boot) nothing can be said.
+			 * The head against its parent: clean boots of the parent, as
+			 * many as this failure's rate needs, make the head the
+			 * culprit; a parent that did not boot says nothing.
 			 */
-			double p = (double)t->failures / t->runs;
+			unsigned need = bisect_runs_per_step(probe.rate, 1.0 - MIN_CONFIDENCE);
+			g_autoptr(GPtrArray) parent = base ? boot_build(w, base_build,
+									MAX(need, config->boot_repeat),
+									NULL) : NULL;
+			const struct console_tally *seen = tally_find(parent, t->fingerprint);
+			unsigned runs = !parent ? 0 : parent->len == 0 ? MAX(need, config->boot_repeat)
+				: ((const struct console_tally *)parent->pdata[0])->runs;
 
-			if (!r->parent_build)
-				continue;
-			o.confidence = base ? 1.0 - pow(1.0 - p, config->boot_repeat) : 0.0;
-			o.found = o.confidence >= 0.95;
+			if (seen)
+				continue; /* more boots of the parent show it too */
+			o.confidence = parent ? 1.0 - pow(1.0 - probe.rate, runs) : 0.0;
+			o.found = o.confidence >= MIN_CONFIDENCE;
+			g_string_append_printf(log, "%s %s 0/%u (parent)\n", r->parent,
+					       parent ? "good" : "skip", runs);
 			if (o.found) {
 				o.culprit = g_strdup(job->commit);
 			} else {
@@ -421,153 +614,207 @@ static bool record_boots(struct db *db, struct repo *repo, const struct config *
 				o.suspects[1] = g_strdup(r->parent);
 			}
 		}
-		f.culprit = o.found ? o.culprit : job->commit;
 		reproduce = g_strdup_printf("zeroday build %s %s --target '%s' && zeroday boot BUILD-ID "
-					    "--repeat %u", job->tree, f.culprit, job->target,
-					    t->runs);
+					    "--repeat %u", job->tree, o.found ? o.culprit : job->commit,
+					    job->target, bisect_runs_per_step(probe.rate, MAX_ERROR));
 		details = g_strdup_printf("%u/%u boots at the head%s\n%s", t->failures, t->runs,
-					  t->intermittent ? " (intermittent)" : "", log->str);
-		f.target = job->target;
-		f.kind = kind;
-		f.fingerprint = t->fingerprint;
-		f.title = t->title;
-		f.details = o.found ? details : (o.suspects ? g_strjoinv(" ", o.suspects) : NULL);
-		f.confidence = o.confidence;
-		f.state = o.found ? NULL : (char *)"inconclusive";
+					  t->intermittent ? " (intermittent)" : "",
+					  t->excerpt ? t->excerpt : "");
+		f.details = details;
 		f.reproduce = reproduce;
-		if (!db_tx_begin(db, error) || !db_finding_add(db, job->tree_id, &f, &added, error) ||
-		    !db_tx_commit(db, error)) {
-			db_tx_rollback(db);
-			if (!o.found)
-				g_free(f.details);
-			bisect_outcome_clear(&o);
-			return false;
-		}
-		if (added)
-			g_message("finding: %.12s (%s) %s", f.culprit, job->target, t->title);
-		if (!o.found)
-			g_free(f.details);
+		ok = store_bisected(w, job, &f, &o, log, error);
 		bisect_outcome_clear(&o);
+		if (!ok)
+			return false;
 	}
 	return true;
 }
 
 /*
- * A head that built shows which open build findings of its tree and target
- * are gone: those whose culprit it contains and whose fingerprint its
- * build no longer has are fixed, by this head.
+ * Finds the commit that fixed build finding @f between its culprit and
+ * the job's commit, which no longer shows it: a bisection in reverse,
+ * where "bad" means fixed. A commit that does not contain the culprit
+ * cannot show it and counts as not fixed. Returns the fixing commit, or
+ * NULL (inconclusive, or a store failure with @error set).
  */
-static bool mark_fixed(struct db *db, struct repo *repo, const struct job_row *job,
-		       const struct builder_result *r, GError **error)
+static char *bisect_fix(struct worker *w, const struct job_row *job, const struct finding_row *f,
+			GError **error)
 {
-	g_autoptr(GPtrArray) open = NULL;
+	const char *good[] = { f->culprit, NULL };
+	struct probe probe = { .fingerprint = f->fingerprint, .rate = 1.0 };
+	zd_autoptr(bisect) b = bisect_range(w->repo, good, job->commit, 1.0, error);
+	struct bisect_outcome o = { 0 };
+	const char *next;
+	unsigned runs;
+	char *fix;
 
-	if (strcmp(r->build->status, "ok") != 0 && strcmp(r->build->status, "failed") != 0)
-		return true;
-	if (!db_tx_begin(db, error))
-		return false;
-	open = db_finding_open(db, job->tree_id, job->target, error);
-	if (!open)
-		goto fail;
-	for (guint i = 0; i < open->len; i++) {
-		const struct finding_row *f = open->pdata[i];
-		g_autoptr(GError) unknown = NULL;
-		bool present = false;
+	if (!b)
+		return NULL;
+	while ((next = bisect_next(b, &runs))) {
+		enum bisect_result result = BISECT_GOOD;
+		unsigned failures = 0;
+		int contains = repo_is_ancestor(w->repo, f->culprit, next, error);
 
-		if (!g_str_has_prefix(f->kind, "build-") || strcmp(f->culprit, job->commit) == 0 ||
-		    repo_is_ancestor(repo, f->culprit, job->commit, &unknown) != 1)
-			continue;
-		for (guint j = 0; j < r->build->diags->len && !present; j++)
-			present = strcmp(((struct diag *)r->build->diags->pdata[j])->fingerprint,
-					 f->fingerprint) == 0;
-		if (present)
-			continue;
-		if (!db_finding_fixed(db, f->id, job->commit, error))
-			goto fail;
-		g_message("fixed: %.12s %s, gone at %.12s", f->culprit, f->fingerprint, job->commit);
+		if (contains < 0)
+			return NULL;
+		if (contains && !probe_commit(w, job, &probe, next, 1, &result, &failures, error))
+			return NULL;
+		/* Inverted: still showing it is the old state, clean of it the new one. */
+		if (contains)
+			result = result == BISECT_BAD ? BISECT_GOOD
+			       : result == BISECT_GOOD ? BISECT_BAD : BISECT_SKIP;
+		g_message("bisect fix of %s: %.12s %s", f->fingerprint, next,
+			  result == BISECT_BAD ? "fixed" : result == BISECT_GOOD ? "not fixed" : "skip");
+		bisect_record(b, next, result, 1, result == BISECT_BAD);
 	}
-	return db_tx_commit(db, error);
-fail:
-	db_tx_rollback(db);
-	return false;
+	bisect_outcome(b, &o);
+	fix = o.found ? g_steal_pointer(&o.culprit) : NULL;
+	bisect_outcome_clear(&o);
+	return fix;
 }
 
-static bool run_job(struct db *db, struct repo *repo, const struct config *config,
-		    const struct job_row *job, const char *owner, unsigned lease, GError **error)
+/*
+ * A commit that contains an open finding's culprit and no longer shows
+ * its fingerprint fixes it. Build findings need a clean build (a failed
+ * one may simply not have got that far), and their fixing commit is
+ * bisected; boot findings need clean boots enough to have shown the
+ * failure at its rate (95%), and are fixed by the head seen without them.
+ */
+static bool mark_fixed(struct worker *w, const struct job_row *job, const struct builder_result *r,
+		       GPtrArray *boots, GError **error)
 {
-	g_autofree char *git = config_git_path(config);
-	g_autofree char *db_path = config_db_path(config);
+	g_autoptr(GPtrArray) open = db_finding_open(w->db, job->tree_id, job->target, error);
+
+	if (!open)
+		return false;
+	for (guint i = 0; i < open->len; i++) {
+		const struct finding_row *f = open->pdata[i];
+		bool boot = g_str_has_prefix(f->kind, "boot-");
+		g_autoptr(GError) unknown = NULL;
+		g_autofree char *fix = NULL;
+
+		if (strcmp(f->culprit, job->commit) == 0 ||
+		    repo_is_ancestor(w->repo, f->culprit, job->commit, &unknown) != 1)
+			continue;
+		if (boot) {
+			/* Clean boots enough that the failure, at its rate, would have shown. */
+			unsigned need = bisect_runs_per_step(f->rate, 1.0 - MIN_CONFIDENCE);
+			g_autoptr(GPtrArray) more = NULL;
+
+			if (!boots || tally_find(boots, f->fingerprint))
+				continue;
+			if (need > w->s->config->boot_repeat) {
+				more = boot_build(w, r->build, need, NULL);
+				if (!more || tally_find(more, f->fingerprint))
+					continue;
+			}
+			fix = g_strdup(job->commit);
+		} else {
+			if (strcmp(r->build->status, "ok") != 0 ||
+			    has_fingerprint(r->build, f->fingerprint))
+				continue;
+			fix = bisect_fix(w, job, f, error);
+			if (!fix && error && *error)
+				return false;
+			if (!fix)
+				fix = g_strdup(job->commit);
+		}
+		if (!db_tx_begin(w->db, error))
+			return false;
+		if (!db_finding_fixed(w->db, f->id, fix, error)) {
+			db_tx_rollback(w->db);
+			return false;
+		}
+		if (!db_tx_commit(w->db, error))
+			return false;
+		g_message("fixed: %.12s %s, by %.12s", f->culprit, f->fingerprint, fix);
+	}
+	return true;
+}
+
+/* The lease renewal thread of a job, stopped when the job ends. */
+static GThread *renewal_start(struct renewal *r)
+{
+	g_mutex_init(&r->lock);
+	g_cond_init(&r->done_cond);
+	return g_thread_new("lease", renew_lease, r);
+}
+
+static void renewal_stop(struct renewal *r, GThread *thread)
+{
+	g_mutex_lock(&r->lock);
+	r->done = true;
+	g_cond_signal(&r->done_cond);
+	g_mutex_unlock(&r->lock);
+	g_thread_join(thread);
+	g_mutex_clear(&r->lock);
+	g_cond_clear(&r->done_cond);
+}
+
+/*
+ * Runs one build job: the commit against its parent (or, for a
+ * non-rebasable tree, against the last tested head, with what is new
+ * bisected in between); a head is booted as well. Then the findings it
+ * fixes, and the job completed under its lease.
+ */
+static bool run_job(struct worker *w, const struct job_row *job, GError **error)
+{
 	const char *targets[] = { job->target, NULL };
 	struct builder_request req = {
-		.source = job->tree, .objects_from = git, .rev = job->commit, .targets = targets,
+		.source = job->tree, .objects_from = w->s->git_path, .rev = job->commit,
+		.targets = targets,
 	};
-	struct renewal r = { .db_path = db_path, .job_id = job->id, .owner = owner, .lease = lease };
+	struct renewal r = {
+		.db_path = w->s->db_path, .job_id = job->id, .owner = w->owner,
+		.lease = w->s->opts->lease,
+	};
 	g_autoptr(GPtrArray) results = NULL;
+	g_autoptr(GPtrArray) boots = NULL;
 	g_autoptr(GError) build_error = NULL;
 	g_autoptr(GError) lost = NULL;
 	g_autofree char *previous = NULL;
 	const char *result = "error";
 	bool non_rebasable = false;
+	bool ok = true;
 	GThread *renewer;
 
-	g_mutex_init(&r.lock);
-	g_cond_init(&r.done_cond);
-	/*
-	 * A non-rebasable tree is tested at its heads only: a head is compared
-	 * with the last tested head, and what it adds is bisected in between.
-	 */
-	if (!db_tree_non_rebasable(db, job->tree_id, &non_rebasable, error))
+	if (!db_tree_non_rebasable(w->db, job->tree_id, &non_rebasable, error))
 		return false;
-	if (non_rebasable) {
-		previous = db_head_previous(db, job->tree_id, job->commit, error);
+	/* The head this one replaced, when it was tested: a push's range starts there. */
+	if (job->priority == JOB_HEAD) {
+		previous = db_head_previous(w->db, job->tree_id, job->commit, error);
 		if (!previous && error && *error)
 			return false;
-		req.against = previous;
 	}
-	renewer = g_thread_new("lease", renew_lease, &r);
-	g_message("job %" G_GINT64_FORMAT ": build %s %.12s for %s (attempt %u)", job->id, job->tree,
-		  job->commit, job->target, job->attempts);
-	results = builder_run(db, config, &req, &build_error);
-	if (results && previous &&
-	    !record_bisected(db, repo, config, job, results->pdata[0], previous, &build_error))
-		g_clear_pointer(&results, g_ptr_array_unref);
-	/* Heads are booted too, [boot] repeat times. */
-	if (results && job->priority == JOB_HEAD &&
-	    !record_boots(db, repo, config, job, results->pdata[0], previous, &build_error))
-		g_clear_pointer(&results, g_ptr_array_unref);
-	g_mutex_lock(&r.lock);
-	r.done = true;
-	g_cond_signal(&r.done_cond);
-	g_mutex_unlock(&r.lock);
-	g_thread_join(renewer);
-	g_mutex_clear(&r.lock);
-	g_cond_clear(&r.done_cond);
-
+	if (non_rebasable)
+		req.against = previous;
+	renewer = renewal_start(&r);
+	g_message("job %" G_GINT64_FORMAT ": build %s %.12s for %s (attempt %u, %s)", job->id,
+		  job->tree, job->commit, job->target, job->attempts, w->owner);
+	results = builder_run(w->db, w->s->config, &req, &build_error);
 	if (results) {
 		const struct builder_result *br = results->pdata[0];
 
 		result = build_verdict_name(br->verdict);
-		if (job->priority == JOB_HEAD && !mark_fixed(db, repo, job, br, error))
-			return false;
-		if (!previous) {
-			if (!db_tx_begin(db, error))
-				return false;
-			if (!record_findings(db, job, br, error)) {
-				db_tx_rollback(db);
-				return false;
-			}
-			if (!db_tx_commit(db, error))
-				return false;
-		}
+		ok = non_rebasable && previous ? record_bisected(w, job, br, previous, error)
+					       : record_findings(w, job, br, error);
+		/* Heads are booted too, [boot] repeat times. */
+		if (ok && job->priority == JOB_HEAD)
+			ok = record_boots(w, job, br, previous, &boots, error);
+		if (ok)
+			ok = mark_fixed(w, job, br, boots, error);
 	} else {
 		/* A job that cannot run (bad target, no sandbox) is done, with why. */
 		g_message("job %" G_GINT64_FORMAT ": %s", job->id, build_error->message);
 	}
-	if (!db_tx_begin(db, error))
+	renewal_stop(&r, renewer);
+	if (!ok)
 		return false;
-	if (!db_job_complete(db, job->id, owner, result, g_get_real_time() / G_USEC_PER_SEC,
-			     &lost)) {
-		db_tx_rollback(db);
+	if (!db_tx_begin(w->db, error))
+		return false;
+	if (!db_job_complete(w->db, job->id, w->owner, result,
+			     g_get_real_time() / G_USEC_PER_SEC, &lost)) {
+		db_tx_rollback(w->db);
 		if (!g_error_matches(lost, BOT_ERROR, BOT_ERROR_BUSY)) {
 			g_propagate_error(error, g_steal_pointer(&lost));
 			return false;
@@ -576,7 +823,7 @@ static bool run_job(struct db *db, struct repo *repo, const struct config *confi
 		g_message("job %" G_GINT64_FORMAT ": %s", job->id, lost->message);
 		return true;
 	}
-	return db_tx_commit(db, error);
+	return db_tx_commit(w->db, error);
 }
 
 static char *owner_prefix(void)
@@ -584,6 +831,7 @@ static char *owner_prefix(void)
 	return g_strdup_printf("%s:", g_get_host_name());
 }
 
+/* Owners are HOST:PID.N; the job of a dead process can be claimed at once. */
 static bool owner_dead(const char *owner)
 {
 	const char *colon = owner ? strrchr(owner, ':') : NULL;
@@ -592,45 +840,146 @@ static bool owner_dead(const char *owner)
 	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
+static bool stopping(struct sched *s)
+{
+	bool failed;
+
+	g_mutex_lock(&s->lock);
+	failed = s->error != NULL;
+	g_mutex_unlock(&s->lock);
+	return failed || *s->stop;
+}
+
+static void fail(struct sched *s, GError *error)
+{
+	g_mutex_lock(&s->lock);
+	if (!s->error)
+		s->error = error;
+	else
+		g_error_free(error);
+	g_cond_broadcast(&s->wake);
+	g_mutex_unlock(&s->lock);
+}
+
+/*
+ * A worker: claims jobs until told to stop; with --once, until no job is
+ * queued (a queued job that waits for another worker's build directory
+ * is waited for).
+ */
+static gpointer worker_main(gpointer data)
+{
+	struct worker *w = data;
+	struct sched *s = w->s;
+	GError *error = NULL;
+
+	w->db = db_open(s->db_path, &error);
+	if (w->db)
+		w->repo = repo_open(s->git_path, &error);
+	while (!error && !stopping(s)) {
+		gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+		gint64 queued, running, done;
+		struct job_row *job = NULL;
+
+		if (!db_job_claim(w->db, w->owner, now, s->opts->lease, &job, &error))
+			break;
+		if (job) {
+			bool ok = run_job(w, job, &error);
+
+			job_row_free(job);
+			if (!ok)
+				break;
+			continue;
+		}
+		if (s->opts->once) {
+			if (!db_job_counts(w->db, now, &queued, &running, &done, &error))
+				break;
+			if (queued == 0)
+				break;
+		}
+		g_mutex_lock(&s->lock);
+		g_cond_wait_until(&s->wake, &s->lock, g_get_monotonic_time() + G_USEC_PER_SEC / 2);
+		g_mutex_unlock(&s->lock);
+	}
+	if (error)
+		fail(s, error);
+	repo_free(w->repo);
+	db_close(w->db);
+	return NULL;
+}
+
+static bool poll_and_enqueue(struct sched *s, struct db *db, struct repo *repo, GError **error)
+{
+	g_autoptr(GError) poll_error = NULL;
+	g_autoptr(GPtrArray) polled = watch_poll(db, repo, s->config, NULL, &poll_error);
+
+	if (!polled)
+		g_message("poll: %s", poll_error->message);
+	if (!sched_enqueue_pending(db, s->config, error))
+		return false;
+	g_mutex_lock(&s->lock);
+	g_cond_broadcast(&s->wake);
+	g_mutex_unlock(&s->lock);
+	return true;
+}
+
 bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	       const struct sched_options *opts, volatile sig_atomic_t *stop, GError **error)
 {
 	g_autofree char *prefix = owner_prefix();
-	g_autofree char *owner = g_strdup_printf("%s%d", prefix, (int)getpid());
-	gint64 next_poll = 0;
+	unsigned n = opts->workers ? opts->workers : config->workers;
+	g_autofree struct worker *workers = g_new0(struct worker, n);
+	g_autofree GThread **threads = g_new0(GThread *, n);
+	struct sched s = {
+		.config = config, .opts = opts, .stop = stop,
+		.db_path = config_db_path(config), .git_path = config_git_path(config),
+	};
+	gint64 next_poll;
+	bool ok = true;
 
+	g_mutex_init(&s.lock);
+	g_cond_init(&s.wake);
 	if (!db_tx_begin(db, error) || !db_job_release_dead(db, prefix, owner_dead, error) ||
 	    !db_tx_commit(db, error)) {
 		db_tx_rollback(db);
-		return false;
+		ok = false;
+		goto out;
 	}
-	while (!*stop) {
+	if (!poll_and_enqueue(&s, db, repo, error)) {
+		ok = false;
+		goto out;
+	}
+	next_poll = g_get_real_time() / G_USEC_PER_SEC + opts->poll_interval;
+	g_message("running %u worker%s", n, n == 1 ? "" : "s");
+	for (unsigned i = 0; i < n; i++) {
+		workers[i].s = &s;
+		workers[i].owner = g_strdup_printf("%s%d.%u", prefix, (int)getpid(), i + 1);
+		threads[i] = g_thread_new("worker", worker_main, &workers[i]);
+	}
+	/* The main thread polls; the workers run the jobs. */
+	while (!opts->once && !stopping(&s)) {
 		gint64 now = g_get_real_time() / G_USEC_PER_SEC;
-		struct job_row *job = NULL;
 
 		if (now >= next_poll) {
-			g_autoptr(GError) poll_error = NULL;
-			g_autoptr(GPtrArray) polled = watch_poll(db, repo, config, NULL, &poll_error);
+			GError *local = NULL;
 
-			if (!polled)
-				g_message("poll: %s", poll_error->message);
-			if (!sched_enqueue_pending(db, config, error))
-				return false;
+			if (!poll_and_enqueue(&s, db, repo, &local))
+				fail(&s, local);
 			next_poll = now + opts->poll_interval;
 		}
-		if (!db_job_claim(db, owner, now, opts->lease, &job, error))
-			return false;
-		if (job) {
-			bool ok = run_job(db, repo, config, job, owner, opts->lease, error);
-
-			job_row_free(job);
-			if (!ok)
-				return false;
-			continue;
-		}
-		if (opts->once)
-			break;
-		g_usleep(G_USEC_PER_SEC);
+		g_usleep(G_USEC_PER_SEC / 5);
 	}
-	return true;
+	for (unsigned i = 0; i < n; i++) {
+		g_thread_join(threads[i]);
+		g_free(workers[i].owner);
+	}
+	if (s.error) {
+		g_propagate_error(error, s.error);
+		ok = false;
+	}
+out:
+	g_free(s.db_path);
+	g_free(s.git_path);
+	g_mutex_clear(&s.lock);
+	g_cond_clear(&s.wake);
+	return ok;
 }

@@ -19,6 +19,7 @@ struct sched_options {
 	bool once;              /* poll once, run the queue dry, and return */
 	unsigned poll_interval; /* seconds between polls */
 	unsigned lease;         /* seconds a job's lease lasts between renewals */
+	unsigned workers;       /* jobs run at once; 0: [zeroday] workers */
 };
 
 /*

@@ -1,8 +1,10 @@
 #!/bin/sh
-# zeroday run end to end on the real Linux tree: a non-rebasable tree whose
-# push of eight commits hides a boot panic in the third. The head's boots
-# fail, the last tested head's boot fine, and the bisection, which builds
-# and boots the commits in between, names the third commit. Speaks TAP.
+# zeroday run end to end on the real Linux tree, a non-rebasable tree over
+# git daemon: push 1 hides a build error under nine innocent commits; push
+# 2 reverts it and hides a boot panic under nine more; push 3 reverts the
+# panic. Each culprit is bisected by building (and booting) the commits in
+# between and verified by reverting it on the head; each fix is found.
+# Speaks TAP.
 # The state directory's build and source trees persist in the test cache,
 # so reruns build incrementally.
 set -u
@@ -66,6 +68,10 @@ git -C "$repo" show "$revert:init/main.c" |
 	> "$scratch/file"
 culprit=$(commit_file "$revert" init/main.c "$scratch/file" "init: the boot culprit")
 push2=$(innocent "$culprit" 9)
+# Push 3: the panic reverted, under two innocent commits.
+git -C "$repo" show "$revert:init/main.c" > "$scratch/file"
+unpanic=$(commit_file "$push2" init/main.c "$scratch/file" "Revert the boot culprit")
+push3=$(innocent "$unpanic" 2)
 unset GIT_INDEX_FILE
 check "the boot culprit adds the panic" \
 	sh -c "git -C '$repo' show '$culprit:init/main.c' | grep -q 'a boot panic for the test'"
@@ -119,10 +125,27 @@ check "the boot panic is blamed on its commit, under nine innocent ones" \
 	"$scratch/push2.json"
 check "with its title" grep -q 'Kernel panic - not syncing: zeroday: a boot panic for the test' \
 	"$scratch/push2.json"
-check "the build error is fixed by push 2" \
-	grep -q "\"culprit\": \"$err\".*\"state\": \"fixed\"" "$scratch/push2.json"
+check "every culprit was verified by reverting it on the head" \
+	test "$(grep -c 'good 0/[0-9]* (the head with the culprit reverted)' "$scratch/push2.json")" -eq \
+	"$(grep -c '"culprit"' "$scratch/push2.json")"
+check "the panic's rate was measured over ten boots of the head, two of them stored" \
+	grep -q "2 stored results reused, 8 booted" "$scratch/push2.log"
+check "and bisected at its lower bound: 5 boots a step, not 1" \
+	grep -q '"bisect_log": "[0-9a-f]* bad 10/10 (head)\\n[0-9a-f]* bad [1-5]/5\\n' "$scratch/push2.json"
+check "the build error is fixed, by the revert (bisected)" \
+	grep -q "\"culprit\": \"$err\".*\"state\": \"fixed\", .*\"fixed_by\": \"$revert\"" "$scratch/push2.json"
 check "no other commit is blamed" \
 	test "$(grep -o '"culprit": "[0-9a-f]*"' "$scratch/push2.json" | sort -u | wc -l)" -eq 2
+
+git -C "$repo" update-ref refs/heads/master "$push3"
+z run --once --poll-interval 3600 > "$scratch/push3.log" 2>&1
+check "push 3" test $? -eq 0
+sed 's/^/# /' "$scratch/push3.log" | grep -E "finding|fixed|stored" | head -20
+z status --json | sed 's/}, {/\n/g' > "$scratch/push3.json"
+check "the panic is fixed once a head boots clean" \
+	grep -q "\"culprit\": \"$culprit\".*\"state\": \"fixed\", .*\"fixed_by\": \"$push3\"" "$scratch/push3.json"
+check "nothing new is blamed" \
+	test "$(grep -o '"culprit": "[0-9a-f]*"' "$scratch/push3.json" | sort -u | wc -l)" -eq 2
 
 echo "1..$n"
 exit $failed

@@ -34,7 +34,7 @@ git -C "$kb" commit -q -am "main: innocent"
 sed -i 's/return ready - 1;/undeclared_counter++;\n\treturn ready - 1;/' "$kb/src/net.c"
 git -C "$kb" commit -q -am "net: broken"
 err=$(git -C "$kb" rev-parse HEAD)
-printf '[git]\nallow-local-trees = true\n' > "$scratch/z.conf"
+printf '[zeroday]\nworkers = 2\n[git]\nallow-local-trees = true\n' > "$scratch/z.conf"
 
 setup() { # setup STATE
 	"$ZERODAY" --config="$scratch/z.conf" --state-dir="$1" init >/dev/null &&
@@ -62,6 +62,22 @@ check "no finding blames the root or the innocent commit" \
 check "every job done" test "$(jobs_json "$a")" = '{"queued": 0, "running": 0, "done": 4}'
 z "$a" status > "$scratch/a.status"
 check "status lists the findings" grep -q "Findings: 2" "$scratch/a.status"
+
+# Two trees, two workers: both work at once (jobs of one tree wait for
+# each other: they share its work tree), and every job is
+# done once.
+p="$scratch/p"
+setup "$p"
+z "$p" tree add kb2 "$kb" master --target x86_64:defconfig >/dev/null
+z "$p" run --once --poll-interval 3600 > "$scratch/p.log" 2>&1
+check "two trees on two workers" test $? -eq 0
+check "both workers ran jobs" sh -c "grep -q ':[0-9]*\.1)\$' '$scratch/p.log' && grep -q ':[0-9]*\.2)\$' '$scratch/p.log'"
+check "every job of both trees done once" \
+	test "$(jobs_json "$p")" = '{"queued": 0, "running": 0, "done": 8}'
+check "each job ran once" test "$(grep -c ': build kb' "$scratch/p.log")" -eq 8
+findings "$p" > "$scratch/p.findings"
+check "the same two culprits (a finding per culprit, however many trees)" \
+	cmp -s "$scratch/a.findings" "$scratch/p.findings"
 
 # A second run finds nothing new and records nothing twice.
 check "second run" z "$a" run --once --poll-interval 3600
@@ -129,14 +145,64 @@ check "one finding, bisected to the culprit in the middle" \
 	test "$(cut -d' ' -f1,2 "$scratch/d.findings")" = "$culprit build-warning"
 check "the bisection built the commits in between" grep -q "bisect .* bad" "$scratch/d.log"
 check "only heads were queued" test "$(jobs_json "$d")" = '{"queued": 0, "running": 0, "done": 2}'
+z "$d" status --json | sed 's/}, {/\n/g' > "$scratch/d.json"
+check "the culprit was verified by reverting it on the head" \
+	grep -q '"bisect_log": ".*[0-9a-f]\{40\} good 0/1 (the head with the culprit reverted)' "$scratch/d.json"
 
-# A later head without the error: its finding is fixed, by that head.
+# A force-push: the last tested head is not an ancestor of the new one. As
+# git bisect does, the merge base is tested before the range is bisected.
+old_head=$culprit
+git -C "$nr" checkout -q -B master "$(git -C "$nr" rev-list --max-parents=0 HEAD)"
+echo "/* a */" >> "$nr/src/main.c"
+git -C "$nr" commit -q -am "main: innocent a"
+sed -i 's/return ready - 1;/undeclared_counter++;\n\treturn ready - 1;/' "$nr/src/net.c"
+git -C "$nr" commit -q -am "net: the culprit after the force-push"
+culprit2=$(git -C "$nr" rev-parse HEAD)
+for i in b c; do
+	echo "/* $i */" >> "$nr/src/main.c"
+	git -C "$nr" commit -q -am "main: innocent $i"
+done
+z "$d" run --once --poll-interval 3600 > "$scratch/d2.log" 2>&1
+check "the force-pushed head" test $? -eq 0
+z "$d" status --json | sed 's/}, {/\n/g' > "$scratch/d2.json"
+check "the merge base was tested first" grep -q "(merge base)" "$scratch/d2.json"
+check "the new error is bisected to its commit" \
+	grep -q "\"culprit\": \"$culprit2\", .*\"kind\": \"build-error\".*\"state\": \"open\"" "$scratch/d2.json"
+check "the old warning is not blamed on the new history" \
+	test "$(grep -c '"kind": "build-warning"' "$scratch/d2.json")" -eq 1
+
+# The error fixed, then a force-push back onto the culprit, dropping the
+# fix: the merge base already shows the error, so no commit of the new
+# range can be blamed, and none is.
+sed -i '/undeclared_counter++;/d' "$nr/src/net.c"
+git -C "$nr" commit -q -am "net: fix the error"
+z "$d" run --once --poll-interval 3600 > "$scratch/d3.log" 2>&1
+check "the fixing head" test $? -eq 0
+git -C "$nr" checkout -q -B master "$culprit2"
+echo "/* d */" >> "$nr/src/main.c"
+git -C "$nr" commit -q -am "main: innocent d"
+dropped=$(git -C "$nr" rev-parse HEAD)
+z "$d" run --once --poll-interval 3600 > "$scratch/d4.log" 2>&1
+check "the head that drops the fix" test $? -eq 0
+z "$d" status --json | sed 's/}, {/\n/g' > "$scratch/d4.json"
+check "the error is back, but not bisected past its merge base" \
+	grep -q "\"culprit\": \"$dropped\", .*\"state\": \"inconclusive\".*predates this range" "$scratch/d4.json"
+check "no innocent commit is blamed" \
+	test "$(grep -o '"culprit": "[0-9a-f]*"' "$scratch/d4.json" | sort -u | tr -d '\n')" = \
+	"$(printf '"culprit": "%s"\n' "$old_head" "$culprit2" "$dropped" | sort | tr -d '\n')"
+
+# A later push without the error: its finding is fixed, and the fixing
+# commit under the push's innocent ones is found by bisection.
 sed -i '/undeclared_counter++;/d' "$kb/src/net.c"
 git -C "$kb" commit -q -am "net: fix the build"
 fix=$(git -C "$kb" rev-parse HEAD)
-check "the fixing head" z "$a" run --once --poll-interval 3600
+for i in 1 2 3; do
+	echo "/* after the fix $i */" >> "$kb/src/main.c"
+	git -C "$kb" commit -q -am "main: innocent after the fix $i"
+done
+check "the fixing push" z "$a" run --once --poll-interval 3600
 z "$a" status --json | sed 's/}, {/\n/g' > "$scratch/a3.json"
-check "the error is fixed by the new head" \
+check "the error is fixed by the fixing commit" \
 	grep -q "\"culprit\": \"$err\".*\"state\": \"fixed\", .*\"fixed_by\": \"$fix\"" "$scratch/a3.json"
 check "the warning stays open" grep -q "\"culprit\": \"$warn\".*\"state\": \"open\"" "$scratch/a3.json"
 
