@@ -381,6 +381,8 @@ static bool bisect_culprit(struct worker *w, const struct job_row *job, const st
 			   GError **error)
 {
 	unsigned runs = probe->boot ? bisect_runs_per_step(probe->rate, MAX_ERROR) : 1;
+	/* A merge base taken as good is as sure as a verified step. */
+	unsigned base_runs = probe->boot ? 2 * runs : 1;
 	g_autoptr(GPtrArray) goods = g_ptr_array_new_with_free_func(g_free);
 	zd_autoptr(bisect) b = NULL;
 	const char *next;
@@ -399,10 +401,10 @@ static bool bisect_culprit(struct worker *w, const struct job_row *job, const st
 			enum bisect_result result;
 			unsigned failures;
 
-			if (!probe_commit(w, job, probe, *base, runs, &result, &failures, error))
+			if (!probe_commit(w, job, probe, *base, base_runs, &result, &failures, error))
 				return false;
 			g_string_append_printf(log, "%s %s %u/%u (merge base)\n", *base,
-					       result_name(result), failures, runs);
+					       result_name(result), failures, base_runs);
 			if (result != BISECT_GOOD) {
 				g_string_append(log, result == BISECT_BAD
 					? "the merge base shows it too: it predates this range\n"
@@ -582,9 +584,35 @@ static bool record_boots(struct worker *w, const struct job_row *job,
 		g_string_append_printf(log, "%s bad %u/%u (head)\n", job->commit, t->failures,
 				       t->runs);
 		if (previous) {
+			/*
+			 * The bisection takes the last tested head as good: make
+			 * that as sure as a verified step (twice a step's boots).
+			 */
+			unsigned need = 2 * bisect_runs_per_step(probe.rate, MAX_ERROR);
+			g_autoptr(GPtrArray) before = base ? boot_build(w, base_build, need, NULL)
+							   : NULL;
+
+			if (tally_find(before, t->fingerprint))
+				continue; /* more boots of the last head show it too */
+			g_string_append_printf(log, before ? "%s good 0/%u (last tested head)\n"
+						: "%s skip 0/0 (last tested head: taken as good)\n",
+					       previous, need);
 			if (!bisect_culprit(w, job, &probe, previous, &o, log, error)) {
 				bisect_outcome_clear(&o);
 				return false;
+			}
+			/*
+			 * An error left in that "good" weighs like any step's. (A
+			 * last head that did not build or boot is taken as good,
+			 * as git bisect takes a good mark; the culprit's parents
+			 * inside the range are still verified.)
+			 */
+			if (o.found && before)
+				o.confidence *= 1.0 - pow(1.0 - probe.rate, need);
+			if (o.found && o.confidence < MIN_CONFIDENCE) {
+				o.found = false;
+				o.suspects = g_new0(char *, 2);
+				o.suspects[0] = g_steal_pointer(&o.culprit);
 			}
 		} else {
 			/*
