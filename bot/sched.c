@@ -803,7 +803,7 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 	g_autofree char *previous = NULL;
 	const char *result = "error";
 	bool non_rebasable = false;
-	bool ok = true;
+	bool ok;
 	GThread *renewer;
 
 	if (!db_tree_non_rebasable(w->db, job->tree_id, &non_rebasable, error))
@@ -824,20 +824,26 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 		const struct builder_result *br = results->pdata[0];
 
 		result = build_verdict_name(br->verdict);
-		ok = non_rebasable && previous ? record_bisected(w, job, br, previous, error)
-					       : record_findings(w, job, br, error);
+		ok = non_rebasable && previous ? record_bisected(w, job, br, previous, &build_error)
+					       : record_findings(w, job, br, &build_error);
 		/* Heads are booted too, [boot] repeat times. */
 		if (ok && job->priority == JOB_HEAD)
-			ok = record_boots(w, job, br, previous, &boots, error);
+			ok = record_boots(w, job, br, previous, &boots, &build_error);
 		if (ok)
-			ok = mark_fixed(w, job, br, boots, error);
+			ok = mark_fixed(w, job, br, boots, &build_error);
+		if (!ok) {
+			/*
+			 * A step that could not be built or booted at all: the job
+			 * ends in error, with why, rather than stopping the daemon.
+			 */
+			g_message("job %" G_GINT64_FORMAT ": %s", job->id, build_error->message);
+			result = "error";
+		}
 	} else {
 		/* A job that cannot run (bad target, no sandbox) is done, with why. */
 		g_message("job %" G_GINT64_FORMAT ": %s", job->id, build_error->message);
 	}
 	renewal_stop(&r, renewer);
-	if (!ok)
-		return false;
 	if (!db_tx_begin(w->db, error))
 		return false;
 	if (!db_job_complete(w->db, job->id, w->owner, result,

@@ -1,8 +1,9 @@
 /*
- * `zeroday run`: the daemon loop. It polls the trees on a schedule, turns
- * the selected commits into build jobs (one per target), runs them with
- * leases kept alive by a renewal thread, and records the regressions
- * each commit introduced as findings.
+ * `zeroday run`: the daemon loop. The main thread polls the trees on a
+ * schedule and turns the selected commits into build jobs (one per
+ * target); a pool of worker threads runs them under leases kept alive by
+ * a renewal thread, boots heads, bisects what a head introduced, verifies
+ * culprits, records findings, and marks fixed what no longer shows.
  */
 #ifndef ZERODAY_SCHED_H
 #define ZERODAY_SCHED_H
@@ -23,10 +24,10 @@ struct sched_options {
 };
 
 /*
- * Runs until *@stop is set (between jobs: a build in progress finishes),
+ * Runs until *@stop is set (each worker finishes its job in progress),
  * or, with @opts->once, until the queue is empty. Jobs that a crashed
  * zeroday of this host held are claimable at once. Returns false only when
- * the store fails.
+ * the store fails (in any worker: all of them stop).
  */
 bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	       const struct sched_options *opts, volatile sig_atomic_t *stop, GError **error);
