@@ -760,6 +760,11 @@ int cli_status(struct cli *cli, int argc, char **argv)
 
 		printf("  %s %.12s %s %s: %s [%s]", f->tree ? f->tree : "-", f->culprit, f->target,
 		       f->kind, f->title, f->fingerprint);
+		/* Boot failures: the rate is the lower bound they were bisected with. */
+		if (f->rate < 1.0)
+			printf(" (shows in >= %.0f%% of boots)", 100.0 * f->rate);
+		if (f->confidence < 0.9995 && strcmp(f->state, "inconclusive") != 0)
+			printf(" (confidence %.3f)", f->confidence);
 		if (strcmp(f->state, "open") != 0)
 			printf(" (%s%s%.12s)", f->state, f->fixed_by ? " by " : "",
 			       f->fixed_by ? f->fixed_by : "");
