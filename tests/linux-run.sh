@@ -104,6 +104,19 @@ rm -f "$state/zeroday.db" "$state/zeroday.db-wal" "$state/zeroday.db-shm"
 printf '[boot]\nrepeat = 2\n' > "$scratch/z.conf"
 z() { "$ZERODAY" --config="$scratch/z.conf" --state-dir="$state" "$@"; }
 z init >/dev/null
+# push N HEAD: points master at HEAD and runs zeroday run --once (timed,
+# for bench/e2e), leaving its log in pushN.log and the findings, one a
+# line, in pushN.json.
+push() {
+	git -C "$repo" update-ref refs/heads/master "$2"
+	since=$(date +%s)
+	t0=$(date +%s.%N)
+	z run --once --poll-interval 3600 > "$scratch/push$1.log" 2>&1
+	check "push $1" test $? -eq 0
+	t1=$(date +%s.%N)
+	sed 's/^/# /' "$scratch/push$1.log" | grep -E "finding|bisect|verify|fixed" | head -24
+	z status --json | sed 's/}, {/\n/g' > "$scratch/push$1.json"
+}
 git -C "$repo" update-ref refs/heads/master "$base"
 z tree add linux "git://127.0.0.1:$port/linux.git" master --non-rebasable \
 	--target x86_64:tinyconfig+serial >/dev/null
@@ -111,29 +124,18 @@ z run --once --poll-interval 3600 > "$scratch/first.log" 2>&1
 check "the first head" test $? -eq 0
 check "its boots were conclusive" sh -c "! grep -q 'infrastructure' '$scratch/first.log'"
 
-git -C "$repo" update-ref refs/heads/master "$push1"
-z run --once --poll-interval 3600 > "$scratch/push1.log" 2>&1
-check "push 1" test $? -eq 0
-sed 's/^/# /' "$scratch/push1.log" | grep -E "finding|bisect" | head -20
-z status --json | sed 's/}, {/\n/g' > "$scratch/push1.json"
+push 1 "$push1"
 check "the build error is blamed on its commit, under nine innocent ones" \
 	grep -q "\"culprit\": \"$err\", \"target\": \"x86_64:tinyconfig+serial\", \"kind\": \"build-error\"" \
 	"$scratch/push1.json"
 
-git -C "$repo" update-ref refs/heads/master "$push2"
-t0=$(date +%s.%N)
-since=$(date +%s)
-z run --once --poll-interval 3600 > "$scratch/push2.log" 2>&1
-check "push 2" test $? -eq 0
-t1=$(date +%s.%N)
+push 2 "$push2"
 # For bench/e2e: the push-to-finding time against the builds and boots it
 # ran, one after another, and with the boots spread over the 2 boot slots.
 builds=$(sqlite3 "$state/zeroday.db" "SELECT coalesce(sum(seconds), 0) FROM builds WHERE created >= $since")
 boots=$(sqlite3 "$state/zeroday.db" "SELECT coalesce(sum(seconds), 0) FROM boots WHERE created >= $since")
 awk -v a="$t0" -v b="$t1" -v m="$builds" -v q="$boots" 'BEGIN {
 	printf "# e2e: push to finding %.1f s; its builds %.1f s and boots %.1f s: one after another %.1f s, ratio %.2f; boots on 2 slots %.1f s, ratio %.2f\n", b - a, m, q, m + q, (b - a) / (m + q), m + q / 2, (b - a) / (m + q / 2) }'
-sed 's/^/# /' "$scratch/push2.log" | grep -E "finding|bisect|fixed" | head -20
-z status --json | sed 's/}, {/\n/g' > "$scratch/push2.json"
 check "the boot panic is blamed on its commit, under nine innocent ones" \
 	grep -q "\"culprit\": \"$culprit\", \"target\": \"x86_64:tinyconfig+serial\", \"kind\": \"boot-panic\"" \
 	"$scratch/push2.json"
@@ -151,11 +153,7 @@ check "the build error is fixed, by the revert (bisected)" \
 check "no other commit is blamed" \
 	test "$(grep -o '"culprit": "[0-9a-f]*"' "$scratch/push2.json" | sort -u | wc -l)" -eq 2
 
-git -C "$repo" update-ref refs/heads/master "$push3"
-z run --once --poll-interval 3600 > "$scratch/push3.log" 2>&1
-check "push 3" test $? -eq 0
-sed 's/^/# /' "$scratch/push3.log" | grep -E "finding|fixed|stored" | head -20
-z status --json | sed 's/}, {/\n/g' > "$scratch/push3.json"
+push 3 "$push3"
 check "the panic is fixed once a head boots clean" \
 	grep -q "\"culprit\": \"$culprit\".*\"state\": \"fixed\", .*\"fixed_by\": \"$push3\"" "$scratch/push3.json"
 check "nothing new is blamed" \
@@ -164,11 +162,7 @@ check "nothing new is blamed" \
 # A flaky failure: every step repeats its boots as often as the failure's
 # (lower-bound) rate requires, and the outcome is the culprit or an honest
 # "inconclusive", never an innocent commit.
-git -C "$repo" update-ref refs/heads/master "$push4"
-z run --once --poll-interval 3600 > "$scratch/push4.log" 2>&1
-check "push 4" test $? -eq 0
-sed 's/^/# /' "$scratch/push4.log" | grep -E "finding|bisect|verify" | head -20
-z status --json | sed 's/}, {/\n/g' > "$scratch/push4.json"
+push 4 "$push4"
 flaky_line=$(grep 'a flaky boot panic for the test' "$scratch/push4.json")
 check "the flaky panic is found" test -n "$flaky_line"
 case $flaky_line in

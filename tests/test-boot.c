@@ -319,16 +319,8 @@ static void test_connection_dies(void)
 
 int main(int argc, char **argv)
 {
-	g_autoptr(GDir) boot_dir = g_dir_open("/boot", 0, NULL);
-	const char *name;
-
 	testlib_init(&argc, &argv);
-	g_assert_cmpint(chmod(testlib_scratch(), 0755), ==, 0);
-	while (boot_dir && (name = g_dir_read_name(boot_dir))) {
-		if (g_str_has_prefix(name, "vmlinuz-") && !kernel)
-			kernel = g_build_filename("/boot", name, NULL);
-	}
-	g_assert_nonnull(kernel);
+	kernel = testlib_boot_kernel();
 	g_test_add_func("/boot/ok", test_ok);
 	g_test_add_func("/boot/sysrq-panic", test_sysrq_panic);
 	g_test_add_func("/boot/cmdline-panic", test_cmdline_panic);

@@ -161,16 +161,8 @@ static void test_slots_shared(struct fixture *f, gconstpointer data)
 
 int main(int argc, char **argv)
 {
-	g_autoptr(GDir) boot_dir = g_dir_open("/boot", 0, NULL);
-	const char *name;
-
 	testlib_init(&argc, &argv);
-	g_assert_cmpint(chmod(testlib_scratch(), 0755), ==, 0);
-	while (boot_dir && (name = g_dir_read_name(boot_dir))) {
-		if (g_str_has_prefix(name, "vmlinuz-") && !kernel)
-			kernel = g_build_filename("/boot", name, NULL);
-	}
-	g_assert_nonnull(kernel);
+	kernel = testlib_boot_kernel();
 	g_test_add("/booter/reuse", struct fixture, NULL, fixture_set_up, test_reuse,
 		   fixture_tear_down);
 	g_test_add("/booter/slots-shared", struct fixture, NULL, fixture_set_up, test_slots_shared,

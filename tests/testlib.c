@@ -212,3 +212,18 @@ char *testlib_daemon_url(const struct testlib_daemon *d, const char *name)
 {
 	return g_strdup_printf("git://127.0.0.1:%d/%s", d->port, name);
 }
+
+char *testlib_boot_kernel(void)
+{
+	g_autoptr(GDir) dir = g_dir_open("/boot", 0, NULL);
+	const char *name;
+	char *kernel = NULL;
+
+	g_assert_cmpint(g_chmod(testlib_scratch(), 0755), ==, 0);
+	while (dir && (name = g_dir_read_name(dir)) && !kernel) {
+		if (g_str_has_prefix(name, "vmlinuz-"))
+			kernel = g_build_filename("/boot", name, NULL);
+	}
+	g_assert_nonnull(kernel);
+	return kernel;
+}

@@ -50,6 +50,13 @@ void testlib_daemon_stop(struct testlib_daemon *daemon);
 /* Returns "git://127.0.0.1:PORT/@name" (caller frees). */
 char *testlib_daemon_url(const struct testlib_daemon *daemon, const char *name);
 
+/*
+ * Returns the first /boot/vmlinuz-* (Debian's kernel, which quickstart
+ * installs) and makes the scratch directory reachable by libvirt's QEMU
+ * user; fails the test when there is none.
+ */
+char *testlib_boot_kernel(void);
+
 /* Returns a TCP port on 127.0.0.1 that was free a moment ago. */
 int testlib_free_port(void);
 
