@@ -28,6 +28,7 @@ static void test_defaults(void)
 	g_assert_true(c->build_sandbox);
 	g_assert_cmpstr(c->build_targets[0], ==, "x86_64:tinyconfig+serial");
 	g_assert_null(c->build_targets[1]);
+	g_assert_cmpuint(c->workers, ==, g_get_num_processors());
 	db = config_db_path(c);
 	g_assert_true(g_str_has_suffix(db, "/zeroday/zeroday.db"));
 }
@@ -36,7 +37,7 @@ static void test_all_keys(void)
 {
 	static const char text[] =
 		"# comment\n"
-		"[zeroday]\nstate-dir = /srv/zeroday\n"
+		"[zeroday]\nstate-dir = /srv/zeroday\nworkers = 6\n"
 		"[git]\nallow-ssh=true\nallow-local-trees = true\nmax-new-commits=42\n"
 		"poll-jobs=3\nconnect-timeout=5\nio-timeout=6\nfetch-timeout=7\n"
 		"max-pack-objects=1000\nmax-pack-bytes=123456789\n"
@@ -52,6 +53,7 @@ static void test_all_keys(void)
 	if (!c)
 		return;
 	g_assert_cmpstr(c->state_dir, ==, "/srv/zeroday");
+	g_assert_cmpuint(c->workers, ==, 6);
 	g_assert_true(c->allow_ssh);
 	g_assert_true(c->allow_local);
 	g_assert_cmpuint(c->max_new_commits, ==, 42);
@@ -99,6 +101,8 @@ static const struct bad_case {
 	{ "[boot]\nkvm=maybe\n", "test.conf: [boot] kvm: expected true, false or auto" },
 	{ "[build]\ntimeout=5\n", "test.conf: [build] timeout: 5 is out of range (60 to 604800)" },
 	{ "[build]\ntargets=\n", "test.conf: [build] targets: expected a list" },
+	{ "[zeroday]\nworkers=0\n",
+	  "test.conf: [zeroday] workers: 0 is out of range (1 to 256)" },
 	{ "[zeroday]\nstate-dir=relative\n",
 	  "test.conf: [zeroday] state-dir: expected an absolute path" },
 };
