@@ -3,20 +3,8 @@
 # config errors, hostile input refused, and a tree's whole life.
 # Speaks TAP. Needs $ZERODAY (set by make check) and git.
 
-set -u
-: "${ZERODAY:?run through make check}"
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/zeroday-cli-XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
-export HOME="$scratch/home" XDG_CONFIG_HOME="$scratch/home" XDG_STATE_HOME="$scratch/home"
-export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=A GIT_AUTHOR_EMAIL=a@example.org
-export GIT_COMMITTER_NAME=C GIT_COMMITTER_EMAIL=c@example.org
-unset ZERODAY_CONFIG
-mkdir -p "$HOME"
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
+test_name=cli
+. "$ZERODAY_SRCDIR/tests/lib.sh"
 
 # expect STATUS DESCRIPTION PATTERN -- ARGS...: runs zeroday with ARGS, and
 # checks the exit status and that the output matches the grep PATTERN.
@@ -120,7 +108,6 @@ cp -a "$ZERODAY_SRCDIR/tests/data/kbuild/." "$kb/"
 git -C "$kb" init -q -b master && git -C "$kb" add -A && git -C "$kb" commit -q -m base
 sed -i 's/int ready = 1;/int ready = 1;\n\tint fresh;/' "$kb/src/net.c"
 git -C "$kb" commit -q -am "net: unused variable"
-chmod 0711 "$scratch"
 expect 2 "build needs two arguments" "needs a TREE or REPOSITORY and a COMMIT" -- "$z" build "$kb"
 expect 1 "build refuses a bad target" "bad build target 'x86_64:nonsense'" -- \
 	"$z" build "$kb" HEAD --target x86_64:nonsense
@@ -146,5 +133,4 @@ expect 1 "boot with no reachable host is inconclusive" \
 	"no conclusive boot: all 1 failed for infrastructure reasons" -- \
 	--config="$scratch/nohost.conf" "$z" boot "$kernel" -n 1
 
-echo "1..$n"
-exit $failed
+tap_end

@@ -9,24 +9,12 @@
 # Speaks TAP.
 # The state directory's build and source trees persist in the test cache,
 # so reruns build incrementally.
-set -u
-: "${ZERODAY:?run through make check}"
+test_name=linux-run
+. "$ZERODAY_SRCDIR/tests/lib.sh"
 cache_root=${ZERODAY_TEST_CACHE:-/var/cache/zeroday-test}
 cache="$cache_root/linux-6.1"
 state="$cache_root/run-state"
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/zeroday-linux-run-XXXXXX")
-chmod 0711 "$scratch"
-trap '[ -n "${KEEP:-}" ] || rm -rf "$scratch"' EXIT
-export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=A GIT_AUTHOR_EMAIL=a@example.org
-export GIT_COMMITTER_NAME=C GIT_COMMITTER_EMAIL=c@example.org
 export GIT_AUTHOR_DATE=@1700000000 GIT_COMMITTER_DATE=@1700000000
-n=0 failed=0
-check() {
-	desc=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $desc"; else failed=1; echo "not ok $n - $desc"; fi
-}
 
 sh "$ZERODAY_SRCDIR/tests/linux-import.sh" "$cache" >/dev/null || {
 	echo "1..0 # SKIP linux-source-6.1 is not installed"
@@ -96,7 +84,7 @@ for _ in $(seq 1 50); do
 	git ls-remote "git://127.0.0.1:$port/linux.git" > /dev/null 2>&1 && break
 	sleep 0.2
 done
-trap 'kill "$(cat "$scratch/daemon.pid" 2>/dev/null)" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$scratch"' EXIT
+trap 'kill "$(cat "$scratch/daemon.pid" 2>/dev/null)" 2>/dev/null; cleanup' EXIT
 
 # A fresh store, keeping the persistent source and build trees.
 mkdir -p "$state"
@@ -182,5 +170,4 @@ check "no innocent commit is blamed" \
 	test -z "$(grep -v '"state": "inconclusive"' "$scratch/push4.json" |
 		grep -o '"culprit": "[0-9a-f]*"' | grep -v -e "$err" -e "$culprit" -e "$flaky")"
 
-echo "1..$n"
-exit $failed
+tap_end

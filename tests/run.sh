@@ -2,23 +2,8 @@
 # zeroday run: poll, build every selected commit, record findings with
 # their culprits; dedupe on a second run; resume after kill -9 with every
 # job completed once and the same findings; stop on SIGTERM. Speaks TAP.
-set -u
-: "${ZERODAY:?run through make check}"
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/zeroday-run-XXXXXX")
-chmod 0711 "$scratch"
-trap '[ -n "${KEEP:-}" ] || rm -rf "$scratch"' EXIT
-export HOME="$scratch/home" XDG_CONFIG_HOME="$scratch/home" XDG_STATE_HOME="$scratch/home"
-export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=A GIT_AUTHOR_EMAIL=a@example.org
-export GIT_COMMITTER_NAME=C GIT_COMMITTER_EMAIL=c@example.org
-unset ZERODAY_CONFIG
-mkdir -p "$HOME"
-n=0 failed=0
-check() { # check DESCRIPTION COMMAND...
-	desc=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $desc"; else failed=1; echo "not ok $n - $desc"; fi
-}
+test_name=run
+. "$ZERODAY_SRCDIR/tests/lib.sh"
 
 # The history: a root with an old warning, a new warning, an innocent
 # change, and an error under defconfig.
@@ -224,5 +209,4 @@ check "SIGTERM: clean exit" test "$status" -eq 0
 check "SIGTERM: the job in progress was completed, not abandoned" \
 	test "$(jobs_json "$c" | sed -n 's/.*"running": \([0-9]*\).*/\1/p')" -eq 0
 
-echo "1..$n"
-exit $failed
+tap_end

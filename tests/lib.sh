@@ -1,0 +1,32 @@
+# The shell tests' common part, sourced (with $test_name set) by the TAP
+# tests: $ZERODAY and $ZERODAY_SRCDIR required (make check sets them), a
+# scratch directory readable by libvirt's QEMU user and removed at exit
+# unless KEEP is set, a private HOME and git identity, and TAP helpers.
+set -u
+: "${ZERODAY:?run through make check}"
+: "${ZERODAY_SRCDIR:?run through make check}"
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/zeroday-$test_name-XXXXXX")
+chmod 0711 "$scratch"
+cleanup() { [ -n "${KEEP:-}" ] || rm -rf "$scratch"; }
+trap cleanup EXIT
+export HOME="$scratch/home" XDG_CONFIG_HOME="$scratch/home" XDG_STATE_HOME="$scratch/home"
+export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=A GIT_AUTHOR_EMAIL=a@example.org
+export GIT_COMMITTER_NAME=C GIT_COMMITTER_EMAIL=c@example.org
+unset ZERODAY_CONFIG
+mkdir -p "$HOME"
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
+# check DESCRIPTION COMMAND...: one TAP result, COMMAND's exit status.
+check() {
+	desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+# tap_end: the plan, and the exit status: 1 when anything failed.
+tap_end() {
+	echo "1..$n"
+	exit $failed
+}
