@@ -14,6 +14,19 @@
 
 #include "tests/bisect-sim.h"
 
+/* Counts an outcome against the known culprit, and clears it. */
+static void score(struct bisect_outcome *o, const char *culprit, unsigned *right,
+		  unsigned *wrong, unsigned *inconclusive)
+{
+	if (!o->found)
+		(*inconclusive)++;
+	else if (strcmp(o->culprit, culprit) != 0)
+		(*wrong)++;
+	else
+		(*right)++;
+	bisect_outcome_clear(o);
+}
+
 int main(void)
 {
 	static const guint sizes[] = { 16, 128, 1024 };
@@ -58,13 +71,7 @@ int main(void)
 			sim_bisect(s, 0.3, max_error, 0.95, &o);
 			runs += o.total_runs;
 			steps += o.log->len;
-			if (!o.found)
-				inconclusive++;
-			else if (strcmp(o.culprit, s->ids->pdata[culprit]) != 0)
-				wrong++;
-			else
-				found++;
-			bisect_outcome_clear(&o);
+			score(&o, s->ids->pdata[culprit], &found, &wrong, &inconclusive);
 			sim_free(s);
 		}
 		printf("30%%-flaky, N=128, %u seeds, max-error %.3f (%u runs per step; syzbot: 10): "
@@ -98,13 +105,7 @@ int main(void)
 			sim_bisect(s, p, 0.001, 0.95, &o);
 			tried++;
 			runs += 10 + o.total_runs;
-			if (!o.found)
-				inconclusive++;
-			else if (strcmp(o.culprit, s->ids->pdata[culprit]) != 0)
-				wrong++;
-			else
-				found++;
-			bisect_outcome_clear(&o);
+			score(&o, s->ids->pdata[culprit], &found, &wrong, &inconclusive);
 			sim_free(s);
 		}
 		printf("30%%-flaky, N=128, rate measured over 10 head runs, %s: %u bisected "

@@ -442,10 +442,15 @@ static bool bisect_culprit(struct worker *w, const struct job_row *job, const st
 	return verify_revert(w, job, probe, out, log, error);
 }
 
-/* The finding a bisection leads to: its culprit, or the head when inconclusive. */
+/*
+ * Stores the finding a bisection leads to: its culprit, or the head when
+ * inconclusive. Clears @o.
+ */
 static bool store_bisected(struct worker *w, const struct job_row *job, struct finding_row *f,
 			   struct bisect_outcome *o, GString *log, GError **error)
 {
+	bool ok;
+
 	if (!o->found) {
 		g_autofree char *suspects = o->suspects ? g_strjoinv(" ", o->suspects) : NULL;
 
@@ -456,7 +461,9 @@ static bool store_bisected(struct worker *w, const struct job_row *job, struct f
 	f->confidence = o->found ? o->confidence : 0.0;
 	f->state = o->found ? NULL : (char *)"inconclusive";
 	f->bisect_log = log->str;
-	return store_finding(w, job, f, error);
+	ok = store_finding(w, job, f, error);
+	bisect_outcome_clear(o);
+	return ok;
 }
 
 /* Records the new build diagnostics of a head, each bisected from @good. */
@@ -479,7 +486,6 @@ static bool record_bisected(struct worker *w, const struct job_row *job,
 			.target = job->target, .kind = (char *)finding_kind(d),
 			.fingerprint = d->fingerprint, .title = title, .details = details,
 		};
-		bool ok;
 
 		if (!g_hash_table_add(done, d->fingerprint))
 			continue;
@@ -490,9 +496,7 @@ static bool record_bisected(struct worker *w, const struct job_row *job,
 		reproduce = g_strdup_printf("zeroday build %s %s --target '%s'", job->tree,
 					    o.found ? o.culprit : job->commit, job->target);
 		f.reproduce = reproduce;
-		ok = store_bisected(w, job, &f, &o, log, error);
-		bisect_outcome_clear(&o);
-		if (!ok)
+		if (!store_bisected(w, job, &f, &o, log, error))
 			return false;
 	}
 	return true;
@@ -576,7 +580,6 @@ static bool record_boots(struct worker *w, const struct job_row *job,
 			.target = job->target, .kind = kind, .fingerprint = t->fingerprint,
 			.title = t->title, .rate = probe.rate,
 		};
-		bool ok;
 
 		/* Also there before: not this push's doing. */
 		if (tally_find(base, t->fingerprint))
@@ -650,9 +653,7 @@ static bool record_boots(struct worker *w, const struct job_row *job,
 					  t->excerpt ? t->excerpt : "");
 		f.details = details;
 		f.reproduce = reproduce;
-		ok = store_bisected(w, job, &f, &o, log, error);
-		bisect_outcome_clear(&o);
-		if (!ok)
+		if (!store_bisected(w, job, &f, &o, log, error))
 			return false;
 	}
 	return true;

@@ -103,9 +103,7 @@ expect 0 "queue emptied with the tree" "Queue: 0 commits" -- "$z" status
 
 # Builds: a kbuild-like fixture repository, a commit against its parent.
 kb="$scratch/kbuild"
-mkdir -p "$kb"
-cp -a "$ZERODAY_SRCDIR/tests/data/kbuild/." "$kb/"
-git -C "$kb" init -q -b master && git -C "$kb" add -A && git -C "$kb" commit -q -m base
+kbuild_repo "$kb" base
 sed -i 's/int ready = 1;/int ready = 1;\n\tint fresh;/' "$kb/src/net.c"
 git -C "$kb" commit -q -am "net: unused variable"
 expect 2 "build needs two arguments" "needs a TREE or REPOSITORY and a COMMIT" -- "$z" build "$kb"

@@ -30,3 +30,10 @@ tap_end() {
 	echo "1..$n"
 	exit $failed
 }
+# kbuild_repo DIR MESSAGE: a git repository at DIR holding the kbuild-like
+# fixture tree (tests/data/kbuild), committed on master with MESSAGE.
+kbuild_repo() {
+	mkdir -p "$1"
+	cp -a "$ZERODAY_SRCDIR/tests/data/kbuild/." "$1/"
+	git -C "$1" init -q -b master && git -C "$1" add -A && git -C "$1" commit -q -m "$2"
+}

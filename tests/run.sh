@@ -8,9 +8,7 @@ test_name=run
 # The history: a root with an old warning, a new warning, an innocent
 # change, and an error under defconfig.
 kb="$scratch/kb"
-mkdir -p "$kb"
-cp -a "$ZERODAY_SRCDIR/tests/data/kbuild/." "$kb/"
-git -C "$kb" init -q -b master && git -C "$kb" add -A && git -C "$kb" commit -q -m root
+kbuild_repo "$kb" root
 sed -i 's/int ready = 1;/int ready = 1;\n\tint fresh;/' "$kb/src/net.c"
 git -C "$kb" commit -q -am "net: an unused variable"
 warn=$(git -C "$kb" rev-parse HEAD)
@@ -106,9 +104,7 @@ check "the same findings as without the crash" cmp -s "$scratch/a.findings" "$sc
 # A non-rebasable tree: only heads are built; what a head adds since the
 # last tested head is bisected to its culprit.
 nr="$scratch/nr"
-mkdir -p "$nr"
-cp -a "$ZERODAY_SRCDIR/tests/data/kbuild/." "$nr/"
-git -C "$nr" init -q -b master && git -C "$nr" add -A && git -C "$nr" commit -q -m root
+kbuild_repo "$nr" root
 d="$scratch/d"
 "$ZERODAY" --config="$scratch/z.conf" --state-dir="$d" init >/dev/null
 z "$d" tree add nr "$nr" master --non-rebasable --target x86_64:defconfig >/dev/null

@@ -138,19 +138,11 @@ static void expect(const char *oid, const char *parent, const char *spec,
 	zd_autoptr(built) p = build(parent, spec);
 	zd_autoptr(built) c = build(oid, spec);
 	g_autoptr(GPtrArray) got = NULL;
-	guint n = fresh ? g_strv_length((char **)fresh) : 0;
 	enum build_verdict v = build_compare(&c->out, &p->out, &got);
 
 	g_test_message("%s on %s: %s", oid, spec, build_verdict_name(v));
 	g_assert_cmpstr(build_verdict_name(v), ==, build_verdict_name(verdict));
-	for (guint i = 0; i < got->len; i++) {
-		g_autofree char *s = show(got->pdata[i]);
-
-		g_test_message("new: %s", s);
-		if (i < n)
-			g_assert_cmpstr(s, ==, fresh[i]);
-	}
-	g_assert_cmpuint(got->len, ==, n);
+	testlib_check_diags(got, fresh, show);
 }
 
 static void test_targets(void)

@@ -138,17 +138,9 @@ static void expect(const char *oid, const char *parent, enum build_verdict verdi
 	struct build_output c = build(oid, NULL);
 	g_autoptr(GPtrArray) got = NULL;
 	enum build_verdict v = build_compare(&c, &p, &got);
-	guint n = fresh ? g_strv_length((char **)fresh) : 0;
 
 	g_assert_cmpstr(build_verdict_name(v), ==, build_verdict_name(verdict));
-	for (guint i = 0; i < got->len; i++) {
-		g_autofree char *s = show(got->pdata[i]);
-
-		g_test_message("new: %s", s);
-		if (i < n)
-			g_assert_cmpstr(s, ==, fresh[i]);
-	}
-	g_assert_cmpuint(got->len, ==, n);
+	testlib_check_diags(got, fresh, show);
 	g_clear_pointer(&got, g_ptr_array_unref);
 	build_output_clear(&p);
 	build_output_clear(&c);

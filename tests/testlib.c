@@ -227,3 +227,18 @@ char *testlib_boot_kernel(void)
 	g_assert_nonnull(kernel);
 	return kernel;
 }
+
+void testlib_check_diags(GPtrArray *got, const char *const *want,
+			 char *(*show)(const struct diag *d))
+{
+	guint n = want ? g_strv_length((char **)want) : 0;
+
+	for (guint i = 0; i < got->len; i++) {
+		g_autofree char *s = show(got->pdata[i]);
+
+		g_test_message("new: %s", s);
+		if (i < n)
+			g_assert_cmpstr(s, ==, want[i]);
+	}
+	g_assert_cmpuint(got->len, ==, n);
+}

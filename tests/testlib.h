@@ -57,6 +57,15 @@ char *testlib_daemon_url(const struct testlib_daemon *daemon, const char *name);
  */
 char *testlib_boot_kernel(void);
 
+struct diag;
+
+/*
+ * Checks that the new diagnostics @got (struct diag) are exactly @want,
+ * in order, each printed by @show (NULL @want: none); logs each one.
+ */
+void testlib_check_diags(GPtrArray *got, const char *const *want,
+			 char *(*show)(const struct diag *d));
+
 /* Returns a TCP port on 127.0.0.1 that was free a moment ago. */
 int testlib_free_port(void);
 
