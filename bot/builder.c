@@ -16,6 +16,7 @@
 #include "bot/bot.h"
 #include "bot/builder.h"
 #include "engine/diag.h"
+#include "engine/hostile.h"
 #include "engine/repo.h"
 #include "engine/run.h"
 
@@ -88,7 +89,8 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 	g_autofree char *target_dir = build_target_dirname(target);
 	g_autofree char *builddir = g_build_filename(config->state_dir, "build", key, target_dir, NULL);
 	g_autofree char *tools = g_build_filename(config->state_dir, "tools", NULL);
-	g_autofree char *ccache = g_build_filename(config->state_dir, "ccache", NULL);
+	/* Each tree's cache is its own: a build can plant anything in it. */
+	g_autofree char *ccache = g_build_filename(config->state_dir, "ccache", key, NULL);
 	g_autofree char *logdir = g_build_filename(config->state_dir, "logs", "build", key, NULL);
 	g_autofree char *stamp = NULL;
 	g_autofree char *ccache_bin = run_find_program("ccache");
@@ -149,22 +151,32 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 	row->config_path = g_strdup(env.config_copy);
 	row->created = g_get_real_time() / G_USEC_PER_SEC;
 	row->diags = g_steal_pointer(&out.diags);
-	if (out.status == BUILD_OK) {
-		/* Keep the image: the build directory moves on to the next commit. */
-		g_autofree char *image = build_image_path(target, builddir);
-		g_autofree char *data = NULL;
-		gsize len;
-
-		/* QEMU runs as libvirt's user: images live where it can reach them. */
+	if (out.status == BUILD_OK && build_image_name(target)) {
+		/*
+		 * Keep the image: the build directory moves on to the next
+		 * commit. It is the build's file: taken out without following
+		 * links, a regular file under a size cap, or the build is an
+		 * infrastructure error that says why.
+		 */
 		g_autofree char *images = g_build_filename(config->state_dir, "images", key, NULL);
+		g_autofree char *base = g_path_get_basename(stamp);
+		g_autofree char *kept = g_strdup_printf("%s/%s.image", images, base);
+		g_autoptr(GError) local = NULL;
 
-		if (image && g_file_get_contents(image, &data, &len, NULL) &&
-		    g_mkdir_with_parents(images, 0755) == 0) {
-			g_autofree char *base = g_path_get_basename(stamp);
-			g_autofree char *kept = g_strdup_printf("%s/%s.image", images, base);
-
-			if (g_file_set_contents(kept, data, len, NULL) && chmod(kept, 0644) == 0)
-				row->image_path = g_steal_pointer(&kept);
+		if (g_mkdir_with_parents(images, 0755) < 0) {
+			g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", images,
+				    g_strerror(errno));
+			g_clear_pointer(&row, build_row_free);
+			goto out;
+		}
+		if (hostile_copy(builddir, build_image_name(target), BUILD_MAX_IMAGE, kept, 0644,
+				 &local)) {
+			row->image_path = g_steal_pointer(&kept);
+		} else if (!g_error_matches(local, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND)) {
+			g_free(row->status);
+			g_free(row->reason);
+			row->status = g_strdup(build_status_name(BUILD_INFRA));
+			row->reason = g_strdup_printf("taking the image out: %s", local->message);
 		}
 	}
 	if (!db_tx_begin(db, error) || !db_build_add(db, row, error) || !db_tx_commit(db, error)) {
@@ -282,9 +294,14 @@ GPtrArray *builder_run(struct db *db, const struct config *config,
 		if (r->parent_build)
 			base = as_output(r->parent_build);
 		r->verdict = build_compare(&child, r->parent_build ? &base : NULL, &r->fresh);
-		for (guint j = 0; j < r->fresh->len; j++) {
+		{
+			/* The new diagnostics' sequence numbers, in one pass. */
+			g_autoptr(GHashTable) fresh = g_hash_table_new(NULL, NULL);
+
+			for (guint j = 0; j < r->fresh->len; j++)
+				g_hash_table_add(fresh, r->fresh->pdata[j]);
 			for (guint k = 0; k < r->build->diags->len; k++) {
-				if (r->build->diags->pdata[k] == r->fresh->pdata[j])
+				if (g_hash_table_contains(fresh, r->build->diags->pdata[k]))
 					g_string_append_printf(seqs, "%s%u", seqs->len ? "," : "", k);
 			}
 		}

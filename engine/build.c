@@ -10,12 +10,15 @@
 #include <stdio.h>
 #include <signal.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "engine/build.h"
 #include "engine/diag.h"
+#include "engine/hostile.h"
 #include "engine/run.h"
 
 static const char *const status_names[] = {
@@ -63,22 +66,39 @@ static const char cc_wrapper[] =
 	"mv -f \"$out.zd-diag.tmp\" \"$out.zd-diag\"\n"
 	"exit $rc\n";
 
-bool build_install_tools(const char *dir, GError **error)
+/*
+ * ccache's configuration is zeroday's, read-only to builds
+ * (CCACHE_CONFIGPATH): a build must not be able to set prefix_command or
+ * the like for the builds after it. The settings that matter come from
+ * the environment anyway.
+ */
+static const char ccache_conf[] =
+	"# Written by zeroday: the configuration of every build's ccache.\n"
+	"max_size = 5G\n";
+
+static bool install_file(const char *dir, const char *name, const char *text, mode_t mode,
+			 GError **error)
 {
-	g_autofree char *path = g_build_filename(dir, "zeroday-cc", NULL);
+	g_autofree char *path = g_build_filename(dir, name, NULL);
 	g_autofree char *current = NULL;
 	GError *local = NULL;
 
-	if (g_file_get_contents(path, &current, NULL, NULL) && strcmp(current, cc_wrapper) == 0)
+	if (g_file_get_contents(path, &current, NULL, NULL) && strcmp(current, text) == 0)
 		return true;
 	if (g_mkdir_with_parents(dir, 0755) < 0 ||
-	    !g_file_set_contents(path, cc_wrapper, -1, &local) || chmod(path, 0755) < 0) {
+	    !g_file_set_contents(path, text, -1, &local) || chmod(path, mode) < 0) {
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", path,
 			    local ? local->message : g_strerror(errno));
 		g_clear_error(&local);
 		return false;
 	}
 	return true;
+}
+
+bool build_install_tools(const char *dir, GError **error)
+{
+	return install_file(dir, "zeroday-cc", cc_wrapper, 0755, error) &&
+	       install_file(dir, "ccache.conf", ccache_conf, 0644, error);
 }
 
 /* Kernel ARCH -> the cross-compiler prefix Debian's gcc-* packages install. */
@@ -300,11 +320,16 @@ static char *cross_prefix(const char *arch)
 	return NULL;
 }
 
-/* What one make invocation needs. */
+/*
+ * What one make invocation needs. The directories are named as the build
+ * sees them: inside the sandbox at fixed paths, else the host's.
+ */
 struct make_call {
 	const struct build_target *target;
 	const struct build_env *env;
 	const char *cross;
+	const char *src, *out, *tools, *ccache;
+	guint64 space_reserve;
 	struct run_result result;
 };
 
@@ -367,23 +392,32 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 	const struct build_env *env = m->env;
 	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) envv = g_ptr_array_new_with_free_func(g_free);
-	const char *ro[] = { env->srcdir, env->tools_dir, NULL };
-	const char *rw[] = { env->builddir, env->ccache_dir, NULL };
-	struct run_sandbox sandbox = { .ro_binds = ro, .rw_binds = rw };
+	struct run_bind binds[] = {
+		{ env->srcdir, BUILD_SANDBOX_SRC, false },
+		{ env->tools_dir, BUILD_SANDBOX_TOOLS, false },
+		{ env->builddir, BUILD_SANDBOX_OUT, true },
+		{ env->ccache_dir, BUILD_SANDBOX_CCACHE, true },
+		{ NULL, NULL, false },
+	};
+	struct run_sandbox sandbox = { .binds = binds };
 	struct run_opts opts = {
-		.cwd = env->srcdir, .log_path = env->log_path, .timeout_s = env->timeout_s,
+		.cwd = m->src, .log_path = env->log_path, .timeout_s = env->timeout_s,
 		.max_memory = env->max_memory, .max_procs = env->max_procs,
+		.log_max = env->log_max ? env->log_max : BUILD_DEFAULT_LOG_MAX,
+		.max_file_size = env->max_file_size ? env->max_file_size
+						    : BUILD_DEFAULT_MAX_FILE_SIZE,
+		.space_path = env->builddir, .space_reserve = m->space_reserve,
 		.sandbox = env->sandbox ? &sandbox : NULL,
 		.progress = progress_tick, .progress_data = (void *)env,
 	};
 
 	g_ptr_array_add(argv, g_strdup("make"));
-	g_ptr_array_add(argv, g_strdup_printf("O=%s", env->builddir));
+	g_ptr_array_add(argv, g_strdup_printf("O=%s", m->out));
 	g_ptr_array_add(argv, g_strdup_printf("ARCH=%s", m->target->arch));
 	if (m->cross && *m->cross)
 		g_ptr_array_add(argv, g_strdup_printf("CROSS_COMPILE=%s", m->cross));
-	g_ptr_array_add(argv, g_strdup_printf("CC=%s/zeroday-cc %s%sgcc", env->tools_dir,
-					      env->ccache_dir ? "ccache " : "", m->cross));
+	g_ptr_array_add(argv, g_strdup_printf("CC=%s/zeroday-cc %s%sgcc", m->tools,
+					      m->ccache ? "ccache " : "", m->cross));
 	for (const char *const *a = extra; a && *a; a++)
 		g_ptr_array_add(argv, g_strdup(*a));
 	g_ptr_array_add(argv, NULL);
@@ -394,13 +428,14 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_USER=zeroday"));
 	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_HOST=zeroday"));
 	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_TIMESTAMP=@0"));
-	if (env->ccache_dir) {
-		g_autofree char *base = common_dir(env->srcdir, env->builddir);
+	if (m->ccache) {
+		g_autofree char *base = common_dir(m->src, m->out);
 
-		g_ptr_array_add(envv, g_strdup_printf("CCACHE_DIR=%s", env->ccache_dir));
+		g_ptr_array_add(envv, g_strdup_printf("CCACHE_DIR=%s", m->ccache));
+		g_ptr_array_add(envv, g_strdup_printf("CCACHE_CONFIGPATH=%s/ccache.conf", m->tools));
 		/*
 		 * Paths below the common root are hashed relative to the build
-		 * directory, so the same target of another tree hits the cache.
+		 * directory, so that moving the directories keeps the cache.
 		 */
 		if (strcmp(base, "/") != 0)
 			g_ptr_array_add(envv, g_strdup_printf("CCACHE_BASEDIR=%s", base));
@@ -446,8 +481,9 @@ static char *config_symbol(const char *line)
  * Merges the fragments into .config the way merge_config.sh -m does: each
  * fragment line replaces the base's line for the same symbol.
  */
-static bool merge_fragments(const char *dotconfig, char *const *fragments, GError **error)
+static bool merge_fragments(const char *builddir, char *const *fragments, GError **error)
 {
+	g_autofree char *dotconfig = g_build_filename(builddir, ".config", NULL);
 	g_autofree char *base = NULL;
 	g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GHashTable) value = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -455,7 +491,7 @@ static bool merge_fragments(const char *dotconfig, char *const *fragments, GErro
 	g_auto(GStrv) lines = NULL;
 	GError *local = NULL;
 
-	if (!g_file_get_contents(dotconfig, &base, NULL, &local))
+	if (!hostile_read(&base, NULL, builddir, ".config", BUILD_MAX_CONFIG, &local))
 		goto fail;
 	lines = g_strsplit(base, "\n", -1);
 	for (char **l = lines; *l; l++) {
@@ -508,15 +544,27 @@ static bool make_done(struct build_output *out, const struct make_call *m, const
 
 	if (r->outcome == RUN_EXITED && r->status == 0)
 		return true;
-	if (r->outcome == RUN_TIMEOUT) {
-		out->status = BUILD_INFRA;
+	out->status = BUILD_INFRA;
+	switch (r->outcome) {
+	case RUN_TIMEOUT:
 		out->reason = g_strdup_printf("%s timed out after %u s", what, m->env->timeout_s);
-	} else if (r->outcome == RUN_SIGNALED) {
-		out->status = BUILD_INFRA;
+		break;
+	case RUN_SIGNALED:
 		out->reason = g_strdup_printf("%s was killed by signal %d", what, r->status);
-	} else {
+		break;
+	case RUN_NO_SPACE:
+		out->reason = g_strdup_printf("%s was stopped: the disk holding the build directory "
+					      "has less than %" G_GUINT64_FORMAT " MiB free",
+					      what, m->space_reserve >> 20);
+		break;
+	case RUN_SETUP_FAILED:
+		out->reason = g_strdup_printf("%s: the sandbox could not run it: %s", what,
+					      r->detail);
+		break;
+	case RUN_EXITED:
 		out->status = BUILD_FAILED;
 		out->reason = g_strdup_printf("%s failed (exit %d)", what, r->status);
+		break;
 	}
 	return false;
 }
@@ -526,50 +574,78 @@ static gint sort_names(gconstpointer a, gconstpointer b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Collecting diagnostics: bounded in depth, files and count. */
+struct collect {
+	const char *src, *out; /* the paths the compiler saw */
+	GPtrArray *diags;
+	GHashTable *seen;
+	unsigned max;
+	unsigned cut;
+	gint64 since;
+};
+
+#define COLLECT_MAX_DEPTH 48
+#define COLLECT_MAX_DIAG_FILE (1024 * 1024)
+
+static void collect_add(struct collect *c, GPtrArray *found)
+{
+	for (guint j = 0; j < found->len; j++) {
+		struct diag *one = found->pdata[j];
+		char *key = g_strdup_printf("%s:%u", one->fingerprint, one->line);
+
+		if (g_hash_table_contains(c->seen, key)) {
+			g_free(key);
+			continue;
+		}
+		if (c->diags->len >= c->max) {
+			g_free(key);
+			c->cut++;
+			continue;
+		}
+		g_hash_table_add(c->seen, key);
+		g_ptr_array_add(c->diags, g_steal_pointer(&found->pdata[j]));
+	}
+}
+
 /*
  * Adds the diagnostics kept beside the objects: those of objects that exist,
  * and those written by this build (a failed compile leaves no object).
+ * @root is the build directory, @rel the directory below it.
  */
-static void collect_kept(GPtrArray *diags, GHashTable *seen, const char *dir,
-			 const struct build_env *env, gint64 since)
+static void collect_kept(struct collect *c, const char *root, const char *rel, unsigned depth)
 {
-	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	g_autofree char *dir = rel ? g_build_filename(root, rel, NULL) : g_strdup(root);
+	g_autoptr(GDir) d = NULL;
 	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
 	const char *name;
 
+	if (depth > COLLECT_MAX_DEPTH)
+		return;
+	d = g_dir_open(dir, 0, NULL);
 	while (d && (name = g_dir_read_name(d)))
 		g_ptr_array_add(names, g_strdup(name));
 	g_ptr_array_sort(names, sort_names);
 	for (guint i = 0; i < names->len; i++) {
 		g_autofree char *path = g_build_filename(dir, names->pdata[i], NULL);
+		g_autofree char *sub = rel ? g_build_filename(rel, names->pdata[i], NULL)
+					   : g_strdup(names->pdata[i]);
 		struct stat st;
 
 		if (lstat(path, &st) < 0)
 			continue;
 		if (S_ISDIR(st.st_mode)) {
-			collect_kept(diags, seen, path, env, since);
+			collect_kept(c, root, sub, depth + 1);
 		} else if (S_ISREG(st.st_mode) && g_str_has_suffix(path, ".zd-diag")) {
-			g_autofree char *object = g_strndup(path, strlen(path) - strlen(".zd-diag"));
+			g_autofree char *object = g_strndup(sub, strlen(sub) - strlen(".zd-diag"));
 			g_autofree char *text = NULL;
 			g_autoptr(GPtrArray) found = NULL;
 
-			if (!g_file_test(object, G_FILE_TEST_EXISTS) &&
-			    (gint64)st.st_mtime < since)
+			if (!hostile_is_file(root, object) && (gint64)st.st_mtime < c->since)
 				continue;
-			if (!g_file_get_contents(path, &text, NULL, NULL))
+			if (!hostile_read(&text, NULL, root, sub, COLLECT_MAX_DIAG_FILE, NULL))
 				continue;
-			found = diag_parse_build(text, env->srcdir, env->builddir);
-			for (guint j = 0; j < found->len; j++) {
-				struct diag *one = found->pdata[j];
-				char *key = g_strdup_printf("%s:%u", one->fingerprint, one->line);
-
-				if (g_hash_table_contains(seen, key)) {
-					g_free(key);
-					continue;
-				}
-				g_hash_table_add(seen, key);
-				g_ptr_array_add(diags, g_steal_pointer(&found->pdata[j]));
-			}
+			found = diag_parse_build(text, c->src, c->out);
+			collect_add(c, found);
 		}
 	}
 }
@@ -578,25 +654,21 @@ static void collect_kept(GPtrArray *diags, GHashTable *seen, const char *dir,
  * All diagnostics of a build: those kept beside the objects (in path
  * order) and those of this run's log (linker, modpost, checkers, and make).
  */
-static GPtrArray *collect_diags(const struct build_env *env, const char *log, gint64 since)
+static GPtrArray *collect_diags(const struct make_call *m, const char *log, gint64 since,
+				unsigned *cut)
 {
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	GPtrArray *diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
-	g_autoptr(GPtrArray) logged = diag_parse_build(log, env->srcdir, env->builddir);
+	struct collect c = {
+		.src = m->src, .out = m->out, .seen = seen, .since = since,
+		.diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free),
+		.max = m->env->max_diags ? m->env->max_diags : BUILD_DEFAULT_MAX_DIAGS,
+	};
+	g_autoptr(GPtrArray) logged = diag_parse_build(log, m->src, m->out);
 
-	collect_kept(diags, seen, env->builddir, env, since);
-	for (guint j = 0; j < logged->len; j++) {
-		struct diag *one = logged->pdata[j];
-		char *key = g_strdup_printf("%s:%u", one->fingerprint, one->line);
-
-		if (g_hash_table_contains(seen, key)) {
-			g_free(key);
-			continue;
-		}
-		g_hash_table_add(seen, key);
-		g_ptr_array_add(diags, g_steal_pointer(&logged->pdata[j]));
-	}
-	return diags;
+	collect_kept(&c, m->env->builddir, NULL, 0);
+	collect_add(&c, logged);
+	*cut = c.cut;
+	return c.diags;
 }
 
 /* Whether a changed path can change what a config target produces. */
@@ -638,12 +710,10 @@ static bool config_current(const struct build_env *env, const char *stamp_path,
 			   const char *hash)
 {
 	g_autofree char *old = NULL;
-	g_autofree char *dotconfig = g_build_filename(env->builddir, ".config", NULL);
 	g_auto(GStrv) lines = NULL;
 	g_auto(GStrv) changes = NULL;
 
-	if (!env->commit || !env->changes_since ||
-	    !g_file_test(dotconfig, G_FILE_TEST_IS_REGULAR) ||
+	if (!env->commit || !env->changes_since || !hostile_is_file(env->builddir, ".config") ||
 	    !g_file_get_contents(stamp_path, &old, NULL, NULL))
 		return false;
 	lines = g_strsplit(old, "\n", 3);
@@ -668,6 +738,60 @@ static bool killed_by_resources(const char *log)
 	       strstr(log, "Cannot allocate memory");
 }
 
+/* Signs in the log that the disk or the file size limit ran out. */
+static bool out_of_space(const char *log)
+{
+	return strstr(log, "No space left on device") || strstr(log, "File size limit exceeded") ||
+	       strstr(log, "Disk quota exceeded");
+}
+
+/*
+ * Stops a build from filling the disk: it is killed once the file system
+ * has less than this free, 5% of its size up to 1 GiB.
+ */
+static guint64 space_reserve(const char *dir)
+{
+	struct statvfs st;
+
+	if (statvfs(dir, &st) < 0)
+		return 0;
+	return MIN((guint64)st.f_blocks * st.f_frsize / 20, (guint64)1 << 30);
+}
+
+/* nftw() passes no data: the sum is per thread (workers build at once). */
+static __thread guint64 disk_total;
+
+static int add_size(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)path;
+	(void)ftw;
+	if (flag == FTW_F || flag == FTW_SL || flag == FTW_D)
+		disk_total += (guint64)st->st_blocks * 512;
+	return 0;
+}
+
+/* The disk space used below @dir, links not followed. */
+static guint64 disk_use(const char *dir)
+{
+	disk_total = 0;
+	nftw(dir, add_size, 32, FTW_PHYS | FTW_MOUNT);
+	return disk_total;
+}
+
+/*
+ * A build directory that ran out of space or grew past its cap is wiped:
+ * it is only a cache, and what is left in it would fail every later build.
+ */
+static void wipe_builddir(const struct build_env *env, const char *stamp_path, const char *why)
+{
+	g_autoptr(GError) error = NULL;
+
+	g_message("%s: %s: wiping the build directory", env->builddir, why);
+	unlink(stamp_path);
+	if (!run_remove_tree(env->builddir, &error))
+		g_warning("%s", error->message);
+}
+
 static bool program_exists(const char *name)
 {
 	g_autofree char *path = run_find_program(name);
@@ -685,11 +809,19 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	g_autofree char *seed_env = NULL;
 	g_autofree char *log = NULL;
 	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
-	struct make_call m = { .target = target, .env = env };
+	struct make_call m = {
+		.target = target, .env = env,
+		.src = env->sandbox ? BUILD_SANDBOX_SRC : env->srcdir,
+		.out = env->sandbox ? BUILD_SANDBOX_OUT : env->builddir,
+		.tools = env->sandbox ? BUILD_SANDBOX_TOOLS : env->tools_dir,
+		.ccache = !env->ccache_dir ? NULL
+			  : env->sandbox ? BUILD_SANDBOX_CCACHE : env->ccache_dir,
+	};
 	gint64 start = g_get_monotonic_time();
 	gint64 started_at = g_get_real_time() / G_USEC_PER_SEC - 1;
 	const char *extra_env[] = { NULL, NULL };
 	bool ok = true;
+	bool wipe = false;
 
 	memset(out, 0, sizeof(*out));
 	out->diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
@@ -719,10 +851,17 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	}
 	if (env->ccache_dir && env->sandbox && !run_sandbox_prepare_dir(env->ccache_dir, error))
 		return false;
+	if (env->ccache_dir && !env->sandbox && g_mkdir_with_parents(env->ccache_dir, 0755) < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", env->ccache_dir,
+			    g_strerror(errno));
+		return false;
+	}
+	m.space_reserve = space_reserve(env->builddir);
 
 	/* The configuration, unless nothing it depends on changed. */
 	stamp = config_stamp(target);
-	stamp_path = g_build_filename(env->builddir, ".zeroday-config", NULL);
+	/* Beside the build directory, where the build cannot write. */
+	stamp_path = g_strconcat(env->builddir, ".zeroday-config", NULL);
 	if (config_current(env, stamp_path, stamp)) {
 		g_info("%s: configuration unchanged since the last build", target->spec);
 		goto configured;
@@ -751,8 +890,13 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	if (!make_done(out, &m, "configuring"))
 		goto done;
 	if (target->fragments && target->fragments[0]) {
-		if (!merge_fragments(dotconfig, target->fragments, error))
-			return false;
+		g_autoptr(GError) local = NULL;
+
+		if (!merge_fragments(env->builddir, target->fragments, &local)) {
+			out->status = BUILD_INFRA;
+			out->reason = g_strdup(local->message);
+			goto done;
+		}
 		if (!make(&m, (const char *[]){ "olddefconfig", NULL }, NULL, error))
 			return false;
 		if (!make_done(out, &m, "merging fragments"))
@@ -765,10 +909,14 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	}
 configured:
 	if (env->config_copy) {
-		g_autofree char *text = NULL;
+		g_autoptr(GError) local = NULL;
 
-		if (g_file_get_contents(dotconfig, &text, NULL, NULL))
-			g_file_set_contents(env->config_copy, text, -1, NULL);
+		if (!hostile_copy(env->builddir, ".config", BUILD_MAX_CONFIG, env->config_copy, 0644,
+				  &local)) {
+			out->status = BUILD_INFRA;
+			out->reason = g_strdup_printf("taking the .config out: %s", local->message);
+			goto done;
+		}
 	}
 
 	/* The build. */
@@ -812,21 +960,46 @@ configured:
 	out->status = BUILD_OK;
 done:
 	out->seconds = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+	/* The log is zeroday's own file, capped as it was written. */
 	if (g_file_get_contents(env->log_path, &log, NULL, NULL)) {
 		g_ptr_array_unref(out->diags);
-		out->diags = collect_diags(env, log, started_at);
+		out->diags = collect_diags(&m, log, started_at, &out->diags_cut);
 		g_info("%s: %u diagnostics collected after %.1f s", target->spec, out->diags->len,
 		       (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC);
+		if (out->diags_cut)
+			g_message("%s: %u more diagnostics not kept (the cap is %u)", target->spec,
+				  out->diags_cut, out->diags->len);
 		if (out->status == BUILD_FAILED && killed_by_resources(log)) {
 			out->status = BUILD_INFRA;
 			g_free(out->reason);
 			out->reason = g_strdup("a compiler was killed for lack of memory");
 		}
+		if (out->status == BUILD_FAILED && out_of_space(log)) {
+			wipe = true;
+			out->status = BUILD_INFRA;
+			g_free(out->reason);
+			out->reason = g_strdup("the build ran out of disk space or hit the file size "
+					       "limit");
+		}
+	}
+	{
+		guint64 cap = env->max_disk ? env->max_disk : BUILD_DEFAULT_MAX_DISK;
+		guint64 used = disk_use(env->builddir);
+
+		if (used > cap && out->status != BUILD_INFRA) {
+			out->status = BUILD_INFRA;
+			g_free(out->reason);
+			out->reason = g_strdup_printf("the build directory grew to %" G_GUINT64_FORMAT
+						      " MiB, over the cap of %" G_GUINT64_FORMAT
+						      " MiB", used >> 20, cap >> 20);
+		}
+		if (used > cap || m.result.outcome == RUN_NO_SPACE || wipe)
+			wipe_builddir(env, stamp_path, out->reason);
 	}
 	return true;
 }
 
-char *build_image_path(const struct build_target *target, const char *builddir)
+const char *build_image_name(const struct build_target *target)
 {
 	static const struct { const char *arch, *image; } images[] = {
 		{ "x86_64", "arch/x86/boot/bzImage" }, { "i386", "arch/x86/boot/bzImage" },
@@ -836,7 +1009,7 @@ char *build_image_path(const struct build_target *target, const char *builddir)
 
 	for (size_t i = 0; i < G_N_ELEMENTS(images); i++) {
 		if (strcmp(images[i].arch, target->arch) == 0)
-			return g_build_filename(builddir, images[i].image, NULL);
+			return images[i].image;
 	}
 	return NULL;
 }

@@ -66,10 +66,35 @@ char *build_target_dirname(const struct build_target *target);
 /* The default target of a tree that sets none. */
 #define BUILD_DEFAULT_TARGET "x86_64:tinyconfig+serial"
 
+/* What a build may use, when its build_env leaves a limit at 0. */
+#define BUILD_DEFAULT_LOG_MAX (16 * 1024 * 1024)                /* output kept per make */
+#define BUILD_DEFAULT_MAX_FILE_SIZE (8ULL * 1024 * 1024 * 1024) /* one file it writes */
+#define BUILD_DEFAULT_MAX_DISK (64ULL * 1024 * 1024 * 1024)     /* its build directory */
+#define BUILD_DEFAULT_MAX_DIAGS 20000                           /* diagnostics kept */
+
+/*
+ * Where a sandboxed build sees its directories, whatever their paths on
+ * the host: the build's output (paths in diagnostics, the reproduce
+ * command) does not depend on where zeroday keeps its state.
+ */
+#define BUILD_SANDBOX_SRC "/zeroday/src"
+#define BUILD_SANDBOX_OUT "/zeroday/out"
+#define BUILD_SANDBOX_CCACHE "/zeroday/ccache"
+#define BUILD_SANDBOX_TOOLS "/zeroday/tools"
+
 struct build_env {
 	const char *srcdir;     /* the checked-out tree, read-only to the build */
-	const char *builddir;   /* O=, reused from commit to commit */
-	const char *ccache_dir; /* NULL: no ccache */
+	/*
+	 * O=, reused from commit to commit; given to the sandbox's user. Its
+	 * parent must be zeroday's own: the configuration stamp is kept
+	 * there, beside it, out of the build's reach.
+	 */
+	const char *builddir;
+	/*
+	 * NULL: no ccache. One tree's cache must not be another's: whatever a
+	 * build writes into its cache, later builds that share it read.
+	 */
+	const char *ccache_dir;
 	const char *log_path;   /* make's output, appended */
 	const char *config_copy; /* where to keep the resolved .config */
 	const char *tools_dir;   /* holds zeroday-cc (see build_install_tools()) */
@@ -77,6 +102,10 @@ struct build_env {
 	unsigned timeout_s;
 	guint64 max_memory;
 	unsigned max_procs;
+	guint64 log_max;         /* 0: BUILD_DEFAULT_LOG_MAX */
+	guint64 max_file_size;   /* 0: BUILD_DEFAULT_MAX_FILE_SIZE */
+	guint64 max_disk;        /* 0: BUILD_DEFAULT_MAX_DISK; over it, the directory is wiped */
+	unsigned max_diags;      /* 0: BUILD_DEFAULT_MAX_DIAGS */
 	bool sandbox;
 	const char *const *changed_files; /* for coccinelle; may be NULL */
 	/*
@@ -97,7 +126,12 @@ struct build_env {
 enum build_status {
 	BUILD_OK,      /* make succeeded */
 	BUILD_FAILED,  /* make failed: the code's fault */
-	BUILD_INFRA,   /* timeout, killed, no sandbox: not the code's fault */
+	/*
+	 * Not the code's fault: a timeout, a kill, the sandbox, the disk, an
+	 * output file that could not be taken out safely. Retried, never a
+	 * verdict.
+	 */
+	BUILD_INFRA,
 	BUILD_SKIPPED, /* no compiler or checker for this target here */
 };
 
@@ -106,7 +140,8 @@ const char *build_status_name(enum build_status status);
 struct build_output {
 	enum build_status status;
 	char *reason;     /* why, for FAILED, INFRA and SKIPPED */
-	GPtrArray *diags; /* struct diag */
+	GPtrArray *diags; /* struct diag, at most max_diags */
+	unsigned diags_cut; /* diagnostics past max_diags, not kept */
 	double seconds;
 };
 
@@ -128,8 +163,18 @@ bool build_install_tools(const char *dir, GError **error);
 bool build_run(struct build_output *out, const struct build_target *target,
 	       const struct build_env *env, GError **error);
 
-/* The bootable image a build of @target leaves in @builddir (caller frees), or NULL. */
-char *build_image_path(const struct build_target *target, const char *builddir);
+/*
+ * The bootable image a build of @target leaves, relative to its build
+ * directory, or NULL for an architecture zeroday does not boot. Read it
+ * with hostile_copy().
+ */
+const char *build_image_name(const struct build_target *target);
+
+/* The most bytes a kernel image taken out of a build may have. */
+#define BUILD_MAX_IMAGE (512 * 1024 * 1024)
+
+/* The most bytes a .config taken out of a build may have. */
+#define BUILD_MAX_CONFIG (16 * 1024 * 1024)
 
 enum build_verdict {
 	VERDICT_PASS,

@@ -278,15 +278,21 @@ GPtrArray *diag_parse_build(const char *log, const char *srcdir, const char *bui
 		.step = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
 	};
 	g_autofree char *clean = NULL;
-	g_auto(GStrv) lines = NULL;
+	char *line, *end;
 
 	compile_regexes();
 	clean = g_regex_replace_literal(re.ansi, log, -1, 0, "", 0, NULL);
-	lines = g_strsplit(clean, "\n", -1);
-	for (char **l = lines; *l; l++) {
-		g_strchomp(*l);
-		if (**l)
-			parse_line(&p, *l);
+	/* Line by line in place: linear in the log's size, whatever its shape. */
+	end = clean + strlen(clean);
+	for (line = clean; line && *line;) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+
+		if (nl)
+			*nl = '\0';
+		g_strchomp(line);
+		if (*line)
+			parse_line(&p, line);
+		line = nl ? nl + 1 : NULL;
 	}
 	if (p.first_make_error && !diag_has_error(p.out))
 		add(&p, DIAG_ERROR, "make", NULL, 0, 0, p.first_make_error);

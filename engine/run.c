@@ -13,11 +13,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <ftw.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <linux/close_range.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,64 +46,132 @@ char *run_find_program(const char *program)
 	return g_find_program_in_path(program);
 }
 
-/* Adds "--ro-bind P P" for each of @paths that exists. */
-static void bind_existing(GPtrArray *argv, const char *how, const char *const *paths)
+/*
+ * Adds "--ro-bind" or "--bind" SOURCE TARGET. bwrap would make the mount
+ * point's missing parents mode 0700, out of the unprivileged child's
+ * reach: they are made 0755 first (an existing directory keeps its mode).
+ */
+static void add_bind(GPtrArray *argv, bool writable, const char *source, const char *target)
+{
+	for (const char *slash = strchr(target + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		g_ptr_array_add(argv, g_strdup("--perms"));
+		g_ptr_array_add(argv, g_strdup("0755"));
+		g_ptr_array_add(argv, g_strdup("--dir"));
+		g_ptr_array_add(argv, g_strndup(target, slash - target));
+	}
+	g_ptr_array_add(argv, g_strdup(writable ? "--bind" : "--ro-bind"));
+	g_ptr_array_add(argv, g_strdup(source));
+	g_ptr_array_add(argv, g_strdup(target));
+}
+
+/* Binds each of @paths that exists read-only, at the same path. */
+static void bind_existing(GPtrArray *argv, const char *const *paths)
 {
 	for (const char *const *p = paths; p && *p; p++) {
-		if (!g_file_test(*p, G_FILE_TEST_EXISTS))
-			continue;
-		g_ptr_array_add(argv, g_strdup(how));
-		g_ptr_array_add(argv, g_strdup(*p));
-		g_ptr_array_add(argv, g_strdup(*p));
+		if (g_file_test(*p, G_FILE_TEST_EXISTS))
+			add_bind(argv, false, *p, *p);
 	}
 }
 
+/* The uid and gid a sandbox runs as when zeroday is root. */
+static bool sandbox_user(uid_t *uid, gid_t *gid, GError **error)
+{
+	struct passwd *pw = getpwnam(SANDBOX_USER);
+
+	if (!pw) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND,
+			    "no user '%s' to run sandboxed children as", SANDBOX_USER);
+		return false;
+	}
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return true;
+}
+
 /*
- * The bubblewrap command line: new namespaces of every kind, the system's
- * programs read-only, the caller's binds, a private /tmp, /proc and /dev.
+ * The bubblewrap command line: new namespaces, the system's programs
+ * read-only, the caller's binds, a private /tmp, /proc and /dev.
+ *
+ * As root, bwrap sets the sandbox up with root's privileges (no user
+ * namespace: one mapping root would leave the child owning root's files)
+ * and setpriv then drops the child to nobody, with no capabilities and
+ * no_new_privs. As another user, bwrap's user namespace does the same.
+ * Either way, setpriv runs the program, so that a program that cannot be
+ * executed is told apart from one that fails ("setpriv: ..." and 127).
  */
-static GPtrArray *sandbox_argv(const struct run_opts *opts, const char *bwrap)
+static bool sandbox_argv(GPtrArray *argv, const struct run_opts *opts, const char *bwrap,
+			 GError **error)
 {
 	static const char *const system_ro[] = {
 		"/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf",
 		"/etc/ld.so.conf.d", "/etc/passwd", "/etc/group", "/etc/localtime", NULL,
 	};
 	static const char *const merged_usr[] = { "bin", "lib", "lib64", "sbin", NULL };
-	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *setpriv = run_find_program("setpriv");
 
+	if (!setpriv) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND,
+			    "setpriv (Debian package util-linux) is not installed");
+		return false;
+	}
 	g_ptr_array_add(argv, g_strdup(bwrap));
-	g_ptr_array_add(argv, g_strdup("--unshare-all"));
-	if (opts->sandbox->allow_network)
-		g_ptr_array_add(argv, g_strdup("--share-net"));
+	if (geteuid() == 0) {
+		g_ptr_array_add(argv, g_strdup("--unshare-ipc"));
+		g_ptr_array_add(argv, g_strdup("--unshare-pid"));
+		g_ptr_array_add(argv, g_strdup("--unshare-uts"));
+		g_ptr_array_add(argv, g_strdup("--unshare-cgroup-try"));
+		if (!opts->sandbox->allow_network)
+			g_ptr_array_add(argv, g_strdup("--unshare-net"));
+	} else {
+		g_ptr_array_add(argv, g_strdup("--unshare-all"));
+		if (opts->sandbox->allow_network)
+			g_ptr_array_add(argv, g_strdup("--share-net"));
+	}
 	g_ptr_array_add(argv, g_strdup("--die-with-parent"));
 	g_ptr_array_add(argv, g_strdup("--new-session"));
 	g_ptr_array_add(argv, g_strdup("--hostname"));
 	g_ptr_array_add(argv, g_strdup("zeroday-build"));
-	bind_existing(argv, "--ro-bind", system_ro);
+	bind_existing(argv, system_ro);
 	for (const char *const *d = merged_usr; *d; d++) {
 		g_autofree char *target = g_strconcat("/usr/", *d, NULL);
-		g_autofree char *link = g_strconcat("/", *d, NULL);
 
 		if (!g_file_test(target, G_FILE_TEST_IS_DIR))
 			continue;
 		g_ptr_array_add(argv, g_strdup("--symlink"));
 		g_ptr_array_add(argv, g_strconcat("usr/", *d, NULL));
-		g_ptr_array_add(argv, g_steal_pointer(&link));
+		g_ptr_array_add(argv, g_strconcat("/", *d, NULL));
 	}
 	g_ptr_array_add(argv, g_strdup("--proc"));
 	g_ptr_array_add(argv, g_strdup("/proc"));
 	g_ptr_array_add(argv, g_strdup("--dev"));
 	g_ptr_array_add(argv, g_strdup("/dev"));
+	g_ptr_array_add(argv, g_strdup("--perms"));
+	g_ptr_array_add(argv, g_strdup("01777"));
 	g_ptr_array_add(argv, g_strdup("--tmpfs"));
 	g_ptr_array_add(argv, g_strdup("/tmp"));
-	bind_existing(argv, "--ro-bind", opts->sandbox->ro_binds);
-	bind_existing(argv, "--bind", opts->sandbox->rw_binds);
+	for (const struct run_bind *b = opts->sandbox->binds; b && b->source; b++)
+		add_bind(argv, b->writable, b->source, b->target ? b->target : b->source);
 	if (opts->cwd) {
 		g_ptr_array_add(argv, g_strdup("--chdir"));
 		g_ptr_array_add(argv, g_strdup(opts->cwd));
 	}
 	g_ptr_array_add(argv, g_strdup("--"));
-	return argv;
+	g_ptr_array_add(argv, g_steal_pointer(&setpriv));
+	if (geteuid() == 0) {
+		uid_t uid;
+		gid_t gid;
+
+		if (!sandbox_user(&uid, &gid, error))
+			return false;
+		g_ptr_array_add(argv, g_strdup_printf("--reuid=%u", (unsigned)uid));
+		g_ptr_array_add(argv, g_strdup_printf("--regid=%u", (unsigned)gid));
+		g_ptr_array_add(argv, g_strdup("--clear-groups"));
+		g_ptr_array_add(argv, g_strdup("--inh-caps=-all"));
+		g_ptr_array_add(argv, g_strdup("--bounding-set=-all"));
+	}
+	g_ptr_array_add(argv, g_strdup("--no-new-privs"));
+	g_ptr_array_add(argv, g_strdup("--"));
+	return true;
 }
 
 /* What the child needs, prepared before fork. */
@@ -106,14 +180,11 @@ struct child_plan {
 	char *const *argv;
 	char *const *env;
 	const char *cwd; /* for chdir, NULL inside a sandbox (bwrap does it) */
-	int log_fd;
+	int out_fd;      /* the write end of the output pipe */
 	int null_fd;
-	int report_fd; /* close-on-exec pipe: errno if exec fails */
-	struct rlimit mem, procs;
-	bool set_mem, set_procs;
-	bool drop; /* become uid/gid before exec */
-	uid_t uid;
-	gid_t gid;
+	int report_fd;   /* close-on-exec pipe: errno if exec fails */
+	struct rlimit mem, procs, fsize;
+	bool set_mem, set_procs, set_fsize;
 };
 
 G_GNUC_NORETURN static void child_fail(const struct child_plan *p)
@@ -131,45 +202,177 @@ G_GNUC_NORETURN static void child_exec(const struct child_plan *p)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGXFSZ, SIG_DFL);
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (dup2(p->null_fd, 0) < 0 || dup2(p->log_fd, 1) < 0 || dup2(p->log_fd, 2) < 0)
+	if (dup2(p->null_fd, 0) < 0 || dup2(p->out_fd, 1) < 0 || dup2(p->out_fd, 2) < 0)
 		child_fail(p);
+	/*
+	 * No descriptor of zeroday's (the store, a libvirt socket) may reach
+	 * the child, whether or not its opener asked for close-on-exec.
+	 */
+	syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 	if (p->cwd && chdir(p->cwd) < 0)
 		child_fail(p);
 	if (p->set_mem && setrlimit(RLIMIT_AS, &p->mem) < 0)
 		child_fail(p);
 	if (p->set_procs && setrlimit(RLIMIT_NPROC, &p->procs) < 0)
 		child_fail(p);
-	if (p->drop && (setgroups(0, NULL) < 0 || setgid(p->gid) < 0 || setuid(p->uid) < 0))
+	if (p->set_fsize && setrlimit(RLIMIT_FSIZE, &p->fsize) < 0)
 		child_fail(p);
 	execve(p->path, p->argv, p->env);
 	child_fail(p);
 }
 
-static bool sandbox_user(uid_t *uid, gid_t *gid, GError **error)
-{
-	struct passwd *pw = getpwnam(SANDBOX_USER);
+/*
+ * The child's output, as it is written to the log: the first half of
+ * log_max as it comes, then a ring of the last half, written at the end
+ * after a line saying how much was cut.
+ */
+struct capture {
+	int log_fd;
+	guint64 max;    /* 0: no cap */
+	guint64 total;  /* bytes read */
+	guint64 head;   /* bytes written as they came */
+	GByteArray *tail;
+	gsize tail_start; /* the ring's oldest byte once it is full */
+	char line[256];   /* the line being read */
+	size_t line_len;
+	char last[256];   /* the last whole line */
+};
 
-	if (!pw) {
-		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND,
-			    "no user '%s' to run sandboxed children as", SANDBOX_USER);
-		return false;
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return; /* a log that cannot be written loses output, not the child */
+		buf += n;
+		len -= (size_t)n;
 	}
-	*uid = pw->pw_uid;
-	*gid = pw->pw_gid;
+}
+
+/* Keeps the last non-empty line, for RUN_SETUP_FAILED. */
+static void remember_last_line(struct capture *c, const char *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] == '\n') {
+			if (c->line_len) {
+				memcpy(c->last, c->line, c->line_len);
+				c->last[c->line_len] = '\0';
+				c->line_len = 0;
+			}
+		} else if (c->line_len < sizeof(c->line) - 1) {
+			c->line[c->line_len++] = buf[i];
+		}
+	}
+}
+
+static void capture_add(struct capture *c, const char *buf, size_t len)
+{
+	guint64 half = c->max / 2;
+	gsize ring = (gsize)(c->max - half);
+
+	c->total += len;
+	remember_last_line(c, buf, len);
+	if (c->max == 0) {
+		write_all(c->log_fd, buf, len);
+		return;
+	}
+	if (c->head < half) {
+		size_t n = (size_t)MIN((guint64)len, half - c->head);
+
+		write_all(c->log_fd, buf, n);
+		c->head += n;
+		buf += n;
+		len -= n;
+	}
+	if (len == 0)
+		return;
+	if (c->tail->len < ring) {
+		size_t n = MIN(len, ring - c->tail->len);
+
+		g_byte_array_append(c->tail, (const guint8 *)buf, (guint)n);
+		buf += n;
+		len -= n;
+	}
+	if (len >= ring) {
+		/* The ring is full and the chunk is longer: keep its end. */
+		memcpy(c->tail->data, buf + len - ring, ring);
+		c->tail_start = 0;
+		return;
+	}
+	while (len > 0) {
+		size_t n = MIN(len, ring - c->tail_start);
+
+		memcpy(c->tail->data + c->tail_start, buf, n);
+		c->tail_start = (c->tail_start + n) % ring;
+		buf += n;
+		len -= n;
+	}
+}
+
+static void capture_finish(struct capture *c)
+{
+	guint64 kept = c->head + c->tail->len;
+
+	if (c->line_len) {
+		memcpy(c->last, c->line, c->line_len);
+		c->last[c->line_len] = '\0';
+	}
+	if (c->max == 0 || c->tail->len == 0)
+		return;
+	if (c->total > kept) {
+		g_autofree char *note = g_strdup_printf(
+			"\n[zeroday: %" G_GUINT64_FORMAT " bytes of output cut here; the log keeps "
+			"the first and the last %" G_GUINT64_FORMAT " bytes]\n",
+			c->total - kept, c->max / 2);
+
+		write_all(c->log_fd, note, strlen(note));
+	}
+	write_all(c->log_fd, (const char *)c->tail->data + c->tail_start,
+		  c->tail->len - c->tail_start);
+	write_all(c->log_fd, (const char *)c->tail->data, c->tail_start);
+}
+
+/* Reads what is there on @fd into @c; false at end of file. */
+static bool capture_read(struct capture *c, int fd)
+{
+	char buf[65536];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (n == 0)
+		return false;
+	capture_add(c, buf, (size_t)n);
 	return true;
+}
+
+/* Whether the file system holding @path has fewer than @reserve bytes free. */
+static bool space_low(const char *path, guint64 reserve)
+{
+	struct statvfs st;
+
+	if (!path || !reserve || statvfs(path, &st) < 0)
+		return false;
+	return (guint64)st.f_bavail * st.f_frsize < reserve;
 }
 
 bool run_child(struct run_result *result, const struct run_opts *opts, GError **error)
 {
-	g_autoptr(GPtrArray) argv = NULL;
+	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *path = NULL;
-	struct child_plan plan = { .log_fd = -1, .null_fd = -1, .report_fd = -1 };
+	struct child_plan plan = { .out_fd = -1, .null_fd = -1, .report_fd = -1 };
+	struct capture cap = { .log_fd = -1, .max = opts->log_max };
 	gint64 start = g_get_monotonic_time();
-	int pipefd[2] = { -1, -1 };
+	int report[2] = { -1, -1 };
+	int out[2] = { -1, -1 };
 	bool ok = false;
-	bool timed_out = false;
+	bool timed_out = false, no_space = false, eof = false;
 	int status = 0;
 	pid_t pid;
 	int e = 0;
@@ -183,12 +386,8 @@ bool run_child(struct run_result *result, const struct run_opts *opts, GError **
 				    "bwrap (Debian package bubblewrap) is not installed");
 			return false;
 		}
-		argv = sandbox_argv(opts, path);
-		if (geteuid() == 0) {
-			if (!sandbox_user(&plan.uid, &plan.gid, error))
-				return false;
-			plan.drop = true;
-		}
+		if (!sandbox_argv(argv, opts, path, error))
+			return false;
 	} else {
 		path = strchr(opts->argv[0], '/') ? g_strdup(opts->argv[0])
 						  : run_find_program(opts->argv[0]);
@@ -197,13 +396,11 @@ bool run_child(struct run_result *result, const struct run_opts *opts, GError **
 				    "%s: program not found", opts->argv[0]);
 			return false;
 		}
-		argv = g_ptr_array_new_with_free_func(g_free);
+		g_ptr_array_add(argv, g_strdup(path));
 		plan.cwd = opts->cwd;
 	}
 	for (const char *const *a = opts->sandbox ? opts->argv : opts->argv + 1; *a; a++)
 		g_ptr_array_add(argv, g_strdup(*a));
-	if (!opts->sandbox)
-		g_ptr_array_insert(argv, 0, g_strdup(path));
 	g_ptr_array_add(argv, NULL);
 
 	plan.path = path;
@@ -213,16 +410,21 @@ bool run_child(struct run_result *result, const struct run_opts *opts, GError **
 	plan.mem.rlim_cur = plan.mem.rlim_max = opts->max_memory;
 	plan.set_procs = opts->max_procs > 0;
 	plan.procs.rlim_cur = plan.procs.rlim_max = opts->max_procs;
+	plan.set_fsize = opts->max_file_size > 0;
+	plan.fsize.rlim_cur = plan.fsize.rlim_max = opts->max_file_size;
 	plan.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	plan.log_fd = opts->log_path
-		? open(opts->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+	cap.log_fd = opts->log_path
+		? open(opts->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644)
 		: dup(plan.null_fd);
-	if (plan.null_fd < 0 || plan.log_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
+	cap.tail = g_byte_array_new();
+	if (plan.null_fd < 0 || cap.log_fd < 0 || pipe2(report, O_CLOEXEC) < 0 ||
+	    pipe2(out, O_CLOEXEC) < 0) {
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s",
 			    opts->log_path ? opts->log_path : "/dev/null", g_strerror(errno));
 		goto out;
 	}
-	plan.report_fd = pipefd[1];
+	plan.report_fd = report[1];
+	plan.out_fd = out[1];
 
 	pid = fork();
 	if (pid < 0) {
@@ -232,9 +434,11 @@ bool run_child(struct run_result *result, const struct run_opts *opts, GError **
 	if (pid == 0)
 		child_exec(&plan);
 	setpgid(pid, pid);
-	close(pipefd[1]);
-	pipefd[1] = -1;
-	if (read(pipefd[0], &e, sizeof(e)) == sizeof(e)) {
+	close(report[1]);
+	report[1] = -1;
+	close(out[1]);
+	out[1] = -1;
+	if (read(report[0], &e, sizeof(e)) == sizeof(e)) {
 		waitpid(pid, NULL, 0);
 		g_set_error(error, ENGINE_ERROR,
 			    e == ENOENT ? ENGINE_ERROR_NOT_FOUND : ENGINE_ERROR_FAILED,
@@ -242,9 +446,18 @@ bool run_child(struct run_result *result, const struct run_opts *opts, GError **
 		goto out;
 	}
 
-	for (;;) {
-		pid_t got = waitpid(pid, &status, WNOHANG);
+	for (gint64 last_tick = start;;) {
+		struct pollfd pfd = { .fd = out[0], .events = POLLIN };
+		int wait_ms = timed_out || no_space ? 10 : 200;
+		gint64 now;
+		pid_t got;
 
+		/* The output first: a child blocked on a full pipe never exits. */
+		if (!eof && poll(&pfd, 1, wait_ms) > 0)
+			eof = !capture_read(&cap, out[0]);
+		else if (eof)
+			g_usleep((gulong)wait_ms * 1000);
+		got = waitpid(pid, &status, WNOHANG);
 		if (got == pid)
 			break;
 		if (got < 0 && errno != EINTR) {
@@ -254,37 +467,74 @@ bool run_child(struct run_result *result, const struct run_opts *opts, GError **
 			waitpid(pid, NULL, 0);
 			goto out;
 		}
+		now = g_get_monotonic_time();
 		if (!timed_out && opts->timeout_s &&
-		    g_get_monotonic_time() - start > (gint64)opts->timeout_s * G_USEC_PER_SEC) {
+		    now - start > (gint64)opts->timeout_s * G_USEC_PER_SEC) {
 			timed_out = true;
+			kill(-pid, SIGKILL);
+		}
+		/* The rest about every 200 ms, however fast the output comes. */
+		if (now - last_tick < G_USEC_PER_SEC / 5)
+			continue;
+		last_tick = now;
+		if (!timed_out && !no_space && space_low(opts->space_path, opts->space_reserve)) {
+			no_space = true;
 			kill(-pid, SIGKILL);
 		}
 		if (opts->progress)
 			opts->progress(opts->progress_data);
-		g_usleep(timed_out ? 10000 : 200000);
 	}
 	/* Whatever the child left behind in its group goes too. */
 	kill(-pid, SIGKILL);
+	/*
+	 * What is left in the pipe, for at most a second: a stray process
+	 * outside the group may hold it open and write forever.
+	 */
+	for (gint64 until = g_get_monotonic_time() + G_USEC_PER_SEC;
+	     !eof && g_get_monotonic_time() < until;) {
+		struct pollfd pfd = { .fd = out[0], .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) <= 0)
+			break;
+		eof = !capture_read(&cap, out[0]);
+	}
+	capture_finish(&cap);
 	result->seconds = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+	result->output = cap.total;
 	if (timed_out) {
 		result->outcome = RUN_TIMEOUT;
+	} else if (no_space) {
+		result->outcome = RUN_NO_SPACE;
 	} else if (WIFSIGNALED(status)) {
 		result->outcome = RUN_SIGNALED;
 		result->status = WTERMSIG(status);
 	} else {
 		result->outcome = RUN_EXITED;
 		result->status = WEXITSTATUS(status);
+		/*
+		 * bwrap says "bwrap: ..." when it cannot set the sandbox up, and
+		 * setpriv "setpriv: ..." with 127 when the program cannot be run.
+		 */
+		if (opts->sandbox && result->status != 0 &&
+		    (g_str_has_prefix(cap.last, "bwrap: ") ||
+		     (g_str_has_prefix(cap.last, "setpriv: ") && result->status >= 126))) {
+			result->outcome = RUN_SETUP_FAILED;
+			g_strlcpy(result->detail, cap.last, sizeof(result->detail));
+		}
 	}
 	ok = true;
 out:
 	if (plan.null_fd >= 0)
 		close(plan.null_fd);
-	if (plan.log_fd >= 0)
-		close(plan.log_fd);
-	if (pipefd[0] >= 0)
-		close(pipefd[0]);
-	if (pipefd[1] >= 0)
-		close(pipefd[1]);
+	if (cap.log_fd >= 0)
+		close(cap.log_fd);
+	g_byte_array_unref(cap.tail);
+	for (int i = 0; i < 2; i++) {
+		if (report[i] >= 0)
+			close(report[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+	}
 	return ok;
 }
 
@@ -322,6 +572,30 @@ bool run_sandbox_available(GError **error)
 	if (result.outcome != RUN_EXITED || result.status != 0) {
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED,
 			    "bwrap cannot create its namespaces here (exit %d)", result.status);
+		return false;
+	}
+	return true;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) < 0 && errno != ENOENT ? -1 : 0;
+	return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+bool run_remove_tree(const char *dir, GError **error)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0 && errno == ENOENT)
+		return true;
+	/* FTW_PHYS: links are removed, never followed; FTW_MOUNT: one file system. */
+	if (nftw(dir, remove_one, 64, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "removing %s: %s", dir,
+			    g_strerror(errno));
 		return false;
 	}
 	return true;

@@ -127,8 +127,11 @@ static void test_sandbox(void)
 	g_autoptr(GError) error = NULL;
 	int port, fd, conn;
 
-	/* Sandboxed children run unprivileged: they must reach their directories. */
-	g_assert_cmpint(chmod(testlib_scratch(), 0711), ==, 0);
+	/*
+	 * The sandbox is set up with zeroday's privileges: directories inside
+	 * a mode-0700 one (a root's home) are bound all the same.
+	 */
+	g_assert_cmpint(chmod(testlib_scratch(), 0700), ==, 0);
 	if (!run_sandbox_available(&error)) {
 		g_test_skip_printf("no sandbox on this machine: %s", error->message);
 		return;
@@ -147,10 +150,11 @@ static void test_sandbox(void)
 		"echo tmp > /tmp/x && echo tmp-private\n",
 		src, build, src, outside, port);
 	{
-		const char *ro[] = { src, NULL };
-		const char *rw[] = { build, NULL };
+		const struct run_bind binds[] = {
+			{ src, NULL, false }, { build, NULL, true }, { NULL, NULL, false },
+		};
 		const char *argv[] = { "bash", "-c", script, NULL };
-		struct run_sandbox sandbox = { .ro_binds = ro, .rw_binds = rw };
+		struct run_sandbox sandbox = { .binds = binds };
 		struct run_opts opts = { .argv = argv, .log_path = log, .sandbox = &sandbox,
 					 .cwd = build, .timeout_s = 60 };
 		struct run_result r;
@@ -182,6 +186,94 @@ static void test_sandbox(void)
 	close(fd);
 }
 
+/* A sandbox whose bind source is missing is a setup failure, not an exit. */
+static void test_sandbox_setup_failed(void)
+{
+	g_autofree char *dir = testlib_mkdir("sbfail");
+	g_autofree char *missing = g_build_filename(dir, "missing", NULL);
+	const struct run_bind binds[] = { { missing, "/x", false }, { NULL, NULL, false } };
+	const char *argv[] = { "true", NULL };
+	const char *argv_missing[] = { "zeroday-no-such-program", NULL };
+	struct run_sandbox sandbox = { .binds = binds };
+	struct run_opts opts = { .argv = argv, .sandbox = &sandbox, .timeout_s = 60 };
+	struct run_result r;
+	g_autoptr(GError) error = NULL;
+
+	if (!run_sandbox_available(&error)) {
+		g_test_skip_printf("no sandbox on this machine: %s", error->message);
+		return;
+	}
+	g_assert_true(run_child(&r, &opts, &error));
+	g_assert_cmpint(r.outcome, ==, RUN_SETUP_FAILED);
+	g_test_message("detail: %s", r.detail);
+	g_assert_true(g_str_has_prefix(r.detail, "bwrap: "));
+	/* A program that is not there, inside the sandbox. */
+	sandbox.binds = NULL;
+	opts.argv = argv_missing;
+	g_assert_true(run_child(&r, &opts, &error));
+	g_assert_cmpint(r.outcome, ==, RUN_SETUP_FAILED);
+	g_test_message("detail: %s", r.detail);
+}
+
+/* The log keeps the head and the tail of a flood, and says what it cut. */
+static void test_log_cap(void)
+{
+	g_autofree char *dir = testlib_mkdir("logcap");
+	g_autofree char *log = g_build_filename(dir, "log", NULL);
+	g_autofree char *text = NULL;
+	gsize len;
+	const char *argv[] = { "sh", "-c",
+			       "echo FIRST; yes 'a line of output, over and over' | head -c 20000000;"
+			       " echo; echo LAST", NULL };
+	struct run_opts opts = { .argv = argv, .log_path = log, .log_max = 65536 };
+	struct run_result r;
+
+	g_assert_true(run_child(&r, &opts, NULL));
+	g_assert_cmpint(r.outcome, ==, RUN_EXITED);
+	g_assert_cmpuint(r.output, >, 20000000);
+	g_assert_true(g_file_get_contents(log, &text, &len, NULL));
+	g_assert_cmpuint(len, <, 65536 + 200);
+	g_assert_true(g_str_has_prefix(text, "FIRST\n"));
+	g_assert_true(g_str_has_suffix(text, "\nLAST\n"));
+	g_assert_nonnull(strstr(text, "bytes of output cut here"));
+}
+
+/* A child that takes the disk below the reserve is stopped. */
+static void test_space_reserve(void)
+{
+	g_autofree char *dir = testlib_mkdir("space");
+	const char *argv[] = { "sleep", "30", NULL };
+	struct run_opts opts = { .argv = argv, .space_path = dir,
+				 .space_reserve = G_MAXUINT64, .timeout_s = 60 };
+	struct run_result r;
+
+	g_assert_true(run_child(&r, &opts, NULL));
+	g_assert_cmpint(r.outcome, ==, RUN_NO_SPACE);
+	g_assert_cmpfloat(r.seconds, <, 30);
+}
+
+/* No descriptor of zeroday's reaches a child, close-on-exec or not. */
+static void test_no_fd_leak(void)
+{
+	g_autofree char *dir = testlib_mkdir("fds");
+	g_autofree char *log = g_build_filename(dir, "log", NULL);
+	g_autofree char *secret = g_build_filename(dir, "secret", NULL);
+	g_autofree char *text = NULL;
+	const char *argv[] = { "sh", "-c", "ls /proc/self/fd | sort -n | tr '\\n' ' '", NULL };
+	struct run_opts opts = { .argv = argv, .log_path = log };
+	struct run_result r;
+	int fd;
+
+	g_assert_true(g_file_set_contents(secret, "x", -1, NULL));
+	fd = open(secret, O_RDONLY); /* deliberately without O_CLOEXEC */
+	g_assert_cmpint(fd, >=, 3);
+	g_assert_true(run_child(&r, &opts, NULL));
+	close(fd);
+	text = read_file(log);
+	/* 0, 1, 2, and the descriptor ls reads /proc/self/fd with. */
+	g_assert_cmpstr(text, ==, "0 1 2 3 ");
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -190,5 +282,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/run/timeout-kills-group", test_timeout_kills_group);
 	g_test_add_func("/run/limits", test_limits);
 	g_test_add_func("/run/sandbox", test_sandbox);
+	g_test_add_func("/run/sandbox-setup-failed", test_sandbox_setup_failed);
+	g_test_add_func("/run/log-cap", test_log_cap);
+	g_test_add_func("/run/space-reserve", test_space_reserve);
+	g_test_add_func("/run/no-fd-leak", test_no_fd_leak);
 	return g_test_run();
 }

@@ -1,0 +1,213 @@
+/*
+ * Files a sandboxed build left behind: see hostile.h.
+ */
+#define G_LOG_DOMAIN "engine"
+
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/hostile.h"
+
+/*
+ * Opens @relpath below @dir for reading, a component at a time, never
+ * following a link; checks the result is a regular file with one link of
+ * at most @max bytes. Returns the descriptor, or -1 with @error set.
+ */
+static int open_beneath(struct stat *st, const char *dir, const char *relpath, guint64 max,
+			GError **error)
+{
+	g_auto(GStrv) parts = NULL;
+	int fd;
+
+	if (!*relpath || g_path_is_absolute(relpath)) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID, "%s: not a relative path",
+			    relpath);
+		return -1;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", dir,
+			    g_strerror(errno));
+		return -1;
+	}
+	parts = g_strsplit(relpath, "/", -1);
+	for (char **p = parts; *p; p++) {
+		bool last = p[1] == NULL;
+		int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+			    (last ? O_NONBLOCK : O_DIRECTORY);
+		int next;
+
+		if (!**p || strcmp(*p, ".") == 0)
+			continue;
+		if (strcmp(*p, "..") == 0) {
+			close(fd);
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+				    "%s/%s: '..' refused", dir, relpath);
+			return -1;
+		}
+		next = openat(fd, *p, flags);
+		close(fd);
+		if (next < 0) {
+			int e = errno;
+
+			g_set_error(error, ENGINE_ERROR,
+				    e == ENOENT ? ENGINE_ERROR_NOT_FOUND
+				    : e == ELOOP || e == ENOTDIR ? ENGINE_ERROR_INVALID
+								 : ENGINE_ERROR_FAILED,
+				    "%s/%s: %s", dir, relpath,
+				    e == ELOOP ? "a symbolic link, refused"
+				    : e == ENOTDIR ? "a path through a link or a non-directory, refused"
+						   : g_strerror(e));
+			return -1;
+		}
+		fd = next;
+	}
+	if (fstat(fd, st) < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s/%s: %s", dir, relpath,
+			    g_strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode) || st->st_nlink != 1) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+			    "%s/%s: %s, refused", dir, relpath,
+			    !S_ISREG(st->st_mode) ? "not a regular file" : "a file with hard links");
+		close(fd);
+		return -1;
+	}
+	if ((guint64)st->st_size > max) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
+			    "%s/%s: %" G_GINT64_FORMAT " bytes, over the cap of %" G_GUINT64_FORMAT,
+			    dir, relpath, (gint64)st->st_size, max);
+		close(fd);
+		return -1;
+	}
+	/* Reads block again: a regular file never makes them wait. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+bool hostile_read(char **contents, gsize *len, const char *dir, const char *relpath, gsize max,
+		  GError **error)
+{
+	struct stat st;
+	g_autoptr(GByteArray) buf = g_byte_array_new();
+	int fd = open_beneath(&st, dir, relpath, max, error);
+
+	if (fd < 0)
+		return false;
+	for (;;) {
+		guint8 chunk[65536];
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s/%s: %s", dir,
+				    relpath, g_strerror(errno));
+			close(fd);
+			return false;
+		}
+		if (n == 0)
+			break;
+		/* The file may grow after fstat: the cap holds all the same. */
+		if (buf->len + (gsize)n > max) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
+				    "%s/%s: over the cap of %" G_GSIZE_FORMAT " bytes", dir, relpath,
+				    max);
+			close(fd);
+			return false;
+		}
+		g_byte_array_append(buf, chunk, (guint)n);
+	}
+	close(fd);
+	if (len)
+		*len = buf->len;
+	g_byte_array_append(buf, (const guint8 *)"", 1);
+	*contents = (char *)g_byte_array_free(g_steal_pointer(&buf), FALSE);
+	return true;
+}
+
+bool hostile_copy(const char *dir, const char *relpath, guint64 max, const char *dest,
+		  mode_t mode, GError **error)
+{
+	struct stat st;
+	g_autofree char *tmp = g_strconcat(dest, ".tmp-XXXXXX", NULL);
+	guint64 copied = 0;
+	int in = open_beneath(&st, dir, relpath, max, error);
+	int out;
+
+	if (in < 0)
+		return false;
+	out = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, mode);
+	if (out < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", tmp,
+			    g_strerror(errno));
+		close(in);
+		return false;
+	}
+	for (;;) {
+		char chunk[65536];
+		ssize_t n = read(in, chunk, sizeof(chunk));
+		ssize_t done = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0)
+				goto io_error;
+			break;
+		}
+		copied += (guint64)n;
+		if (copied > max) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
+				    "%s/%s: over the cap of %" G_GUINT64_FORMAT " bytes", dir,
+				    relpath, max);
+			goto fail;
+		}
+		while (done < n) {
+			ssize_t w = write(out, chunk + done, (size_t)(n - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				goto io_error;
+			done += w;
+		}
+	}
+	if (fchmod(out, mode) < 0 || fsync(out) < 0 || close(out) < 0) {
+		out = -1;
+		goto io_error;
+	}
+	out = -1;
+	if (rename(tmp, dest) < 0)
+		goto io_error;
+	close(in);
+	return true;
+io_error:
+	g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "copying %s/%s to %s: %s", dir,
+		    relpath, dest, g_strerror(errno));
+fail:
+	if (out >= 0)
+		close(out);
+	close(in);
+	unlink(tmp);
+	return false;
+}
+
+bool hostile_is_file(const char *dir, const char *relpath)
+{
+	struct stat st;
+	int fd = open_beneath(&st, dir, relpath, G_MAXUINT64, NULL);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}

@@ -1,0 +1,42 @@
+/*
+ * Files a sandboxed build left behind, read by zeroday. Everything a build
+ * writes is hostile: a path may hold a link to a file only root may read,
+ * a FIFO that blocks its reader forever, a hard link, or gigabytes. These
+ * open a path below a directory one component at a time without following
+ * any link (O_NOFOLLOW at every step), never block on opening, accept only
+ * a regular file with one link, and stop at a size cap.
+ */
+#ifndef ZERODAY_HOSTILE_H
+#define ZERODAY_HOSTILE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <glib.h>
+
+#include "engine/engine.h"
+
+/*
+ * Reads @relpath below @dir (a relative path without "..") into a new
+ * NUL-terminated buffer (*@contents, caller frees; *@len its length, may
+ * be NULL). Refused with ENGINE_ERROR_INVALID when any component is a
+ * link or the file is not a regular file with one link; ENGINE_ERROR_LIMIT
+ * when it is larger than @max; ENGINE_ERROR_NOT_FOUND when missing. Each
+ * message names the file.
+ */
+bool hostile_read(char **contents, gsize *len, const char *dir, const char *relpath,
+		  gsize max, GError **error);
+
+/*
+ * Copies @relpath below @dir, under the same rules, to @dest (written
+ * anew through a temporary file and a rename, with @mode).
+ */
+bool hostile_copy(const char *dir, const char *relpath, guint64 max, const char *dest,
+		  mode_t mode, GError **error);
+
+/*
+ * Whether @relpath below @dir is a regular file (no link on the way), for
+ * a test that must not block or follow a link.
+ */
+bool hostile_is_file(const char *dir, const char *relpath);
+
+#endif
