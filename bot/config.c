@@ -6,8 +6,11 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bot/bot.h"
 #include "bot/config.h"
@@ -15,7 +18,24 @@
 
 G_DEFINE_QUARK(zeroday-bot-error-quark, bot_error)
 
+/* A config is a page of text; this refuses /dev/zero and other mistakes. */
+#define CONFIG_MAX_BYTES (1024 * 1024)
+
+/* The slot counts bot/booter.c accepts after a host's '*'. */
+#define HOST_MAX_SLOTS 1024
+
+/* The payload names engine/initramfs.c accepts. */
+#define PAYLOAD_NAME_MAX 64
+
 enum key_type { KEY_BOOL, KEY_UINT, KEY_UINT64, KEY_PATH, KEY_LIST, KEY_KVM };
+
+/*
+ * The checks of list keys: each looks at every item and, on failure, sets
+ * *@why (caller frees) to a reason that quotes the item.
+ */
+static bool check_targets(char **items, char **why);
+static bool check_hosts(char **items, char **why);
+static bool check_payloads(char **items, char **why);
 
 /* Every key zeroday.conf may hold: a table, not an if-chain. */
 static const struct key {
@@ -24,6 +44,7 @@ static const struct key {
 	enum key_type type;
 	size_t offset;
 	guint64 min, max;
+	bool (*check)(char **items, char **why); /* KEY_LIST only, may be NULL */
 } keys[] = {
 	{ "zeroday", "state-dir", KEY_PATH, offsetof(struct config, state_dir), 0, 0 },
 	{ "zeroday", "workers", KEY_UINT, offsetof(struct config, workers), 1, 256 },
@@ -47,12 +68,14 @@ static const struct key {
 	{ "build", "max-procs", KEY_UINT, offsetof(struct config, build_max_procs), 16, 1000000 },
 	{ "build", "sandbox", KEY_BOOL, offsetof(struct config, build_sandbox), 0, 0 },
 	{ "build", "ccache", KEY_BOOL, offsetof(struct config, build_ccache), 0, 0 },
-	{ "build", "targets", KEY_LIST, offsetof(struct config, build_targets), 0, 0 },
-	{ "boot", "hosts", KEY_LIST, offsetof(struct config, boot_hosts), 0, 0 },
+	{ "build", "targets", KEY_LIST, offsetof(struct config, build_targets), 0, 0,
+	  check_targets },
+	{ "boot", "hosts", KEY_LIST, offsetof(struct config, boot_hosts), 0, 0, check_hosts },
 	{ "boot", "timeout", KEY_UINT, offsetof(struct config, boot_timeout), 5, 86400 },
 	{ "boot", "memory", KEY_UINT, offsetof(struct config, boot_memory), 64, 1048576 },
 	{ "boot", "repeat", KEY_UINT, offsetof(struct config, boot_repeat), 1, 100 },
-	{ "boot", "payloads", KEY_LIST, offsetof(struct config, boot_payloads), 0, 0 },
+	{ "boot", "payloads", KEY_LIST, offsetof(struct config, boot_payloads), 0, 0,
+	  check_payloads },
 	{ "boot", "payload-timeout", KEY_UINT, offsetof(struct config, boot_payload_timeout), 1, 86400 },
 	{ "boot", "kvm", KEY_KVM, offsetof(struct config, boot_kvm), 0, 0 },
 	{ "boot", "busybox", KEY_PATH, offsetof(struct config, boot_busybox), 0, 0 },
@@ -111,6 +134,158 @@ static bool bad_key(GError **error, const char *origin, const char *group, const
 	return false;
 }
 
+/* Why @text cannot be a value (a static string), or NULL when it can. */
+static const char *text_refused(const char *text)
+{
+	if (!g_utf8_validate(text, -1, NULL))
+		return "not valid UTF-8";
+	for (const char *p = text; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return "control character in the value";
+	}
+	return NULL;
+}
+
+static bool check_targets(char **items, char **why)
+{
+	g_autofree char *fragments = config_fragment_dir();
+
+	for (char **i = items; *i; i++) {
+		struct build_target t;
+		g_autoptr(GError) local = NULL;
+
+		if (!build_target_parse(&t, *i, fragments, &local)) {
+			*why = g_strdup(local->message);
+			return false;
+		}
+		build_target_clear(&t);
+	}
+	return true;
+}
+
+/* libvirt's remote transports (see libvirt's "Connection URIs"). */
+static const char *const transports[] = {
+	"unix", "ssh", "libssh", "libssh2", "tcp", "tls", "ext", NULL,
+};
+
+/*
+ * A libvirt URI, syntactically: DRIVER[+TRANSPORT]://[USER@][HOST][:PORT]/PATH[?QUERY],
+ * valid as RFC 3986 and without white space. Whether it connects is the
+ * booter's to find out.
+ */
+static bool libvirt_uri_ok(const char *uri)
+{
+	const char *p = uri;
+	const char *plus = NULL;
+
+	if (!g_ascii_islower(*p))
+		return false;
+	for (p++; *p && *p != ':'; p++) {
+		if (*p == '+' && !plus)
+			plus = p;
+		else if (!g_ascii_islower(*p) && !g_ascii_isdigit(*p))
+			return false;
+	}
+	if (!g_str_has_prefix(p, "://"))
+		return false;
+	if (plus) {
+		g_autofree char *transport = g_strndup(plus + 1, p - plus - 1);
+
+		if (!g_strv_contains(transports, transport))
+			return false;
+	}
+	for (const char *c = uri; *c; c++) {
+		if (g_ascii_isspace(*c))
+			return false;
+	}
+	return g_uri_is_valid(uri, G_URI_FLAGS_NONE, NULL);
+}
+
+/* The same rule as bot/booter.c's parse_hosts(): URI, then optionally "*N". */
+static bool check_hosts(char **items, char **why)
+{
+	for (char **i = items; *i; i++) {
+		const char *star = strrchr(*i, '*');
+		g_autofree char *uri = star ? g_strndup(*i, star - *i) : g_strdup(*i);
+
+		if (star) {
+			const char *n = star + 1;
+			bool digits = *n && strlen(n) <= 4;
+			guint64 slots;
+
+			for (const char *d = n; *d; d++)
+				digits = digits && g_ascii_isdigit(*d);
+			slots = digits ? g_ascii_strtoull(n, NULL, 10) : 0;
+			if (slots < 1 || slots > HOST_MAX_SLOTS) {
+				*why = g_strdup_printf("'%s': the slot count after '*' must be "
+						       "1 to %u", *i, HOST_MAX_SLOTS);
+				return false;
+			}
+		}
+		if (!libvirt_uri_ok(uri)) {
+			*why = g_strdup_printf("'%s': expected a libvirt URI "
+					       "(DRIVER[+TRANSPORT]://[HOST]/PATH), then "
+					       "optionally *SLOTS", *i);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* As engine/initramfs.c names a payload inside the initramfs. */
+static bool payload_name_ok(const char *name)
+{
+	if (!*name || name[0] == '.' || strlen(name) > PAYLOAD_NAME_MAX)
+		return false;
+	for (const char *p = name; *p; p++) {
+		if (!g_ascii_isalnum(*p) && !strchr("._-", *p))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Shipped names must be shipped; absolute paths may be missing (the booter
+ * skips them), but their names must fit the initramfs, once each.
+ */
+static bool check_payloads(char **items, char **why)
+{
+	g_autofree char *dir = config_payload_dir();
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+
+	for (char **i = items; *i; i++) {
+		g_autofree char *name = g_path_get_basename(*i);
+
+		if (g_path_is_absolute(*i)) {
+			if (!payload_name_ok(name)) {
+				*why = g_strdup_printf("'%s': a payload's file name must be 1 "
+						       "to %d of A-Z a-z 0-9 . _ -, not "
+						       "starting with '.'", *i, PAYLOAD_NAME_MAX);
+				return false;
+			}
+		} else {
+			g_autofree char *path = NULL;
+
+			if (!payload_name_ok(*i)) {
+				*why = g_strdup_printf("'%s': expected a shipped payload's name or "
+						       "an absolute path", *i);
+				return false;
+			}
+			path = g_build_filename(dir, *i, NULL);
+			if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+				*why = g_strdup_printf("'%s': no such payload in %s", *i, dir);
+				return false;
+			}
+		}
+		if (!g_hash_table_add(seen, g_steal_pointer(&name))) {
+			*why = g_strdup_printf("'%s': a payload of that name is listed already",
+					       *i);
+			return false;
+		}
+	}
+	return true;
+}
+
 static const struct key *find_key(const char *group, const char *name)
 {
 	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
@@ -134,10 +309,12 @@ static bool set_key(struct config *c, GKeyFile *kf, const char *origin, const st
 {
 	g_autofree char *raw = g_key_file_get_value(kf, k->group, k->name, NULL);
 	char *field = (char *)c + k->offset;
+	const char *refused;
 	guint64 v;
-	char *end;
 
 	g_strstrip(raw);
+	if ((refused = text_refused(raw)))
+		return bad_key(error, origin, k->group, k->name, refused);
 	switch (k->type) {
 	case KEY_BOOL:
 		if (strcmp(raw, "true") == 0)
@@ -149,10 +326,14 @@ static bool set_key(struct config *c, GKeyFile *kf, const char *origin, const st
 				       "expected true or false");
 		return true;
 	case KEY_UINT:
-	case KEY_UINT64:
+	case KEY_UINT64: {
+		bool digits = raw[0] != '\0';
+
+		for (const char *p = raw; *p; p++)
+			digits = digits && g_ascii_isdigit(*p);
 		errno = 0;
-		v = g_ascii_strtoull(raw, &end, 10);
-		if (raw[0] == '\0' || raw[0] == '-' || *end != '\0' || errno != 0)
+		v = digits ? g_ascii_strtoull(raw, NULL, 10) : 0;
+		if (!digits || errno != 0)
 			return bad_key(error, origin, k->group, k->name,
 				       "expected a whole number");
 		if (v < k->min || v > k->max) {
@@ -167,19 +348,31 @@ static bool set_key(struct config *c, GKeyFile *kf, const char *origin, const st
 		else
 			*(guint64 *)field = v;
 		return true;
+	}
 	case KEY_LIST: {
-		g_auto(GStrv) items = g_key_file_get_string_list(kf, k->group, k->name, NULL, NULL);
+		g_autoptr(GError) local = NULL;
+		g_auto(GStrv) items = g_key_file_get_string_list(kf, k->group, k->name, NULL,
+								 &local);
 		g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+		g_auto(GStrv) list = NULL;
+		g_autofree char *why = NULL;
 
+		if (local)
+			return bad_key(error, origin, k->group, k->name, local->message);
 		for (char **i = items; i && *i; i++) {
 			g_strstrip(*i);
+			if ((refused = text_refused(*i)))
+				return bad_key(error, origin, k->group, k->name, refused);
 			if (**i)
 				g_strv_builder_add(b, *i);
 		}
-		g_strfreev(*(char ***)field);
-		*(char ***)field = g_strv_builder_end(b);
-		if (!(*(char ***)field)[0])
+		list = g_strv_builder_end(b);
+		if (!list[0])
 			return bad_key(error, origin, k->group, k->name, "expected a list");
+		if (k->check && !k->check(list, &why))
+			return bad_key(error, origin, k->group, k->name, why);
+		g_strfreev(*(char ***)field);
+		*(char ***)field = g_steal_pointer(&list);
 		return true;
 	}
 	case KEY_KVM:
@@ -251,6 +444,111 @@ static char *find_config_file(void)
 	return NULL;
 }
 
+/*
+ * Reads the file at @path once, from one descriptor: a regular file of at
+ * most CONFIG_MAX_BYTES. O_NONBLOCK keeps a FIFO from blocking the open;
+ * the type is checked on the descriptor, so nothing can swap the file
+ * between the check and the read.
+ */
+static char *read_config_file(const char *path, gsize *len, GError **error)
+{
+	g_autoptr(GByteArray) buf = g_byte_array_new();
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	const char *why = NULL;
+	int saved = 0;
+
+	if (fd < 0) {
+		saved = errno;
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		saved = errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		why = "not a regular file";
+		goto out;
+	}
+	if (st.st_size > CONFIG_MAX_BYTES) {
+		why = "larger than 1 MiB";
+		goto out;
+	}
+	for (;;) {
+		guint8 chunk[16384];
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			saved = errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		g_byte_array_append(buf, chunk, (guint)n);
+		/* It may grow while read. */
+		if (buf->len > CONFIG_MAX_BYTES) {
+			why = "larger than 1 MiB";
+			goto out;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (saved || why) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG, "%s: %s", path,
+			    why ? why : g_strerror(saved));
+		return NULL;
+	}
+	*len = buf->len;
+	g_byte_array_append(buf, (const guint8 *)"", 1);
+	return (char *)g_byte_array_free(g_steal_pointer(&buf), FALSE);
+}
+
+/*
+ * GKeyFile would take a NUL byte for the end of the text and drop the
+ * rest: refuses one, naming the group and key of its line.
+ */
+static bool check_nul(const char *data, gsize len, const char *origin, GError **error)
+{
+	const char *nul = memchr(data, '\0', len);
+	g_autofree char *group = NULL;
+	const char *line = data;
+	const char *eq;
+	unsigned lineno = 1;
+
+	if (!nul)
+		return true;
+	for (;;) {
+		const char *start = line;
+		const char *eol = memchr(line, '\n', nul - line);
+		const char *close;
+
+		while (start < nul && g_ascii_isspace(*start))
+			start++;
+		if (start < nul && *start == '[' &&
+		    (close = memchr(start, ']', (eol ? eol : nul) - start))) {
+			g_free(group);
+			group = g_strndup(start + 1, close - start - 1);
+		}
+		if (!eol)
+			break;
+		line = eol + 1;
+		lineno++;
+	}
+	while (line < nul && g_ascii_isspace(*line))
+		line++;
+	eq = memchr(line, '=', nul - line);
+	if (group && eq && *line != '#' && *line != '[') {
+		g_autofree char *key = g_strstrip(g_strndup(line, eq - line));
+
+		return bad_key(error, origin, group, key, "NUL byte in the value");
+	}
+	g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG, "%s: line %u: NUL byte", origin, lineno);
+	return false;
+}
+
 struct config *config_load(const char *path, const char *state_dir, GError **error)
 {
 	g_autofree char *file = path ? g_strdup(path) : find_config_file();
@@ -258,12 +556,11 @@ struct config *config_load(const char *path, const char *state_dir, GError **err
 
 	if (file) {
 		g_autofree char *data = NULL;
-		g_autoptr(GError) local = NULL;
+		gsize len;
 
-		if (!g_file_get_contents(file, &data, NULL, &local)) {
-			g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG, "%s", local->message);
+		data = read_config_file(file, &len, error);
+		if (!data || !check_nul(data, len, file, error))
 			return NULL;
-		}
 		c = config_load_data(data, file, error);
 		if (!c)
 			return NULL;

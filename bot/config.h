@@ -46,14 +46,20 @@ struct config {
  * Loads the configuration: @path if given, else $ZERODAY_CONFIG, else
  * $XDG_CONFIG_HOME/zeroday/zeroday.conf or /etc/zeroday/zeroday.conf if one
  * exists, else the embedded defaults. A non-NULL @state_dir overrides the
- * file's. Unknown groups or keys and invalid values fail with
+ * file's. The file is read from one descriptor and must be a regular file
+ * of at most 1 MiB without NUL bytes. Every value is parsed and checked
+ * here (ranges, build targets, host URIs and slots, payloads), so nothing
+ * fails later: unknown groups or keys and invalid values fail with
  * BOT_ERROR_CONFIG naming the file, the group and the key.
  *
  * Returns a configuration freed with config_free().
  */
 struct config *config_load(const char *path, const char *state_dir, GError **error);
 
-/* Parses configuration text; @origin names it in errors. For tests. */
+/*
+ * Parses configuration text, checked as config_load() checks a file's;
+ * @origin names it in errors. For tests.
+ */
 struct config *config_load_data(const char *data, const char *origin, GError **error);
 
 void config_free(struct config *config);

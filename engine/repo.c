@@ -630,6 +630,44 @@ char **repo_merge_bases(struct repo *repo, const char *a, const char *b, GError 
 	return out;
 }
 
+/* What a summary must not carry to a terminal, a database or a mail. */
+static bool summary_refused(gunichar c)
+{
+	return g_unichar_iscntrl(c) || c == 0x2028 || c == 0x2029 || /* line breaks */
+	       (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069); /* bidi */
+}
+
+/*
+ * A commit's summary as it enters zeroday (caller frees): valid UTF-8,
+ * without control characters (a tab becomes a space), at most
+ * REPO_SUMMARY_MAX bytes, cut at a character boundary and ended with "..."
+ * when longer. A commit's message is the author's, and may be hostile.
+ */
+static char *summary_clean(const char *summary)
+{
+	g_autofree char *valid = g_utf8_make_valid(summary ? summary : "", -1);
+	GString *s = g_string_sized_new(REPO_SUMMARY_MAX + 1);
+	gsize keep = 0; /* the length at which "..." still fits */
+
+	for (const char *p = valid; *p; p = g_utf8_next_char(p)) {
+		gunichar c = g_utf8_get_char(p);
+		const char *bytes = c == '\t' ? " " : p;
+		gsize n = c == '\t' ? 1 : (gsize)(g_utf8_next_char(p) - p);
+
+		if (c != '\t' && summary_refused(c))
+			continue;
+		if (s->len + n > REPO_SUMMARY_MAX) {
+			g_string_truncate(s, keep);
+			g_string_append(s, "...");
+			break;
+		}
+		g_string_append_len(s, bytes, n);
+		if (s->len + 3 <= REPO_SUMMARY_MAX)
+			keep = s->len;
+	}
+	return g_string_free(s, FALSE);
+}
+
 int repo_revert_on(struct repo *repo, const char *head, const char *culprit, char **out,
 		   GError **error)
 {
@@ -640,6 +678,7 @@ int repo_revert_on(struct repo *repo, const char *head, const char *culprit, cha
 	git_signature *sig = NULL;
 	git_revert_options opts = GIT_REVERT_OPTIONS_INIT;
 	g_autofree char *message = NULL;
+	g_autofree char *summary = NULL;
 	int rc, result = -1;
 
 	*out = NULL;
@@ -669,9 +708,9 @@ int repo_revert_on(struct repo *repo, const char *head, const char *culprit, cha
 		set_git_error(error, rc, culprit);
 		goto out;
 	}
+	summary = summary_clean(git_commit_summary(culprit_commit));
 	message = g_strdup_printf("Revert \"%s\"\n\nThis reverts commit %s on %s, to verify "
-				  "it as a culprit.\n", git_commit_summary(culprit_commit),
-				  culprit, head);
+				  "it as a culprit.\n", summary, culprit, head);
 	{
 		const git_commit *parents[] = { head_commit };
 
@@ -710,7 +749,7 @@ static struct repo_commit *commit_info(git_repository *git, const git_oid *id, G
 	summary = git_commit_summary(commit);
 	info = g_new0(struct repo_commit, 1);
 	info->oid = g_strdup(git_oid_tostr_s(id));
-	info->summary = g_utf8_make_valid(summary ? summary : "", -1);
+	info->summary = summary_clean(summary);
 	info->dont_auto_build = message && strstr(message, "Dont-Auto-Build") != NULL;
 	info->parents = git_commit_parentcount(commit);
 	info->parent_ids = g_new0(char *, info->parents + 1);

@@ -115,10 +115,18 @@ char **repo_merge_bases(struct repo *repo, const char *a, const char *b, GError 
 int repo_revert_on(struct repo *repo, const char *head, const char *culprit, char **out,
 		   GError **error);
 
+/* The longest summary of a struct repo_commit, in bytes, "..." included. */
+#define REPO_SUMMARY_MAX 200
+
 /* A commit found by repo_walk_new(). */
 struct repo_commit {
 	char *oid;            /* 40 hex digits */
-	char *summary;        /* first line of the message */
+	/*
+	 * The first line of the message: valid UTF-8 without control
+	 * characters (a tab becomes a space), cut at a character boundary
+	 * and ended with "..." when longer than REPO_SUMMARY_MAX bytes.
+	 */
+	char *summary;
 	bool dont_auto_build; /* the message contains "Dont-Auto-Build" */
 	unsigned parents;
 	char **parent_ids;    /* NULL-terminated, 40 hex digits each */

@@ -51,6 +51,11 @@ expect 1 "unknown group named" "\[gti\]: unknown group" -- --config="$scratch/ba
 printf '[git]\nio-timeout = soon\n' > "$scratch/bad.conf"
 expect 1 "bad value named" "\[git\] io-timeout: expected a whole number" -- \
 	--config="$scratch/bad.conf" "$z" status
+printf '[boot]\nhosts = qemu:///system*0\n' > "$scratch/bad.conf"
+expect 1 "a bad slot count fails at load" "\[boot\] hosts: 'qemu:///system\*0'" -- \
+	--config="$scratch/bad.conf" "$z" status
+expect 1 "a device is no config file" "/dev/zero: not a regular file" -- \
+	--config=/dev/zero "$z" status
 
 # Hostile URLs, names and patterns are refused, and nothing is recorded.
 marker="$scratch/pwned"

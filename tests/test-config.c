@@ -4,6 +4,9 @@
  */
 #include "autoconfig.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "bot/bot.h"
 #include "bot/config.h"
 #include "tests/testlib.h"
@@ -105,6 +108,89 @@ static const struct bad_case {
 	  "test.conf: [zeroday] workers: 0 is out of range (1 to 256)" },
 	{ "[zeroday]\nstate-dir=relative\n",
 	  "test.conf: [zeroday] state-dir: expected an absolute path" },
+	{ "[zeroday]\nworkers=+4\n", "test.conf: [zeroday] workers: expected a whole number" },
+	{ "[zeroday]\nworkers=0x10\n", "test.conf: [zeroday] workers: expected a whole number" },
+	{ "[zeroday]\nworkers=\n", "test.conf: [zeroday] workers: expected a whole number" },
+	{ "[zeroday]\nworkers=257\n",
+	  "test.conf: [zeroday] workers: 257 is out of range (1 to 256)" },
+	{ "[git]\nmax-pack-bytes=18446744073709551616\n",
+	  "test.conf: [git] max-pack-bytes: expected a whole number" },
+	{ "[build]\nmax-memory=1024\n",
+	  "test.conf: [build] max-memory: 1024 is out of range "
+	  "(268435456 to 9223372036854775807)" },
+	{ "[git]\nallow-ssh=TRUE\n", "test.conf: [git] allow-ssh: expected true or false" },
+	{ "[zeroday]\nstate-dir=/srv/\x01zd\n",
+	  "test.conf: [zeroday] state-dir: control character in the value" },
+	{ "[boot]\nbusybox=/bin/\xff\n", "test.conf: [boot] busybox: not valid UTF-8" },
+	/* Build targets: parsed as builds parse them. */
+	{ "[build]\ntargets=bogus\n",
+	  "test.conf: [build] targets: bad build target 'bogus': "
+	  "expected ARCH:CONFIG[+FRAGMENT...][:CHECKS]" },
+	{ "[build]\ntargets=x86_64:defconfig;vax:defconfig\n",
+	  "test.conf: [build] targets: bad build target 'vax:defconfig': unknown architecture" },
+	{ "[build]\ntargets=x86_64:tinyconfig+nosuch\n",
+	  "test.conf: [build] targets: bad build target 'x86_64:tinyconfig+nosuch': "
+	  "no such config fragment" },
+	{ "[build]\ntargets=x86_64:defconfig:W=2\n",
+	  "test.conf: [build] targets: bad build target 'x86_64:defconfig:W=2': "
+	  "unknown check (W=1, sparse, sparse-all, coccinelle)" },
+	{ "[build]\ntargets=x86_64:defconfig\\nreboot\n",
+	  "test.conf: [build] targets: control character in the value" },
+	/* Boot hosts: the slot count as bot/booter.c reads it, and a libvirt URI. */
+	{ "[boot]\nhosts=qemu:///system*0\n",
+	  "test.conf: [boot] hosts: 'qemu:///system*0': the slot count after '*' must be "
+	  "1 to 1024" },
+	{ "[boot]\nhosts=qemu:///system*1025\n",
+	  "test.conf: [boot] hosts: 'qemu:///system*1025': the slot count after '*' must be "
+	  "1 to 1024" },
+	{ "[boot]\nhosts=qemu:///system*\n",
+	  "test.conf: [boot] hosts: 'qemu:///system*': the slot count after '*' must be "
+	  "1 to 1024" },
+	{ "[boot]\nhosts=qemu:///system*-1\n",
+	  "test.conf: [boot] hosts: 'qemu:///system*-1': the slot count after '*' must be "
+	  "1 to 1024" },
+	{ "[boot]\nhosts=qemu:///system*2x\n",
+	  "test.conf: [boot] hosts: 'qemu:///system*2x': the slot count after '*' must be "
+	  "1 to 1024" },
+	{ "[boot]\nhosts=qemu:///system*99999999999999999999\n",
+	  "test.conf: [boot] hosts: 'qemu:///system*99999999999999999999': the slot count after "
+	  "'*' must be 1 to 1024" },
+	{ "[boot]\nhosts=qemu:///system*2;localhost\n",
+	  "test.conf: [boot] hosts: 'localhost': expected a libvirt URI "
+	  "(DRIVER[+TRANSPORT]://[HOST]/PATH), then optionally *SLOTS" },
+	{ "[boot]\nhosts=qemu+carrier-pigeon://h/system\n",
+	  "test.conf: [boot] hosts: 'qemu+carrier-pigeon://h/system': expected a libvirt URI "
+	  "(DRIVER[+TRANSPORT]://[HOST]/PATH), then optionally *SLOTS" },
+	{ "[boot]\nhosts=QEMU:///system\n",
+	  "test.conf: [boot] hosts: 'QEMU:///system': expected a libvirt URI "
+	  "(DRIVER[+TRANSPORT]://[HOST]/PATH), then optionally *SLOTS" },
+	{ "[boot]\nhosts=qemu:/system\n",
+	  "test.conf: [boot] hosts: 'qemu:/system': expected a libvirt URI "
+	  "(DRIVER[+TRANSPORT]://[HOST]/PATH), then optionally *SLOTS" },
+	{ "[boot]\nhosts=qemu+ssh://h%zz/system\n",
+	  "test.conf: [boot] hosts: 'qemu+ssh://h%zz/system': expected a libvirt URI "
+	  "(DRIVER[+TRANSPORT]://[HOST]/PATH), then optionally *SLOTS" },
+	{ "[boot]\nhosts=qemu:///sys tem\n",
+	  "test.conf: [boot] hosts: 'qemu:///sys tem': expected a libvirt URI "
+	  "(DRIVER[+TRANSPORT]://[HOST]/PATH), then optionally *SLOTS" },
+	{ "[boot]\nhosts=;\n", "test.conf: [boot] hosts: expected a list" },
+	/* Payloads: shipped names must be shipped; each name once. */
+	{ "[boot]\npayloads=nosuch\n",
+	  "test.conf: [boot] payloads: 'nosuch': no such payload in " },
+	{ "[boot]\npayloads=../smoke\n",
+	  "test.conf: [boot] payloads: '../smoke': expected a shipped payload's name or an "
+	  "absolute path" },
+	{ "[boot]\npayloads=.smoke\n",
+	  "test.conf: [boot] payloads: '.smoke': expected a shipped payload's name or an "
+	  "absolute path" },
+	{ "[boot]\npayloads=/opt/ltp/run me\n",
+	  "test.conf: [boot] payloads: '/opt/ltp/run me': a payload's file name must be 1 to 64 "
+	  "of A-Z a-z 0-9 . _ -, not starting with '.'" },
+	{ "[boot]\npayloads=smoke;/opt/x/smoke\n",
+	  "test.conf: [boot] payloads: '/opt/x/smoke': a payload of that name is listed already" },
+	{ "[boot]\nkvm=\n", "test.conf: [boot] kvm: expected true, false or auto" },
+	{ "[boot]\nmemory=63\n", "test.conf: [boot] memory: 63 is out of range (64 to 1048576)" },
+	{ "[boot]\nrepeat=101\n", "test.conf: [boot] repeat: 101 is out of range (1 to 100)" },
 };
 
 static void test_bad(void)
@@ -115,8 +201,108 @@ static void test_bad(void)
 
 		g_assert_null(c);
 		g_assert_error(error, BOT_ERROR, BOT_ERROR_CONFIG);
-		if (error)
+		/* A message ending in a space goes on with a path that varies. */
+		if (error && g_str_has_suffix(bad_cases[i].message, " "))
+			g_assert_true(g_str_has_prefix(error->message, bad_cases[i].message));
+		else if (error)
 			g_assert_cmpstr(error->message, ==, bad_cases[i].message);
+	}
+}
+
+/* What bot/booter.c and builds accept, load accepts too. */
+static void test_good_values(void)
+{
+	static const char text[] =
+		"[build]\ntargets=x86_64:randconfig@daily;x86_64:randconfig@42+serial:W=1;"
+		"x86_64:file=/etc/kernel.config;arm:multi_v7_defconfig\n"
+		"[boot]\nhosts=qemu:///system?socket=/run/libvirt/sock*1024;test:///default;"
+		"qemu+tcp://127.0.0.1:16509/system;qemu+ssh://root@[::1]:22/system*3\n"
+		"payloads=smoke;/opt/ltp/runltp\n";
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(config) c = config_load_data(text, "test.conf", &error);
+
+	g_assert_no_error(error);
+	if (!c)
+		return;
+	g_assert_cmpuint(g_strv_length(c->build_targets), ==, 4);
+	g_assert_cmpuint(g_strv_length(c->boot_hosts), ==, 4);
+	g_assert_cmpstr(c->boot_hosts[0], ==, "qemu:///system?socket=/run/libvirt/sock*1024");
+}
+
+/* Writes @len bytes of @data to a file in the scratch directory (caller frees). */
+static char *conf_file(const char *name, const char *data, gssize len)
+{
+	g_autofree char *dir = testlib_mkdir(name);
+	char *path = g_build_filename(dir, "zeroday.conf", NULL);
+
+	g_assert_true(g_file_set_contents(path, data, len, NULL));
+	return path;
+}
+
+/* GKeyFile stops at a NUL byte; load refuses one and names its line's key. */
+static void test_nul(void)
+{
+	static const char value[] = "[boot]\nhosts=qemu:///system*2\nbusybox = /bin/busy\0box\n";
+	static const char comment[] = "[git]\nio-timeout=9\n# a\0comment\n";
+	g_autofree char *path = conf_file("nul", value, sizeof(value) - 1);
+	g_autofree char *path2 = conf_file("nul2", comment, sizeof(comment) - 1);
+	g_autofree char *expect = g_strdup_printf("%s: [boot] busybox: NUL byte in the value",
+						  path);
+	g_autofree char *expect2 = g_strdup_printf("%s: line 3: NUL byte", path2);
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(config) c = config_load(path, NULL, &error);
+
+	g_assert_null(c);
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_CONFIG);
+	g_assert_cmpstr(error ? error->message : "", ==, expect);
+	g_clear_error(&error);
+	c = config_load(path2, NULL, &error);
+	g_assert_null(c);
+	g_assert_cmpstr(error ? error->message : "", ==, expect2);
+}
+
+/* Only a regular file of at most 1 MiB is read: /dev/zero used to hang. */
+static void test_not_regular(void)
+{
+	g_autofree char *dir = testlib_mkdir("special");
+	g_autofree char *fifo = g_build_filename(dir, "fifo.conf", NULL);
+	g_autofree char *big = g_build_filename(dir, "big.conf", NULL);
+	g_autofree char *link = g_build_filename(dir, "link.conf", NULL);
+	g_autofree char *text = NULL;
+	const struct {
+		const char *path;
+		const char *why;
+	} cases[] = {
+		{ "/dev/zero", "not a regular file" },
+		{ "/dev/null", "not a regular file" },
+		{ dir, "not a regular file" },
+		{ fifo, "not a regular file" },
+		{ big, "larger than 1 MiB" },
+	};
+
+	g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+	/* Valid text, all comments, one byte over. */
+	text = g_strnfill(1024 * 1024 + 1, '#');
+	g_assert_true(g_file_set_contents(big, text, -1, NULL));
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		zd_autoptr(config) c = config_load(cases[i].path, NULL, &error);
+		g_autofree char *expect = g_strdup_printf("%s: %s", cases[i].path, cases[i].why);
+
+		g_assert_null(c);
+		g_assert_error(error, BOT_ERROR, BOT_ERROR_CONFIG);
+		g_assert_cmpstr(error ? error->message : "", ==, expect);
+	}
+	/* Exactly 1 MiB is read, and a link to a regular file is followed. */
+	text[1024 * 1024] = '\0';
+	g_assert_true(g_file_set_contents(big, text, -1, NULL));
+	g_assert_cmpint(symlink(big, link), ==, 0);
+	{
+		g_autoptr(GError) error = NULL;
+		zd_autoptr(config) c = config_load(link, NULL, &error);
+
+		g_assert_no_error(error);
+		g_assert_nonnull(c);
 	}
 }
 
@@ -158,6 +344,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/config/defaults", test_defaults);
 	g_test_add_func("/config/all-keys", test_all_keys);
 	g_test_add_func("/config/bad", test_bad);
+	g_test_add_func("/config/good-values", test_good_values);
 	g_test_add_func("/config/file", test_file);
+	g_test_add_func("/config/nul", test_nul);
+	g_test_add_func("/config/not-regular", test_not_regular);
 	return g_test_run();
 }

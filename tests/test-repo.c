@@ -137,6 +137,62 @@ static void test_fetch_and_walk(void)
 	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
 }
 
+/*
+ * A commit's subject is the author's: a 1 MB one with terminal escapes is
+ * cut to REPO_SUMMARY_MAX bytes at a character boundary, without control
+ * characters, as it enters from git.
+ */
+static void test_hostile_summary(void)
+{
+	g_autofree char *dir = testlib_mkdir("hostile-summary");
+	g_autofree char *msg = g_build_filename(testlib_scratch(), "hostile-summary.msg", NULL);
+	g_autofree char *gitdir = g_build_filename(dir, ".git", NULL);
+	g_autoptr(GString) text = g_string_new("\x1b[31mred\ttab\r\x7f\xc2\x85\xe2\x80\xae ");
+	g_autoptr(GString) expect = g_string_new("[31mred tab ");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) walked = NULL;
+	zd_autoptr(repo) repo = NULL;
+	g_autofree char *a = NULL;
+	g_autofree char *b = NULL;
+	g_autofree char *head = NULL;
+	bool truncated;
+
+	/* "é" is two bytes: the cut must not split one. */
+	while (text->len < 1000000)
+		g_string_append(text, "\xc3\xa9");
+	while (expect->len + 2 + 3 <= REPO_SUMMARY_MAX)
+		g_string_append(expect, "\xc3\xa9");
+	g_string_append(expect, "...");
+	g_string_append(text, "\n\nThe body.\n");
+	g_assert_true(g_file_set_contents(msg, text->str, -1, NULL));
+	testlib_repo_init(dir);
+	a = testlib_git(dir, "commit", "-q", "--allow-empty", "--cleanup=verbatim", "-F", msg,
+			NULL);
+	head = testlib_git(dir, "rev-parse", "HEAD", NULL);
+	g_strstrip(head);
+	b = testlib_commit(dir, "a.c", "int a;\n", "a\ttab and a \x01 control");
+
+	repo = repo_open(gitdir, &error);
+	g_assert_no_error(error);
+	if (!repo)
+		return;
+	walked = repo_walk_new(repo, g_strstrip(b), NULL, 10, &truncated, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(walked ? walked->len : 0, ==, 2);
+	if (!walked || walked->len != 2)
+		return;
+	{
+		const char *s = ((struct repo_commit *)walked->pdata[0])->summary;
+
+		g_assert_cmpstr(((struct repo_commit *)walked->pdata[0])->oid, ==, head);
+		g_assert_cmpuint(strlen(s), <=, REPO_SUMMARY_MAX);
+		g_assert_true(g_utf8_validate(s, -1, NULL));
+		g_assert_cmpstr(s, ==, expect->str);
+	}
+	g_assert_cmpstr(((struct repo_commit *)walked->pdata[1])->summary, ==,
+			"a tab and a  control");
+}
+
 /* A server that accepts connections and never says a word. */
 static int silent_server(int *port)
 {
@@ -203,6 +259,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/repo/timeout", test_timeout);
 	g_test_add_func("/repo/refused", test_refused);
 	g_test_add_func("/repo/local", test_local);
+	g_test_add_func("/repo/hostile-summary", test_hostile_summary);
 	rc = g_test_run();
 	testlib_daemon_stop(daemon_);
 	return rc;
