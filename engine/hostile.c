@@ -7,35 +7,54 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/hostile.h"
 
 /*
- * Opens @relpath below @dir for reading, a component at a time, never
- * following a link; checks the result is a regular file with one link of
- * at most @max bytes. Returns the descriptor, or -1 with @error set.
+ * While reading below a build directory as root, this thread's file
+ * system identity is the sandbox user's (setfsuid is per thread, and
+ * drops CAP_DAC_OVERRIDE with it): whatever a build put there, root's
+ * files stay out of reach.
  */
-static int open_beneath(struct stat *st, const char *dir, const char *relpath, guint64 max,
-			GError **error)
+struct fs_identity {
+	int uid, gid; /* the previous ones; -1: unchanged */
+};
+
+static struct fs_identity become_sandbox_user(void)
+{
+	struct fs_identity old = { -1, -1 };
+	struct passwd pw, *found = NULL;
+	char buf[1024];
+
+	if (geteuid() != 0 || getpwnam_r("nobody", &pw, buf, sizeof(buf), &found) != 0 || !found)
+		return old;
+	old.gid = setfsgid(pw.pw_gid);
+	old.uid = setfsuid(pw.pw_uid);
+	return old;
+}
+
+static void restore_identity(struct fs_identity old)
+{
+	if (old.uid >= 0)
+		setfsuid((uid_t)old.uid);
+	if (old.gid >= 0)
+		setfsgid((gid_t)old.gid);
+}
+
+/*
+ * Opens @relpath below the directory @fd (which it closes) a component at
+ * a time, never following a link.
+ */
+static int open_components(int fd, const char *dir, const char *relpath, GError **error)
 {
 	g_auto(GStrv) parts = NULL;
-	int fd;
 
-	if (!*relpath || g_path_is_absolute(relpath)) {
-		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID, "%s: not a relative path",
-			    relpath);
-		return -1;
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", dir,
-			    g_strerror(errno));
-		return -1;
-	}
 	parts = g_strsplit(relpath, "/", -1);
 	for (char **p = parts; *p; p++) {
 		bool last = p[1] == NULL;
@@ -68,6 +87,37 @@ static int open_beneath(struct stat *st, const char *dir, const char *relpath, g
 		}
 		fd = next;
 	}
+	return fd;
+}
+
+/*
+ * Opens @relpath below @dir for reading, a component at a time, never
+ * following a link; checks the result is a regular file with one link of
+ * at most @max bytes. Returns the descriptor, or -1 with @error set.
+ */
+static int open_beneath(struct stat *st, const char *dir, const char *relpath, guint64 max,
+			GError **error)
+{
+	struct fs_identity old;
+	int fd;
+
+	if (!*relpath || g_path_is_absolute(relpath)) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID, "%s: not a relative path",
+			    relpath);
+		return -1;
+	}
+	/* The directory itself is zeroday's: reached with zeroday's rights. */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", dir,
+			    g_strerror(errno));
+		return -1;
+	}
+	old = become_sandbox_user();
+	fd = open_components(fd, dir, relpath, error);
+	restore_identity(old);
+	if (fd < 0)
+		return -1;
 	if (fstat(fd, st) < 0) {
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s/%s: %s", dir, relpath,
 			    g_strerror(errno));
