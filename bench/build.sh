@@ -61,12 +61,21 @@ src=$(find "$work/cold/src" -mindepth 1 -maxdepth 1 -type d)
 bld=$(find "$work/cold/build" -mindepth 2 -maxdepth 2 -type d)
 cp "$src/kernel/panic.c" "$work/panic.c"
 printf '/* raw */\n' >> "$src/kernel/panic.c"
-# The same command line zeroday runs (a different CC string would rebuild
-# everything), without the checkout, sandbox, parsing and bookkeeping.
+# The same command line zeroday runs (a different CC string or path would
+# rebuild everything), in the same sandbox at the same paths, without the
+# checkout, parsing and bookkeeping.
 t0=$(now)
 env -i PATH=/usr/local/bin:/usr/bin:/bin LC_ALL=C HOME=/tmp KBUILD_BUILD_USER=zeroday \
 	KBUILD_BUILD_HOST=zeroday KBUILD_BUILD_TIMESTAMP=@0 \
-	make -C "$src" O="$bld" ARCH=x86_64 CC="$work/cold/tools/zeroday-cc gcc" -j"$(nproc)" \
+	bwrap --unshare-ipc --unshare-pid --unshare-net --die-with-parent \
+	--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
+	--perms 0755 --dir /etc --ro-bind /etc/alternatives /etc/alternatives \
+	--ro-bind /etc/passwd /etc/passwd --ro-bind /etc/group /etc/group \
+	--proc /proc --dev /dev --perms 01777 --tmpfs /tmp --perms 0755 --dir /zeroday \
+	--ro-bind "$src" /zeroday/src --ro-bind "$work/cold/tools" /zeroday/tools \
+	--bind "$bld" /zeroday/out --chdir /zeroday/src -- \
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --no-new-privs -- \
+	make O=/zeroday/out ARCH=x86_64 CC="/zeroday/tools/zeroday-cc gcc" -j"$(nproc)" \
 	>/dev/null 2>&1
 t1=$(now)
 raw=$(elapsed "$t0" "$t1")

@@ -21,6 +21,76 @@
 
 #define RETRIES 2
 
+/*
+ * A host that keeps failing is used less. After BACKOFF_AFTER
+ * infrastructure failures in a row (counted per host URI, across every
+ * booter_boot() call of this process), a host is passed over for a
+ * backoff that starts at BACKOFF_MIN_S and doubles with each further
+ * failure up to BACKOFF_MAX_S, as long as another host can take the boot;
+ * when every host is backed off, the one with the shortest run of
+ * failures is used. One success clears its record.
+ */
+#define BACKOFF_AFTER 2
+#define BACKOFF_MIN_S 60
+#define BACKOFF_MAX_S 600
+
+struct host_health {
+	unsigned streak;  /* infrastructure failures in a row */
+	gint64 retry_at;  /* monotonic time before which it is backed off */
+};
+
+static GMutex health_lock;
+static GHashTable *health; /* URI -> struct host_health, for the process's life */
+
+/* The record of @uri, created on first use. Under health_lock. */
+static struct host_health *health_of(const char *uri)
+{
+	struct host_health *hh;
+
+	if (!health)
+		health = g_hash_table_new(g_str_hash, g_str_equal);
+	hh = g_hash_table_lookup(health, uri);
+	if (!hh) {
+		hh = g_new0(struct host_health, 1);
+		g_hash_table_insert(health, g_strdup(uri), hh);
+	}
+	return hh;
+}
+
+static void health_note(const char *uri, bool failed)
+{
+	struct host_health *hh;
+
+	g_mutex_lock(&health_lock);
+	hh = health_of(uri);
+	if (!failed) {
+		hh->streak = 0;
+		hh->retry_at = 0;
+	} else if (++hh->streak >= BACKOFF_AFTER) {
+		unsigned shift = MIN(hh->streak - BACKOFF_AFTER, 16u);
+		gint64 s = MIN((gint64)BACKOFF_MIN_S << shift, (gint64)BACKOFF_MAX_S);
+
+		hh->retry_at = g_get_monotonic_time() + s * G_USEC_PER_SEC;
+		g_message("boot host %s failed %u times in a row; used less for %" G_GINT64_FORMAT
+			  " s", uri, hh->streak, s);
+	}
+	g_mutex_unlock(&health_lock);
+}
+
+/* The host's current run of failures, and whether it is backed off now. */
+static bool health_backed_off(const char *uri, unsigned *streak)
+{
+	struct host_health *hh;
+	bool off;
+
+	g_mutex_lock(&health_lock);
+	hh = health_of(uri);
+	*streak = hh->streak;
+	off = hh->streak >= BACKOFF_AFTER && g_get_monotonic_time() < hh->retry_at;
+	g_mutex_unlock(&health_lock);
+	return off;
+}
+
 void booter_run_free(struct booter_run *run)
 {
 	if (!run)
@@ -44,6 +114,8 @@ struct host {
 	int *held;         /* per slot: the lock's fd while this call holds it, else -1 */
 	unsigned busy;     /* slots this call holds */
 	unsigned failures; /* infrastructure failures seen */
+	unsigned streak;   /* its failures in a row, from health_backed_off() */
+	bool backed_off;   /* passed over while another host can boot */
 };
 
 /* The shared state of one booter_boot() call. */
@@ -56,6 +128,7 @@ struct pool {
 	const struct booter_request *req;
 	const char *initrd;
 	const char *logdir;
+	const char *host_id; /* boot_host_id() of this installation */
 	bool kvm;
 };
 
@@ -117,12 +190,18 @@ static int try_slot(struct host *h)
 	return -1;
 }
 
-/* Free slots, ranked so that a host that just failed this run comes last. */
-static int host_score(const struct host *h, const struct host *avoid)
+/*
+ * Free slots, ranked so that a host that just failed this run comes last,
+ * then by the host's run of recent failures (fewer first), then by free
+ * slots. A backed-off host is not a candidate while another host is not
+ * backed off (whether or not that one has a slot free now).
+ */
+static int host_score(const struct host *h, const struct host *avoid, bool any_healthy)
 {
-	if (h->busy >= h->slots)
+	if (h->busy >= h->slots || (h->backed_off && any_healthy))
 		return -1;
-	return (h == avoid ? 0 : 1 << 20) + (int)(h->slots - h->busy);
+	return (h == avoid ? 0 : 1 << 20) + ((64 - (int)MIN(h->streak, 64u)) << 11) +
+	       (int)(h->slots - h->busy);
 }
 
 /*
@@ -134,13 +213,20 @@ static struct host *take_host(struct pool *p, const struct host *avoid, int *slo
 	g_mutex_lock(&p->lock);
 	for (;;) {
 		g_autofree guint *order = g_new(guint, p->n_hosts);
+		bool any_healthy = false;
 
+		for (guint i = 0; i < p->n_hosts; i++) {
+			struct host *h = &p->hosts[i];
+
+			h->backed_off = health_backed_off(h->uri, &h->streak);
+			any_healthy |= !h->backed_off;
+		}
 		/* Best first: insertion sort by score; full hosts last. */
 		for (guint i = 0; i < p->n_hosts; i++) {
 			guint j = i;
 
-			while (j > 0 && host_score(&p->hosts[order[j - 1]], avoid) <
-					host_score(&p->hosts[i], avoid)) {
+			while (j > 0 && host_score(&p->hosts[order[j - 1]], avoid, any_healthy) <
+					host_score(&p->hosts[i], avoid, any_healthy)) {
 				order[j] = order[j - 1];
 				j--;
 			}
@@ -149,7 +235,7 @@ static struct host *take_host(struct pool *p, const struct host *avoid, int *slo
 		for (guint k = 0; k < p->n_hosts; k++) {
 			struct host *h = &p->hosts[order[k]];
 
-			if (host_score(h, avoid) < 0)
+			if (host_score(h, avoid, any_healthy) < 0)
 				continue;
 			*slot = try_slot(h);
 			if (*slot >= 0) {
@@ -169,6 +255,7 @@ static void give_host(struct pool *p, struct host *h, int slot, bool failed)
 	h->held[slot] = -1;
 	h->busy--;
 	h->failures += failed;
+	health_note(h->uri, failed);
 	g_cond_broadcast(&p->freed);
 	g_mutex_unlock(&p->lock);
 }
@@ -188,7 +275,7 @@ static void boot_worker(gpointer data, gpointer user_data)
 		struct boot_request br = {
 			.kernel = p->req->image, .initrd = p->initrd, .cmdline = cmdline,
 			.timeout_s = p->config->boot_timeout, .memory_mb = p->config->boot_memory,
-			.kvm = p->kvm,
+			.host_id = p->host_id, .kvm = p->kvm,
 		};
 		struct boot_outcome out = { 0 };
 		g_autoptr(GError) error = NULL;
@@ -275,7 +362,8 @@ static bool probe_kvm(struct pool *p)
 		g_autofree char *text = NULL;
 		struct boot_request br = {
 			.kernel = p->req->image, .initrd = p->initrd, .console_log = log,
-			.timeout_s = 60, .memory_mb = p->config->boot_memory, .kvm = true,
+			.timeout_s = 60, .memory_mb = p->config->boot_memory,
+			.host_id = p->host_id, .kvm = true,
 		};
 		struct boot_outcome out = { 0 };
 		struct console_result r = { 0 };
@@ -369,12 +457,16 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func((GDestroyNotify)booter_run_free);
 	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
 	g_autofree char *stamp = g_date_time_format(now, "%Y%m%d-%H%M%S-XXXXXX");
-	/* QEMU runs as libvirt's own user: what it opens must be reachable. */
+	/*
+	 * Nothing here is opened by QEMU: engine/boot.c uploads the kernel and
+	 * initrd to the host and reads the console back through libvirt.
+	 */
 	g_autofree char *bootdir = g_build_filename(config->state_dir, "boot", NULL);
 	g_autofree char *lockdir = g_build_filename(bootdir, "slots", NULL);
 	g_autofree char *logdir = g_build_filename(bootdir, stamp, NULL);
 	g_autofree char *initrd = NULL;
 	g_autofree char *profile = NULL;
+	g_autofree char *host_id = boot_host_id(config->state_dir);
 	GArray *payloads = NULL;
 	struct pool p = { .config = config, .req = req };
 	unsigned slots = 0, stored = 0, seed = 0;
@@ -397,6 +489,7 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	initrd = g_build_filename(logdir, "initrd.gz", NULL);
 	p.initrd = initrd;
 	p.logdir = logdir;
+	p.host_id = host_id;
 	if (!parse_hosts(&p, config->boot_hosts, lockdir, error))
 		goto done;
 	payloads = payload_list(config, req->payloads ? req->payloads
@@ -411,7 +504,7 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	for (guint i = 0; i < p.n_hosts; i++) {
 		g_autoptr(GError) local = NULL;
 
-		if (boot_reap(p.hosts[i].uri, false, &local) < 0)
+		if (boot_reap(p.hosts[i].uri, host_id, false, &local) < 0)
 			g_message("cannot reap on %s: %s", p.hosts[i].uri, local->message);
 		slots += p.hosts[i].slots;
 	}

@@ -1,5 +1,20 @@
 /*
  * Boots through libvirt: see boot.h. The only file that includes libvirt.
+ *
+ * Everything a host needs travels over the libvirt connection, so a host
+ * that shares no file system with zeroday works like the local one, and
+ * qemu:///system takes the same path: QEMU never opens a file of
+ * zeroday's.
+ *  - The kernel and initrd are volumes of the dir pool BOOT_POOL_NAME,
+ *    named "zeroday-SHA256" by content and uploaded with
+ *    virStorageVolUpload(). A volume counts only once its marker volume
+ *    "zeroday-SHA256.ok" exists, which its uploader creates after the
+ *    last byte: a concurrent or interrupted upload is never booted.
+ *  - The serial console is a pty on the host, read through a console
+ *    stream (virDomainOpenConsole()) attached while the domain is still
+ *    paused.
+ * Non-blocking streams need libvirt's event loop: one thread runs it for
+ * the process.
  */
 #define G_LOG_DOMAIN "engine"
 
@@ -7,8 +22,10 @@
 
 #include <stdlib.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libvirt/libvirt.h>
@@ -16,9 +33,40 @@
 
 #include "engine/boot.h"
 
+#define VOLUME_PREFIX "zeroday-"
+#define VOLUME_MARK ".ok"
+
+/*
+ * Volume clean-up policy (boot_reap): a complete volume is removed once
+ * it went unused for VOLUME_UNUSED_S, "used" meaning the later of its
+ * upload (mtime) and its last read by QEMU (atime, which relatime keeps
+ * to within a day, hence more than a day); a volume without its marker,
+ * an upload that never finished, after VOLUME_PARTIAL_S (libvirt refuses
+ * to delete one that an upload still holds).
+ */
+#define VOLUME_UNUSED_S (72 * 3600)
+#define VOLUME_PARTIAL_S 3600
+
+/* How long to wait for another client's upload of the same content. */
+#define UPLOAD_WAIT_S 300
+/* After this long without its marker, a volume may be an abandoned upload. */
+#define UPLOAD_STALE_S 30
+
+/* How long the console may still deliver bytes after the guest ended. */
+#define DRAIN_GRACE_US (2 * G_USEC_PER_SEC)
+
 /* libvirt prints every error to stderr unless told otherwise. */
 static void quiet(void *data, virErrorPtr err)
 {
+}
+
+static gpointer event_loop(gpointer data)
+{
+	for (;;) {
+		if (virEventRunDefaultImpl() < 0)
+			g_usleep(G_USEC_PER_SEC / 10);
+	}
+	return NULL;
 }
 
 static void boot_global_init(void)
@@ -28,8 +76,29 @@ static void boot_global_init(void)
 	if (g_once_init_enter(&once)) {
 		virInitialize();
 		virSetErrorFunc(NULL, quiet);
+		/* Before the first connection: the client registers its socket then. */
+		if (virEventRegisterDefaultImpl() < 0)
+			g_warning("libvirt event loop: cannot register");
+		else
+			g_thread_unref(g_thread_new("libvirt-events", event_loop, NULL));
 		g_once_init_leave(&once, 1);
 	}
+}
+
+/*
+ * Opens @uri with keepalive where the driver has it (remote ones), so a
+ * host that stops answering fails a call within about 30 s instead of
+ * hanging an upload or a console forever.
+ */
+static virConnectPtr connect_open(const char *uri)
+{
+	virConnectPtr conn;
+
+	boot_global_init();
+	conn = virConnectOpen(uri);
+	if (conn)
+		virConnectSetKeepAlive(conn, 5, 6);
+	return conn;
 }
 
 static char *last_error(void)
@@ -39,18 +108,50 @@ static char *last_error(void)
 	return g_strdup(e && e->message ? e->message : "unknown libvirt error");
 }
 
+static int last_error_code(void)
+{
+	virErrorPtr e = virGetLastError();
+
+	return e ? e->code : VIR_ERR_OK;
+}
+
 void boot_outcome_clear(struct boot_outcome *out)
 {
 	g_free(out->infra_reason);
 	memset(out, 0, sizeof(*out));
 }
 
-char *boot_domain_xml(const char *name, const struct boot_request *req)
+char *boot_host_id(const char *state_dir)
+{
+	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+	g_autofree char *machine = NULL;
+	g_autofree char *canon = NULL;
+
+	if (!g_file_get_contents("/etc/machine-id", &machine, NULL, NULL) &&
+	    !g_file_get_contents("/var/lib/dbus/machine-id", &machine, NULL, NULL))
+		machine = g_strdup(g_get_host_name());
+	g_strstrip(machine);
+	if (state_dir) {
+		char *real = realpath(state_dir, NULL);
+
+		/* realpath() allocates with malloc: copied into GLib's. */
+		canon = real ? g_strdup(real) : g_canonicalize_filename(state_dir, NULL);
+		free(real);
+	}
+	g_checksum_update(sum, (const guchar *)"zeroday host id\n", -1);
+	g_checksum_update(sum, (const guchar *)machine, -1);
+	g_checksum_update(sum, (const guchar *)"\n", 1);
+	if (canon)
+		g_checksum_update(sum, (const guchar *)canon, -1);
+	return g_strndup(g_checksum_get_string(sum), 12);
+}
+
+char *boot_domain_xml(const char *name, const struct boot_request *req, const char *kernel_path,
+		      const char *initrd_path)
 {
 	g_autofree char *ename = g_markup_escape_text(name, -1);
-	g_autofree char *kernel = g_markup_escape_text(req->kernel, -1);
-	g_autofree char *initrd = req->initrd ? g_markup_escape_text(req->initrd, -1) : NULL;
-	g_autofree char *log = g_markup_escape_text(req->console_log, -1);
+	g_autofree char *kernel = g_markup_escape_text(kernel_path, -1);
+	g_autofree char *initrd = initrd_path ? g_markup_escape_text(initrd_path, -1) : NULL;
 	g_autofree char *cmdline = g_markup_printf_escaped(
 		"console=ttyS0 panic=-1 oops=panic softlockup_panic=1 hung_task_panic=0 "
 		"printk.time=1 %s", req->cmdline ? req->cmdline : "");
@@ -69,41 +170,345 @@ char *boot_domain_xml(const char *name, const struct boot_request *req)
 	g_string_append(x, "  <features><acpi/></features>\n");
 	if (!req->kvm)
 		g_string_append(x, "  <cpu mode='custom' match='exact'><model>qemu64</model></cpu>\n");
+	/* The console is a pty on the host, read back through a stream. */
 	g_string_append(x, "  <on_poweroff>destroy</on_poweroff>\n"
 			   "  <on_reboot>destroy</on_reboot>\n"
 			   "  <on_crash>destroy</on_crash>\n"
-			   "  <devices>\n");
-	g_string_append_printf(x, "    <serial type='file'><source path='%s'/>"
-				  "<target port='0'/></serial>\n", log);
-	g_string_append(x, "    <memballoon model='none'/>\n"
+			   "  <devices>\n"
+			   "    <serial type='pty'><target port='0'/></serial>\n"
+			   "    <console type='pty'><target type='serial' port='0'/></console>\n"
+			   "    <memballoon model='none'/>\n"
 			   "  </devices>\n</domain>\n");
 	return g_string_free(x, FALSE);
 }
 
-static char *domain_name(void)
+static char *domain_name(const char *host_id)
 {
 	static gint counter;
 
-	return g_strdup_printf(BOOT_DOMAIN_PREFIX "%d-%d-%" G_GINT64_FORMAT, (int)getpid(),
-			       g_atomic_int_add(&counter, 1), g_get_real_time() / 1000);
+	return g_strdup_printf(BOOT_DOMAIN_PREFIX "%d-%s-%d-%" G_GINT64_FORMAT, (int)getpid(),
+			       host_id, g_atomic_int_add(&counter, 1), g_get_real_time() / 1000);
+}
+
+/* Sets the outcome's infra reason to "@what: @why" (takes @why). */
+static void infra_take(struct boot_outcome *out, const char *what, char *why)
+{
+	out->infra = true;
+	g_free(out->infra_reason);
+	out->infra_reason = g_strdup_printf("%s: %s", what, why);
+	g_free(why);
 }
 
 static void infra(struct boot_outcome *out, const char *what)
 {
-	g_autofree char *why = last_error();
+	infra_take(out, what, last_error());
+}
 
-	out->infra = true;
-	out->infra_reason = g_strdup_printf("%s: %s", what, why);
+/* The pool zeroday owns on the host, defined and started when missing. */
+static virStoragePoolPtr pool_ensure(virConnectPtr conn, char **why)
+{
+	static const char xml[] =
+		"<pool type='dir'><name>" BOOT_POOL_NAME "</name>"
+		"<target><path>" BOOT_POOL_PATH "</path>"
+		"<permissions><mode>0755</mode></permissions></target></pool>";
+	virStoragePoolPtr pool = virStoragePoolLookupByName(conn, BOOT_POOL_NAME);
+
+	if (!pool) {
+		pool = virStoragePoolDefineXML(conn, xml, 0);
+		/* Another client may have defined it in between. */
+		if (!pool)
+			pool = virStoragePoolLookupByName(conn, BOOT_POOL_NAME);
+		if (!pool) {
+			*why = g_strdup_printf("defining storage pool %s: %s", BOOT_POOL_NAME,
+					       last_error());
+			return NULL;
+		}
+		virStoragePoolSetAutostart(pool, 1);
+	}
+	if (virStoragePoolIsActive(pool) != 1 &&
+	    virStoragePoolCreate(pool, VIR_STORAGE_POOL_CREATE_WITH_BUILD) < 0 &&
+	    virStoragePoolIsActive(pool) != 1) {
+		*why = g_strdup_printf("starting storage pool %s: %s", BOOT_POOL_NAME, last_error());
+		virStoragePoolFree(pool);
+		return NULL;
+	}
+	return pool;
+}
+
+/* The lowercase hex SHA-256 of the file at @path (caller frees), or NULL with *@why. */
+static char *file_sha256(const char *path, guint64 *size, char **why)
+{
+	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+	guchar buf[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*size = 0;
+	if (fd < 0) {
+		*why = g_strdup_printf("%s: %s", path, g_strerror(errno));
+		return NULL;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		g_checksum_update(sum, buf, n);
+		*size += (guint64)n;
+	}
+	if (n < 0) {
+		*why = g_strdup_printf("%s: %s", path, g_strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	return g_strdup(g_checksum_get_string(sum));
+}
+
+static virStorageVolPtr volume_create(virStoragePoolPtr pool, const char *name, guint64 size)
+{
+	g_autofree char *xml = g_strdup_printf(
+		"<volume type='file'><name>%s</name>"
+		"<capacity unit='bytes'>%" G_GUINT64_FORMAT "</capacity>"
+		"<allocation unit='bytes'>0</allocation>"
+		"<target><format type='raw'/><permissions><mode>0644</mode></permissions>"
+		"</target></volume>", name, size);
+
+	return virStorageVolCreateXML(pool, xml, 0);
+}
+
+static int send_file(virStreamPtr st, char *data, size_t nbytes, void *opaque)
+{
+	int fd = *(int *)opaque;
+	ssize_t n;
+
+	do
+		n = read(fd, data, nbytes);
+	while (n < 0 && errno == EINTR);
+	return (int)n;
+}
+
+/* Writes the file at @path into the new volume @vol of @size bytes. */
+static bool volume_upload(virConnectPtr conn, virStorageVolPtr vol, const char *path,
+			  guint64 size, char **why)
+{
+	virStreamPtr st = virStreamNew(conn, 0);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool ok = false;
+
+	if (fd < 0) {
+		*why = g_strdup_printf("%s: %s", path, g_strerror(errno));
+		goto out;
+	}
+	if (!st || virStorageVolUpload(vol, st, 0, size, 0) < 0) {
+		*why = g_strdup_printf("uploading %s: %s", path, last_error());
+		goto out;
+	}
+	if (virStreamSendAll(st, send_file, &fd) < 0) {
+		*why = g_strdup_printf("uploading %s: %s", path, last_error());
+		virStreamAbort(st);
+		goto out;
+	}
+	if (virStreamFinish(st) < 0) {
+		*why = g_strdup_printf("uploading %s: %s", path, last_error());
+		goto out;
+	}
+	ok = true;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (st)
+		virStreamFree(st);
+	return ok;
+}
+
+/* Whether the pool has a volume named @name. */
+static bool volume_exists(virStoragePoolPtr pool, const char *name)
+{
+	virStorageVolPtr v = virStorageVolLookupByName(pool, name);
+
+	if (!v)
+		return false;
+	virStorageVolFree(v);
+	return true;
+}
+
+/*
+ * Returns the host's path of a complete volume holding the bytes of the
+ * local file @path, uploading it unless one is there (caller frees), or
+ * NULL with *@why.
+ */
+static char *volume_ensure(virConnectPtr conn, virStoragePoolPtr pool, const char *path,
+			   char **why)
+{
+	guint64 size;
+	g_autofree char *hash = file_sha256(path, &size, why);
+	g_autofree char *name = NULL;
+	g_autofree char *mark = NULL;
+	gint64 start = g_get_monotonic_time();
+
+	if (!hash)
+		return NULL;
+	name = g_strconcat(VOLUME_PREFIX, hash, NULL);
+	mark = g_strconcat(name, VOLUME_MARK, NULL);
+	for (;;) {
+		virStorageVolPtr vol = NULL;
+		char *host_path;
+		gint64 waited;
+
+		if (volume_exists(pool, mark))
+			vol = virStorageVolLookupByName(pool, name);
+		if (!vol) {
+			vol = volume_create(pool, name, size);
+			if (vol) {
+				virStorageVolPtr m = NULL;
+
+				if (!volume_upload(conn, vol, path, size, why)) {
+					virStorageVolDelete(vol, 0);
+					virStorageVolFree(vol);
+					return NULL;
+				}
+				/* The last byte is in: from now on others may boot it. */
+				m = volume_create(pool, mark, 0);
+				if (!m && last_error_code() != VIR_ERR_STORAGE_VOL_EXIST) {
+					*why = g_strdup_printf("creating volume %s: %s", mark,
+							       last_error());
+					virStorageVolFree(vol);
+					return NULL;
+				}
+				if (m)
+					virStorageVolFree(m);
+				g_debug("uploaded %s as volume %s", path, name);
+			} else if (last_error_code() != VIR_ERR_STORAGE_VOL_EXIST) {
+				*why = g_strdup_printf("creating volume %s: %s", name, last_error());
+				return NULL;
+			}
+		}
+		if (vol) {
+			host_path = virStorageVolGetPath(vol);
+			if (!host_path)
+				*why = g_strdup_printf("volume %s: %s", name, last_error());
+			virStorageVolFree(vol);
+			if (!host_path)
+				return NULL;
+			/* Copied out of libvirt's allocator. */
+			{
+				char *copy = g_strdup(host_path);
+
+				free(host_path);
+				return copy;
+			}
+		}
+		/* Someone else's upload of the same bytes, or an abandoned one. */
+		waited = (g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+		if (waited >= UPLOAD_WAIT_S) {
+			*why = g_strdup_printf("volume %s: still incomplete after %d s", name,
+					       UPLOAD_WAIT_S);
+			return NULL;
+		}
+		if (waited >= UPLOAD_STALE_S && !volume_exists(pool, mark)) {
+			/* libvirt refuses while an upload still holds the volume. */
+			vol = virStorageVolLookupByName(pool, name);
+			if (vol) {
+				if (virStorageVolDelete(vol, 0) == 0)
+					g_message("removed abandoned upload %s", name);
+				virStorageVolFree(vol);
+			}
+		}
+		g_usleep(G_USEC_PER_SEC / 2);
+	}
+}
+
+/*
+ * The console: bytes from the stream go to the local log, up to
+ * BOOT_CONSOLE_MAX; the rest is counted.
+ */
+struct console {
+	virStreamPtr st;
+	int fd;
+	guint64 bytes;
+	bool eof;
+	bool broken;  /* the stream failed */
+	char *why;
+	int write_errno; /* the first failed write to the log (a full disk), or 0 */
+};
+
+/* Reads whatever the stream has now. Returns whether it delivered bytes. */
+static bool console_drain(struct console *c)
+{
+	char buf[65536];
+	bool got = false;
+
+	while (!c->eof && !c->broken) {
+		int n = virStreamRecv(c->st, buf, sizeof(buf));
+
+		if (n == -2)
+			break;
+		if (n == 0) {
+			c->eof = true;
+			break;
+		}
+		if (n < 0) {
+			c->broken = true;
+			c->why = last_error();
+			break;
+		}
+		got = true;
+		if (c->bytes < BOOT_CONSOLE_MAX) {
+			size_t keep = MIN((guint64)n, BOOT_CONSOLE_MAX - c->bytes);
+
+			for (size_t off = 0; off < keep;) {
+				ssize_t w = write(c->fd, buf + off, keep - off);
+
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w <= 0) {
+					if (!c->write_errno)
+						c->write_errno = w < 0 ? errno : ENOSPC;
+					break;
+				}
+				off += (size_t)w;
+			}
+		}
+		c->bytes += (guint64)n;
+	}
+	return got;
+}
+
+/* After the guest ended: the bytes still in flight, until EOF or a quiet spell. */
+static void console_finish(struct console *c)
+{
+	gint64 quiet_since = g_get_monotonic_time();
+	gint64 stop = quiet_since + 5 * DRAIN_GRACE_US;
+
+	while (!c->eof && !c->broken && g_get_monotonic_time() < stop) {
+		if (console_drain(c))
+			quiet_since = g_get_monotonic_time();
+		else if (g_get_monotonic_time() - quiet_since > DRAIN_GRACE_US)
+			break;
+		else
+			g_usleep(20000);
+	}
+	if (c->bytes > BOOT_CONSOLE_MAX) {
+		g_autofree char *note = g_strdup_printf(
+			"\n[zeroday: console truncated: %" G_GUINT64_FORMAT " bytes, %u kept]\n",
+			c->bytes, BOOT_CONSOLE_MAX);
+
+		if (write(c->fd, note, strlen(note)) < 0)
+			g_message("console log: %s", g_strerror(errno));
+	}
 }
 
 bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_request *req,
 	      GError **error)
 {
-	g_autofree char *name = domain_name();
+	g_autofree char *own_id = req->host_id ? NULL : boot_host_id(NULL);
+	g_autofree char *name = domain_name(req->host_id ? req->host_id : own_id);
 	g_autofree char *xml = NULL;
+	g_autofree char *kernel_path = NULL;
+	g_autofree char *initrd_path = NULL;
+	char *why = NULL;
 	virConnectPtr conn = NULL;
+	virStoragePoolPtr pool = NULL;
 	virDomainPtr dom = NULL;
-	gint64 start = g_get_monotonic_time();
+	struct console con = { .fd = -1 };
+	gint64 start = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!g_file_test(req->kernel, G_FILE_TEST_IS_REGULAR)) {
@@ -111,30 +516,61 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 			    req->kernel);
 		return false;
 	}
-	boot_global_init();
-	xml = boot_domain_xml(name, req);
-	conn = virConnectOpen(uri);
+	con.fd = open(req->console_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		      0644);
+	if (con.fd < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", req->console_log,
+			    g_strerror(errno));
+		return false;
+	}
+	conn = connect_open(uri);
 	if (!conn) {
 		infra(out, uri);
 		goto done;
 	}
-	dom = virDomainCreateXML(conn, xml, VIR_DOMAIN_NONE);
+	pool = pool_ensure(conn, &why);
+	if (pool)
+		kernel_path = volume_ensure(conn, pool, req->kernel, &why);
+	if (kernel_path && req->initrd)
+		initrd_path = volume_ensure(conn, pool, req->initrd, &why);
+	if (!kernel_path || (req->initrd && !initrd_path)) {
+		infra_take(out, "storing the boot files on the host", why);
+		goto done;
+	}
+	xml = boot_domain_xml(name, req, kernel_path, initrd_path);
+	dom = virDomainCreateXML(conn, xml, VIR_DOMAIN_START_PAUSED);
 	if (!dom) {
 		infra(out, "starting the domain");
 		goto done;
 	}
+	con.st = virStreamNew(conn, VIR_STREAM_NONBLOCK);
+	if (!con.st || virDomainOpenConsole(dom, NULL, con.st, VIR_DOMAIN_CONSOLE_FORCE) < 0) {
+		infra(out, "attaching the console");
+		goto done;
+	}
+	if (virDomainResume(dom) < 0) {
+		infra(out, "resuming the domain");
+		goto done;
+	}
+	start = g_get_monotonic_time();
 	for (;;) {
-		int active = virDomainIsActive(dom);
+		int active;
 
+		console_drain(&con);
+		active = virDomainIsActive(dom);
 		if (active == 0)
 			break;
 		if (active < 0) {
-			virErrorPtr e = virGetLastError();
-
 			/* A transient domain that ended is gone: that is the end. */
-			if (e && e->code == VIR_ERR_NO_DOMAIN)
+			if (last_error_code() == VIR_ERR_NO_DOMAIN)
 				break;
 			infra(out, "watching the domain");
+			break;
+		}
+		if (con.broken) {
+			/* The guest may have just ended: it decides. */
+			if (virDomainIsActive(dom) == 1)
+				infra_take(out, "reading the console", g_strdup(con.why));
 			break;
 		}
 		if (req->timeout_s &&
@@ -146,39 +582,135 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 		}
 		g_usleep(100000);
 	}
+	console_finish(&con);
 done:
-	out->seconds = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+	out->seconds = start ? (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC : 0;
 	if (dom) {
 		/* Whatever happened, no domain outlives its boot. */
 		if (virDomainIsActive(dom) == 1)
 			virDomainDestroy(dom);
 		virDomainFree(dom);
 	}
+	if (con.st) {
+		if (con.eof)
+			virStreamFinish(con.st);
+		else
+			virStreamAbort(con.st);
+		virStreamFree(con.st);
+	}
+	g_free(con.why);
+	if (con.fd >= 0 && close(con.fd) < 0 && !con.write_errno)
+		con.write_errno = errno;
+	/* A console log that lost bytes is no verdict on the kernel. */
+	if (con.write_errno && !out->infra)
+		infra_take(out, req->console_log, g_strdup(g_strerror(con.write_errno)));
+	if (pool)
+		virStoragePoolFree(pool);
 	if (conn)
 		virConnectClose(conn);
 	return true;
 }
 
-/* Whether the process that named @name (zeroday-PID-...) is gone. */
-static bool orphaned(const char *name)
+/*
+ * Whether @name (zeroday-PID-HOSTID-...) belongs to installation
+ * @host_id and the process that named it is gone from this machine.
+ * *@ours says whether it belongs to @host_id at all: a name of another
+ * form (another installation's, an older zeroday's) never does.
+ */
+static bool orphaned(const char *name, const char *host_id, bool *ours)
 {
 	const char *p = name + strlen(BOOT_DOMAIN_PREFIX);
+	size_t n = strlen(host_id);
 	char *end;
 	gint64 pid = g_ascii_strtoll(p, &end, 10);
 
-	if (end == p || *end != '-' || pid <= 0)
-		return true;
-	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	*ours = end != p && pid > 0 && *end == '-' && strncmp(end + 1, host_id, n) == 0 &&
+		end[1 + n] == '-';
+	return *ours && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
-int boot_reap(const char *uri, bool all, GError **error)
+/* Seconds since the epoch in volume XML's <@tag>SECONDS.NANOSECONDS</@tag>, or 0. */
+static gint64 xml_time(const char *xml, const char *tag)
 {
+	g_autofree char *open = g_strdup_printf("<%s>", tag);
+	const char *p = strstr(xml, open);
+
+	return p ? g_ascii_strtoll(p + strlen(open), NULL, 10) : 0;
+}
+
+/* Removes the pool's volumes unused for a while: the policy above VOLUME_UNUSED_S. */
+static void prune_volumes(virConnectPtr conn)
+{
+	virStoragePoolPtr pool = virStoragePoolLookupByName(conn, BOOT_POOL_NAME);
+	virStorageVolPtr *vols = NULL;
+	g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+	int n;
+
+	if (!pool)
+		return;
+	n = virStoragePoolListAllVolumes(pool, &vols, 0);
+	for (int i = 0; i < n; i++) {
+		const char *name = virStorageVolGetName(vols[i]);
+
+		if (name)
+			g_hash_table_add(names, g_strdup(name));
+	}
+	for (int i = 0; i < n; i++) {
+		const char *name = virStorageVolGetName(vols[i]);
+		g_autofree char *mark = NULL;
+		char *xml;
+		gint64 used;
+		bool complete;
+
+		if (!name || !g_str_has_prefix(name, VOLUME_PREFIX))
+			continue;
+		if (g_str_has_suffix(name, VOLUME_MARK)) {
+			g_autofree char *data = g_strndup(name, strlen(name) - strlen(VOLUME_MARK));
+
+			/* A marker whose data is gone marks nothing. */
+			if (!g_hash_table_contains(names, data))
+				virStorageVolDelete(vols[i], 0);
+			continue;
+		}
+		mark = g_strconcat(name, VOLUME_MARK, NULL);
+		complete = g_hash_table_contains(names, mark);
+		xml = virStorageVolGetXMLDesc(vols[i], 0);
+		if (!xml)
+			continue;
+		used = MAX(xml_time(xml, "atime"), xml_time(xml, "mtime"));
+		free(xml);
+		if (used == 0 || now - used < (complete ? VOLUME_UNUSED_S : VOLUME_PARTIAL_S))
+			continue;
+		if (complete) {
+			/* The marker goes first: nobody starts to boot a half-deleted volume. */
+			virStorageVolPtr m = virStorageVolLookupByName(pool, mark);
+
+			if (m) {
+				virStorageVolDelete(m, 0);
+				virStorageVolFree(m);
+			}
+		}
+		if (virStorageVolDelete(vols[i], 0) == 0)
+			g_message("removed volume %s, unused for %" G_GINT64_FORMAT " h", name,
+				  (now - used) / 3600);
+	}
+	for (int i = 0; i < n; i++)
+		virStorageVolFree(vols[i]);
+	free(vols);
+	virStoragePoolFree(pool);
+}
+
+int boot_reap(const char *uri, const char *host_id, bool all, GError **error)
+{
+	g_autofree char *own_id = host_id ? NULL : boot_host_id(NULL);
 	virConnectPtr conn;
 	virDomainPtr *doms = NULL;
 	int n, reaped = 0;
 
-	boot_global_init();
-	conn = virConnectOpen(uri);
+	if (!host_id)
+		host_id = own_id;
+	conn = connect_open(uri);
 	if (!conn) {
 		g_autofree char *why = last_error();
 
@@ -188,8 +720,10 @@ int boot_reap(const char *uri, bool all, GError **error)
 	n = virConnectListAllDomains(conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 	for (int i = 0; i < n; i++) {
 		const char *name = virDomainGetName(doms[i]);
+		bool ours = false;
 
-		if (name && g_str_has_prefix(name, BOOT_DOMAIN_PREFIX) && (all || orphaned(name)) &&
+		if (name && g_str_has_prefix(name, BOOT_DOMAIN_PREFIX) &&
+		    (orphaned(name, host_id, &ours) || (all && ours)) &&
 		    virDomainDestroy(doms[i]) == 0) {
 			g_message("reaped orphaned domain %s", name);
 			reaped++;
@@ -197,12 +731,14 @@ int boot_reap(const char *uri, bool all, GError **error)
 		virDomainFree(doms[i]);
 	}
 	free(doms);
-	virConnectClose(conn);
 	if (n < 0) {
 		g_autofree char *why = last_error();
 
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", uri, why);
+		virConnectClose(conn);
 		return -1;
 	}
+	prune_volumes(conn);
+	virConnectClose(conn);
 	return reaped;
 }

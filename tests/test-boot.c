@@ -1,7 +1,8 @@
 /*
  * Boots through real libvirt and QEMU (TCG) with Debian's kernel and
  * zeroday's initramfs: success, a panic from a payload and from the
- * command line, a hang, a failing payload, a 1-in-3 failure, an
+ * command line, a hang, a failing payload, a 1-in-3 failure, files in
+ * a directory QEMU cannot enter, a console log on a full disk, an
  * unreachable libvirt, and orphan reaping.
  */
 #include "autoconfig.h"
@@ -12,6 +13,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "engine/boot.h"
 #include "engine/diag.h"
 #include "engine/initramfs.h"
@@ -20,6 +23,7 @@
 #define URI "qemu:///system"
 
 static char *kernel;
+static char *host_id;
 
 static char *payload_path(const char *name)
 {
@@ -43,7 +47,7 @@ static void boot(struct console_result *r, const char *payload, const char *cmdl
 	};
 	struct boot_request req = {
 		.kernel = kernel, .initrd = initrd, .cmdline = cmdline, .console_log = log,
-		.timeout_s = timeout_s, .memory_mb = 512,
+		.timeout_s = timeout_s, .memory_mb = 512, .host_id = host_id,
 	};
 	struct boot_outcome out;
 	g_autoptr(GError) error = NULL;
@@ -145,6 +149,88 @@ static void test_flaky(void)
 	}
 	for (int i = 0; i < 3; i++)
 		console_result_clear(&r[i]);
+}
+
+/* The installation id: 12 hex digits, the same for the same directory, another for another. */
+static void test_host_id(void)
+{
+	g_autofree char *dir = testlib_mkdir("id");
+	g_autofree char *again = g_build_filename(dir, "..", "id", NULL);
+	g_autofree char *a = boot_host_id(dir);
+	g_autofree char *b = boot_host_id(again);
+	g_autofree char *c = boot_host_id(testlib_scratch());
+	g_autofree char *d = boot_host_id(NULL);
+
+	g_assert_cmpuint(strlen(a), ==, 12);
+	g_assert_cmpuint(strspn(a, "0123456789abcdef"), ==, 12);
+	g_assert_cmpstr(a, ==, b);
+	g_assert_cmpstr(a, !=, c);
+	g_assert_cmpstr(a, !=, d);
+}
+
+/*
+ * QEMU never opens a file of zeroday's: the initrd and the console log in
+ * a directory only root may enter, and the boot works.
+ */
+static void test_private_dir(void)
+{
+	g_autofree char *dir = testlib_mkdir("private");
+	g_autofree char *initrd = g_build_filename(dir, "initrd.gz", NULL);
+	g_autofree char *log = g_build_filename(dir, "console.log", NULL);
+	g_autofree char *smoke = payload_path("smoke");
+	struct initramfs_payload payloads[] = { { "smoke", smoke, 60 } };
+	struct boot_request req = { .kernel = kernel, .initrd = initrd, .console_log = log,
+				    .timeout_s = 120, .memory_mb = 256, .host_id = host_id };
+	struct boot_outcome out;
+	struct console_result r;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *text = NULL;
+
+	g_assert_cmpint(g_chmod(dir, 0700), ==, 0);
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+	g_assert_true(boot_run(&out, URI, &req, &error));
+	g_assert_no_error(error);
+	g_file_get_contents(log, &text, NULL, NULL);
+	diag_console_classify(&r, text ? text : "", out.timed_out, out.infra);
+	g_test_message("private dir: %s%s%s", diag_console_kind_name(r.kind),
+		       out.infra ? ": " : "", out.infra ? out.infra_reason : "");
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "boot-ok");
+	console_result_clear(&r);
+	boot_outcome_clear(&out);
+}
+
+/* A console log that cannot be written whole (a full disk) makes the boot an infra-error. */
+static void test_console_disk_full(void)
+{
+	g_autofree char *dir = testlib_mkdir("full");
+	g_autofree char *log = g_build_filename(dir, "console.log", NULL);
+	g_autofree char *initrd = g_build_filename(testlib_scratch(), "full.gz", NULL);
+	g_autofree char *smoke = payload_path("smoke");
+	struct initramfs_payload payloads[] = { { "smoke", smoke, 60 } };
+	struct boot_request req = { .kernel = kernel, .initrd = initrd, .console_log = log,
+				    .timeout_s = 120, .memory_mb = 256, .host_id = host_id };
+	const char *mount[] = { "mount", "-t", "tmpfs", "-o", "size=4k", "zeroday-test", dir, NULL };
+	const char *umount[] = { "umount", dir, NULL };
+	struct boot_outcome out;
+	g_autoptr(GError) error = NULL;
+	int status;
+
+	if (!g_spawn_sync(NULL, (char **)mount, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL,
+			  &status, NULL) || !g_spawn_check_wait_status(status, NULL)) {
+		g_test_skip("cannot mount a tmpfs (not root?)");
+		return;
+	}
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+	g_assert_true(boot_run(&out, URI, &req, &error));
+	g_assert_no_error(error);
+	g_test_message("full disk: infra=%d %s", out.infra, out.infra ? out.infra_reason : "");
+	g_assert_true(out.infra);
+	g_assert_nonnull(out.infra_reason);
+	if (out.infra_reason)
+		g_assert_nonnull(strstr(out.infra_reason, "No space left on device"));
+	boot_outcome_clear(&out);
+	g_assert_true(g_spawn_sync(NULL, (char **)umount, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+				   NULL, NULL, &status, NULL));
 }
 
 static void test_unreachable_libvirt(void)
@@ -286,7 +372,7 @@ static void test_connection_dies(void)
 	g_autofree char *hang = payload_path("hang");
 	struct initramfs_payload payloads[] = { { "hang", hang, 600 } };
 	struct boot_request req = { .kernel = kernel, .initrd = initrd, .console_log = log,
-				    .timeout_s = 300, .memory_mb = 256 };
+				    .timeout_s = 300, .memory_mb = 256, .host_id = host_id };
 	struct cut_later cut = { px, log };
 	struct boot_outcome out;
 	struct console_result r;
@@ -308,11 +394,11 @@ static void test_connection_dies(void)
 	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "infra-error");
 	/* The guest outlived its connection: the reaper ends it. */
 	/* Its creator (this process) is alive: not an orphan yet. */
-	g_assert_cmpint(boot_reap(URI, false, &error), ==, 0);
-	reaped = boot_reap(URI, true, &error);
+	g_assert_cmpint(boot_reap(URI, host_id, false, &error), ==, 0);
+	reaped = boot_reap(URI, host_id, true, &error);
 	g_assert_no_error(error);
 	g_assert_cmpint(reaped, ==, 1);
-	g_assert_cmpint(boot_reap(URI, true, NULL), ==, 0);
+	g_assert_cmpint(boot_reap(URI, host_id, true, NULL), ==, 0);
 	console_result_clear(&r);
 	boot_outcome_clear(&out);
 }
@@ -321,12 +407,16 @@ int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
 	kernel = testlib_boot_kernel();
+	host_id = boot_host_id(testlib_scratch());
+	g_test_add_func("/boot/host-id", test_host_id);
 	g_test_add_func("/boot/ok", test_ok);
 	g_test_add_func("/boot/sysrq-panic", test_sysrq_panic);
 	g_test_add_func("/boot/cmdline-panic", test_cmdline_panic);
 	g_test_add_func("/boot/hang", test_hang);
 	g_test_add_func("/boot/payload-fail", test_payload_fail);
 	g_test_add_func("/boot/flaky", test_flaky);
+	g_test_add_func("/boot/private-dir", test_private_dir);
+	g_test_add_func("/boot/console-disk-full", test_console_disk_full);
 	g_test_add_func("/boot/unreachable-libvirt", test_unreachable_libvirt);
 	g_test_add_func("/boot/connection-dies", test_connection_dies);
 	return g_test_run();

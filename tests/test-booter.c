@@ -30,9 +30,11 @@ static void fixture_set_up(struct fixture *f, gconstpointer data)
 	g_autofree char *base = g_path_get_basename(g_test_get_path());
 	g_autofree char *state = g_build_filename(testlib_scratch(), base, NULL);
 	g_autofree char *db_path = g_build_filename(state, "zeroday.db", NULL);
+	/* @data: the [boot] hosts, else the local host with one slot. */
 	g_autofree char *conf = g_strdup_printf("[zeroday]\nstate-dir = %s\n"
-						"[boot]\nhosts = qemu:///system*1\ntimeout = 120\n",
-						state);
+						"[boot]\nhosts = %s\ntimeout = 120\n",
+						state, data ? (const char *)data
+							    : "qemu:///system*1");
 	g_autoptr(GError) error = NULL;
 	struct build_row row = {
 		.source = (char *)"tree", .commit = (char *)"c0ffee", .target = (char *)"x86_64:t",
@@ -116,7 +118,7 @@ static gpointer boot_thread(gpointer data)
 	return NULL;
 }
 
-/* Is there a console file under STATE/boot? (QEMU creates it when the domain starts.) */
+/* Is there a console file under STATE/boot? (boot_run() creates it once the boot has a slot.) */
 static bool any_console(const char *bootdir)
 {
 	g_autoptr(GDir) dir = g_dir_open(bootdir, 0, NULL);
@@ -159,6 +161,54 @@ static void test_slots_shared(struct fixture *f, gconstpointer data)
 	g_assert_true(any_console(bootdir));
 }
 
+/*
+ * A host that keeps failing is used less: with a dead host listed first
+ * (which ranks first while it has not failed), it is tried at most a few
+ * times, not once or twice for every boot.
+ */
+static gint dead_host_failures;
+
+/* Counts the booter's "boot seed N on HOST: infrastructure error" lines for the dead host. */
+static void count_failures(const gchar *domain, GLogLevelFlags level, const gchar *message,
+			   gpointer data)
+{
+	g_autofree char *needle = g_strdup_printf(" on %s: infrastructure error", (char *)data);
+
+	if (strstr(message, needle))
+		g_atomic_int_inc(&dead_host_failures);
+	g_log_default_handler(domain, level, message, NULL);
+}
+
+static void test_failing_host(struct fixture *f, gconstpointer data)
+{
+	g_auto(GStrv) hosts = g_strsplit(data, ";", -1);
+	g_autofree char *dead = g_strndup(hosts[0], strrchr(hosts[0], '*') - hosts[0]);
+	guint handler = g_log_set_handler("bot", G_LOG_LEVEL_MESSAGE, count_failures, dead);
+	struct booter_request req = { .image = kernel, .repeat = 4 };
+	g_autoptr(GPtrArray) tally = NULL;
+	g_autoptr(GPtrArray) runs = NULL;
+	g_autoptr(GError) error = NULL;
+	gint64 start = g_get_monotonic_time();
+	unsigned failures;
+
+	runs = booter_boot(f->db, f->config, &req, &tally, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(runs);
+	for (guint i = 0; runs && i < runs->len; i++) {
+		const struct booter_run *r = runs->pdata[i];
+
+		g_assert_cmpstr(diag_console_kind_name(r->result.kind), ==, "boot-ok");
+		g_assert_cmpstr(r->host, ==, "qemu:///system");
+	}
+	g_log_remove_handler("bot", handler);
+	failures = (unsigned)g_atomic_int_get(&dead_host_failures);
+	g_test_message("%u failed attempts on the dead host over 4 boots in %.0f s", failures,
+		       (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC);
+	/* Two in a row, then one more each time its backoff (60 s, 120 s) ends. */
+	g_assert_cmpuint(failures, >=, 1);
+	g_assert_cmpuint(failures, <=, 3);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -167,5 +217,8 @@ int main(int argc, char **argv)
 		   fixture_tear_down);
 	g_test_add("/booter/slots-shared", struct fixture, NULL, fixture_set_up, test_slots_shared,
 		   fixture_tear_down);
+	g_test_add("/booter/failing-host", struct fixture,
+		   "qemu:///system?socket=/nonexistent/libvirt-sock*1;qemu:///system*1",
+		   fixture_set_up, test_failing_host, fixture_tear_down);
 	return g_test_run();
 }
