@@ -14,9 +14,11 @@ enum bot_error {
 	BOT_ERROR_CONFIG,    /* a bad config file, group or key */
 	BOT_ERROR_NOT_FOUND, /* no such tree, branch, ... */
 	BOT_ERROR_EXISTS,    /* the name is taken */
-	BOT_ERROR_BUSY,      /* another zeroday holds the lock or the database */
+	BOT_ERROR_BUSY,      /* another zeroday holds the lock, or took over a job's lease */
 	BOT_ERROR_SCHEMA,    /* the database is newer than this zeroday */
 	BOT_ERROR_USAGE,     /* wrong command-line use */
+	BOT_ERROR_TEMPORARY, /* the machine, not the request: disk full, I/O error, a locked
+			      * database; the same request may succeed later */
 };
 
 GQuark bot_error_quark(void);

@@ -644,8 +644,33 @@ static void json_str(GString *out, const char *s)
 	g_string_append_c(out, '"');
 }
 
+/* Appends the jobs of @jobs as a JSON array. */
+static void json_jobs(GString *out, GPtrArray *jobs)
+{
+	g_string_append_c(out, '[');
+	for (guint i = 0; i < jobs->len; i++) {
+		const struct job_row *j = jobs->pdata[i];
+
+		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"tree\": ",
+				       i ? ", " : "", j->id);
+		json_str(out, j->tree);
+		g_string_append(out, ", \"commit\": ");
+		json_str(out, j->commit);
+		g_string_append(out, ", \"target\": ");
+		json_str(out, j->target);
+		g_string_append_printf(out, ", \"attempts\": %u, \"failures\": %u, "
+				       "\"next_try\": %" G_GINT64_FORMAT ", \"result\": ", j->attempts,
+				       j->failures, j->result ? 0 : j->not_before);
+		json_str(out, j->result);
+		g_string_append(out, ", \"last_error\": ");
+		json_str(out, j->last_error);
+		g_string_append_c(out, '}');
+	}
+	g_string_append_c(out, ']');
+}
+
 static int status_json(struct cli *cli, GPtrArray *trees, GPtrArray *findings, gint64 queued,
-		       gint64 running, gint64 done)
+		       gint64 running, gint64 done, GPtrArray *retrying, GPtrArray *errors)
 {
 	g_autoptr(GString) out = g_string_new("{\"trees\": [");
 
@@ -663,7 +688,11 @@ static int status_json(struct cli *cli, GPtrArray *trees, GPtrArray *findings, g
 	}
 	g_string_append_printf(out, "], \"jobs\": {\"queued\": %" G_GINT64_FORMAT
 			       ", \"running\": %" G_GINT64_FORMAT ", \"done\": %" G_GINT64_FORMAT
-			       "}, \"findings\": [", queued, running, done);
+			       "}, \"retrying\": ", queued, running, done);
+	json_jobs(out, retrying);
+	g_string_append(out, ", \"errors\": ");
+	json_jobs(out, errors);
+	g_string_append(out, ", \"findings\": [");
 	for (guint i = 0; i < findings->len; i++) {
 		const struct finding_row *f = findings->pdata[i];
 		const struct { const char *key, *value; } fields[] = {
@@ -694,12 +723,15 @@ int cli_status(struct cli *cli, int argc, char **argv)
 	g_autoptr(GPtrArray) events = NULL;
 	g_autoptr(GPtrArray) pending = NULL;
 	g_autoptr(GPtrArray) findings = NULL;
+	g_autoptr(GPtrArray) retrying = NULL;
+	g_autoptr(GPtrArray) errors = NULL;
 	gboolean json = FALSE;
 	GOptionEntry entries[] = {
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON for scripts", NULL },
 		G_OPTION_ENTRY_NULL,
 	};
-	gint64 depth = 0, queued = 0, running = 0, done = 0;
+	gint64 depth = 0, queued = 0, waiting = 0, running = 0, done = 0;
+	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
 	int status;
 
 	if (!parse_options(&argc, &argv, "",
@@ -720,12 +752,18 @@ int cli_status(struct cli *cli, int argc, char **argv)
 	if (!pending)
 		return fail(error);
 	findings = db_finding_list(cli->db, 50, &error);
-	if (!findings ||
-	    !db_job_counts(cli->db, g_get_real_time() / G_USEC_PER_SEC, &queued, &running, &done,
-			   &error))
+	if (!findings || !db_job_counts(cli->db, now, &queued, &waiting, &running, &done, &error))
 		return fail(error);
+	retrying = db_job_list(cli->db, JOB_LIST_RETRYING, 20, &error);
+	if (!retrying)
+		return fail(error);
+	errors = db_job_list(cli->db, JOB_LIST_ERROR, 20, &error);
+	if (!errors)
+		return fail(error);
+	/* A job waiting for its retry is still queued. */
+	queued += waiting;
 	if (json)
-		return status_json(cli, trees, findings, queued, running, done);
+		return status_json(cli, trees, findings, queued, running, done, retrying, errors);
 
 	printf("Trees: %u\n", trees->len);
 	for (guint i = 0; i < trees->len; i++) {
@@ -752,8 +790,26 @@ int cli_status(struct cli *cli, int argc, char **argv)
 	}
 	if (depth > (gint64)pending->len)
 		printf("  ... and %" G_GINT64_FORMAT " more\n", depth - (gint64)pending->len);
-	printf("Jobs: %" G_GINT64_FORMAT " queued, %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT
-	       " done\n", queued, running, done);
+	printf("Jobs: %" G_GINT64_FORMAT " queued", queued);
+	if (waiting)
+		printf(" (%" G_GINT64_FORMAT " waiting to retry)", waiting);
+	printf(", %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT " done\n", running, done);
+	for (guint i = 0; i < retrying->len; i++) {
+		const struct job_row *j = retrying->pdata[i];
+		const struct job_backoff backoff = JOB_BACKOFF_INIT;
+		g_autofree char *when = format_time(j->not_before);
+
+		printf("  retry %s %.12s %s: %u of %u attempts failed, next try %s%s: %s\n", j->tree,
+		       j->commit, j->target, j->failures, backoff.limit,
+		       j->not_before > now ? "at " : "", j->not_before > now ? when : "now",
+		       j->last_error ? j->last_error : "?");
+	}
+	for (guint i = 0; i < errors->len; i++) {
+		const struct job_row *j = errors->pdata[i];
+
+		printf("  error %s %.12s %s: %s\n", j->tree, j->commit, j->target,
+		       j->last_error ? j->last_error : "no cause recorded");
+	}
 	printf("Findings: %u\n", findings->len);
 	for (guint i = 0; i < findings->len; i++) {
 		const struct finding_row *f = findings->pdata[i];
@@ -992,20 +1048,23 @@ int cli_run(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
 	gboolean once = FALSE;
-	gint interval = 600, lease = 120, workers = 0;
+	gint interval = 600, lease = 120, workers = 0, retry_delay = 60;
 	GOptionEntry entries[] = {
 		{ "once", 0, 0, G_OPTION_ARG_NONE, &once,
-		  "Poll once, run the queue dry, and exit", NULL },
+		  "Poll once, run the queue dry, and exit (a job waiting to retry stays queued)", NULL },
 		{ "poll-interval", 0, 0, G_OPTION_ARG_INT, &interval,
 		  "Seconds between polls (default 600)", "S" },
 		{ "lease", 0, 0, G_OPTION_ARG_INT, &lease,
 		  "Seconds a job's lease lasts between renewals (default 120)", "S" },
 		{ "workers", 'j', 0, G_OPTION_ARG_INT, &workers,
 		  "Run N jobs at once (default: [zeroday] workers)", "N" },
+		{ "retry-delay", 0, 0, G_OPTION_ARG_INT, &retry_delay,
+		  "Seconds before a job that failed for infrastructure is tried again, doubled "
+		  "after each failure up to an hour (default 60)", "S" },
 		G_OPTION_ENTRY_NULL,
 	};
 	struct sigaction sa = { .sa_handler = request_stop };
-	struct sched_options opts;
+	struct sched_options opts = { 0 };
 	int status;
 
 	if (!parse_options(&argc, &argv, "",
@@ -1021,15 +1080,30 @@ int cli_run(struct cli *cli, int argc, char **argv)
 		return usage("run", "--poll-interval must be at least 1 and --lease at least 5");
 	if (workers < 0 || workers > 256)
 		return usage("run", "--workers must be between 1 and 256");
-	if (!cli_open(cli, true, &error))
-		return fail(error);
+	if (retry_delay < 1 || retry_delay > 3600)
+		return usage("run", "--retry-delay must be between 1 and 3600");
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* The daemon outlasts a store that fails for a while (a full disk); --once does not. */
+	for (unsigned pause = 0; !cli_open(cli, true, &error);) {
+		if (once || !g_error_matches(error, BOT_ERROR, BOT_ERROR_TEMPORARY))
+			return fail(error);
+		if (stop_requested)
+			return 0;
+		pause = pause ? MIN(2 * pause, 60) : 1;
+		g_warning("%s; trying again in %u s", error->message, pause);
+		g_clear_error(&error);
+		for (unsigned i = 0; i < 5 * pause && !stop_requested; i++)
+			g_usleep(G_USEC_PER_SEC / 5);
+	}
+	if (stop_requested)
+		return 0;
 	opts.once = once;
 	opts.poll_interval = (unsigned)interval;
 	opts.lease = (unsigned)lease;
 	opts.workers = (unsigned)workers;
+	opts.retry_delay = (unsigned)retry_delay;
 	if (!sched_run(cli->db, cli->repo, cli->config, &opts, &stop_requested, &error))
 		return fail(error);
 	return 0;

@@ -165,6 +165,14 @@ static const char *const migrations[] = {
 	"CREATE INDEX boots_by_build ON boots(build_id, profile);"
 	"ALTER TABLE findings ADD COLUMN rate REAL NOT NULL DEFAULT 1.0;"
 	"ALTER TABLE findings ADD COLUMN bisect_log TEXT;",
+
+	/*
+	 * 8 -> 9: jobs retried after temporary failures: how many, the last
+	 * cause, and the time before which the job is not claimed again.
+	 */
+	"ALTER TABLE jobs ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN last_error TEXT;"
+	"ALTER TABLE jobs ADD COLUMN not_before INTEGER NOT NULL DEFAULT 0;",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);
@@ -172,10 +180,13 @@ G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);
 static bool sql_error(struct db *db, GError **error, const char *what)
 {
 	int code = sqlite3_extended_errcode(db->sql);
+	int primary = code & 0xff;
 	enum bot_error ours = BOT_ERROR_FAILED;
 
-	if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED)
-		ours = BOT_ERROR_BUSY;
+	/* What the machine causes, and a retry may get past. */
+	if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_FULL ||
+	    primary == SQLITE_IOERR || primary == SQLITE_NOMEM)
+		ours = BOT_ERROR_TEMPORARY;
 	else if (code == SQLITE_CONSTRAINT_UNIQUE || code == SQLITE_CONSTRAINT_PRIMARYKEY)
 		ours = BOT_ERROR_EXISTS;
 	g_set_error(error, BOT_ERROR, ours, "database: %s: %s", what, sqlite3_errmsg(db->sql));
@@ -1049,7 +1060,34 @@ void job_row_free(struct job_row *job)
 	g_free(job->tree);
 	g_free(job->commit);
 	g_free(job->target);
+	g_free(job->last_error);
+	g_free(job->result);
 	g_free(job);
+}
+
+#define JOB_COLUMNS \
+	"j.id, j.kind, j.tree_id, t.name, j.commit_id, j.target, j.priority, j.attempts, " \
+	"j.lease_until, j.failures, j.not_before, j.last_error, j.result, j.finished"
+
+static struct job_row *job_from_stmt(sqlite3_stmt *stmt)
+{
+	struct job_row *job = g_new0(struct job_row, 1);
+
+	job->id = sqlite3_column_int64(stmt, 0);
+	job->kind = col_text(stmt, 1);
+	job->tree_id = sqlite3_column_int64(stmt, 2);
+	job->tree = col_text(stmt, 3);
+	job->commit = col_text(stmt, 4);
+	job->target = col_text(stmt, 5);
+	job->priority = sqlite3_column_int(stmt, 6);
+	job->attempts = (unsigned)sqlite3_column_int(stmt, 7);
+	job->lease_until = sqlite3_column_int64(stmt, 8);
+	job->failures = (unsigned)sqlite3_column_int(stmt, 9);
+	job->not_before = sqlite3_column_int64(stmt, 10);
+	job->last_error = col_text(stmt, 11);
+	job->result = col_text(stmt, 12);
+	job->finished = sqlite3_column_int64(stmt, 13);
+	return job;
 }
 
 bool db_job_add(struct db *db, const char *kind, gint64 tree_id, const char *commit,
@@ -1086,9 +1124,9 @@ bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s
 		return false;
 	/* Within a priority, the tree whose last claim is oldest goes first. */
 	pick = prepare(db,
-		"SELECT j.id, j.kind, j.tree_id, t.name, j.commit_id, j.target, j.priority, "
-		"j.attempts FROM jobs j JOIN trees t ON t.id = j.tree_id "
-		"WHERE (j.state = 'queued' OR (j.state = 'running' AND j.lease_until < ?1)) "
+		"SELECT " JOB_COLUMNS " FROM jobs j JOIN trees t ON t.id = j.tree_id "
+		"WHERE ((j.state = 'queued' AND j.not_before <= ?1) "
+		"OR (j.state = 'running' AND j.lease_until < ?1)) "
 		"AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state = 'running' "
 		"AND r.lease_until >= ?1 AND r.tree_id = j.tree_id) "
 		"ORDER BY j.priority, (SELECT coalesce(max(k.claimed), 0) FROM jobs k "
@@ -1105,15 +1143,8 @@ bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s
 		sql_error(db, error, "claiming a job");
 		goto fail;
 	}
-	job = g_new0(struct job_row, 1);
-	job->id = sqlite3_column_int64(pick, 0);
-	job->kind = col_text(pick, 1);
-	job->tree_id = sqlite3_column_int64(pick, 2);
-	job->tree = col_text(pick, 3);
-	job->commit = col_text(pick, 4);
-	job->target = col_text(pick, 5);
-	job->priority = sqlite3_column_int(pick, 6);
-	job->attempts = (unsigned)sqlite3_column_int(pick, 7) + 1;
+	job = job_from_stmt(pick);
+	job->attempts++;
 	job->lease_until = now + lease_s;
 	take = prepare(db, "UPDATE jobs SET state = 'running', lease_owner = ?1, lease_until = ?2, "
 		       "claimed = ?3, attempts = attempts + 1 WHERE id = ?4", error);
@@ -1164,10 +1195,11 @@ bool db_job_renew(struct db *db, gint64 job_id, const char *owner, gint64 until,
 }
 
 bool db_job_complete(struct db *db, gint64 job_id, const char *owner, const char *result,
-		     gint64 now, GError **error)
+		     const char *reason, gint64 now, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
-		"UPDATE jobs SET state = 'done', result = ?1, finished = ?2, lease_until = NULL "
+		"UPDATE jobs SET state = 'done', result = ?1, finished = ?2, lease_until = NULL, "
+		"last_error = coalesce(?5, last_error) "
 		"WHERE id = ?3 AND state = 'running' AND lease_owner = ?4", error);
 
 	if (!stmt)
@@ -1176,17 +1208,85 @@ bool db_job_complete(struct db *db, gint64 job_id, const char *owner, const char
 	sqlite3_bind_int64(stmt, 2, now);
 	sqlite3_bind_int64(stmt, 3, job_id);
 	bind_text(stmt, 4, owner);
+	bind_text(stmt, 5, reason);
 	return leased_update(db, stmt, job_id, error);
 }
 
-bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *running, gint64 *done,
-		   GError **error)
+gint64 db_job_backoff(const struct job_backoff *backoff, unsigned failures)
+{
+	gint64 wait = backoff->first_s;
+
+	for (unsigned i = 1; i < failures && wait < backoff->max_s; i++)
+		wait *= 2;
+	return MIN(wait, (gint64)backoff->max_s);
+}
+
+bool db_job_retry(struct db *db, gint64 job_id, const char *owner, gint64 now,
+		  const char *reason, const struct job_backoff *backoff, bool *gave_up,
+		  gint64 *not_before, GError **error)
+{
+	g_autoptr(sqlite3_stmt) get = prepare(db,
+		"SELECT failures FROM jobs WHERE id = ?1 AND state = 'running' AND lease_owner = ?2",
+		error);
+	g_autoptr(sqlite3_stmt) put = NULL;
+	g_autofree char *why = NULL;
+	unsigned failures;
+	gint64 when = 0;
+	int rc;
+
+	g_return_val_if_fail(backoff->limit > 0, false);
+	if (!get)
+		return false;
+	sqlite3_bind_int64(get, 1, job_id);
+	bind_text(get, 2, owner);
+	rc = sqlite3_step(get);
+	if (rc == SQLITE_DONE) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_BUSY,
+			    "job %" G_GINT64_FORMAT ": the lease was lost to another worker", job_id);
+		return false;
+	}
+	if (rc != SQLITE_ROW)
+		return sql_error(db, error, "reading a job's failures");
+	failures = (unsigned)sqlite3_column_int(get, 0) + 1;
+	*gave_up = failures >= backoff->limit;
+	if (*gave_up) {
+		why = g_strdup_printf("gave up after %u attempts: %s", failures, reason);
+		put = prepare(db,
+			"UPDATE jobs SET state = 'done', result = 'error', finished = ?1, "
+			"lease_until = NULL, failures = ?2, last_error = ?3 "
+			"WHERE id = ?4 AND state = 'running' AND lease_owner = ?5", error);
+	} else {
+		when = now + db_job_backoff(backoff, failures);
+		why = g_strdup(reason);
+		put = prepare(db,
+			"UPDATE jobs SET state = 'queued', not_before = ?1, lease_owner = NULL, "
+			"lease_until = NULL, failures = ?2, last_error = ?3 "
+			"WHERE id = ?4 AND state = 'running' AND lease_owner = ?5", error);
+	}
+	if (!put)
+		return false;
+	sqlite3_bind_int64(put, 1, *gave_up ? now : when);
+	sqlite3_bind_int(put, 2, (int)failures);
+	bind_text(put, 3, why);
+	sqlite3_bind_int64(put, 4, job_id);
+	bind_text(put, 5, owner);
+	if (!leased_update(db, put, job_id, error))
+		return false;
+	if (not_before)
+		*not_before = when;
+	return true;
+}
+
+bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *waiting, gint64 *running,
+		   gint64 *done, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = prepare(db,
 		"SELECT "
-		"sum(state = 'queued' OR (state = 'running' AND lease_until < ?1)), "
-		"sum(state = 'running' AND lease_until >= ?1), "
-		"sum(state = 'done') FROM jobs", error);
+		"coalesce(sum((state = 'queued' AND not_before <= ?1) "
+		"OR (state = 'running' AND lease_until < ?1)), 0), "
+		"coalesce(sum(state = 'queued' AND not_before > ?1), 0), "
+		"coalesce(sum(state = 'running' AND lease_until >= ?1), 0), "
+		"coalesce(sum(state = 'done'), 0) FROM jobs", error);
 
 	if (!stmt)
 		return false;
@@ -1194,9 +1294,39 @@ bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *running, g
 	if (sqlite3_step(stmt) != SQLITE_ROW)
 		return sql_error(db, error, "counting jobs");
 	*queued = sqlite3_column_int64(stmt, 0);
-	*running = sqlite3_column_int64(stmt, 1);
-	*done = sqlite3_column_int64(stmt, 2);
+	*waiting = sqlite3_column_int64(stmt, 1);
+	*running = sqlite3_column_int64(stmt, 2);
+	*done = sqlite3_column_int64(stmt, 3);
 	return true;
+}
+
+GPtrArray *db_job_list(struct db *db, enum job_list which, unsigned limit, GError **error)
+{
+	static const char *const where[] = {
+		[JOB_LIST_RETRYING] = "j.state = 'queued' AND j.failures > 0 "
+				      "ORDER BY j.not_before, j.id",
+		[JOB_LIST_ERROR] = "j.state = 'done' AND j.result = 'error' "
+				   "ORDER BY j.finished DESC, j.id DESC",
+	};
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)job_row_free);
+	g_autofree char *sql = NULL;
+	g_autoptr(sqlite3_stmt) stmt = NULL;
+	int rc;
+
+	g_return_val_if_fail(which < G_N_ELEMENTS(where), NULL);
+	sql = g_strdup_printf("SELECT " JOB_COLUMNS " FROM jobs j JOIN trees t ON t.id = j.tree_id "
+			      "WHERE %s LIMIT ?1", where[which]);
+	stmt = prepare(db, sql, error);
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, limit);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		g_ptr_array_add(out, job_from_stmt(stmt));
+	if (rc != SQLITE_DONE) {
+		sql_error(db, error, "listing jobs");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
 }
 
 bool db_test_scheduled(struct db *db, gint64 tree_id, const char *commit, GError **error)

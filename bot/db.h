@@ -14,7 +14,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 8
+#define DB_SCHEMA_VERSION 9
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -264,8 +264,13 @@ struct job_row {
 	char *commit;
 	char *target;
 	int priority;
-	unsigned attempts;
+	unsigned attempts;   /* claims so far, this one included */
 	gint64 lease_until;
+	unsigned failures;   /* temporary failures so far (db_job_retry()) */
+	gint64 not_before;   /* not claimed before this time (unix seconds); 0: at once */
+	char *last_error;    /* the cause of the last failure, or NULL */
+	char *result;        /* of a done job: a verdict name, or "error"; else NULL */
+	gint64 finished;     /* of a done job */
 };
 
 void job_row_free(struct job_row *job);
@@ -295,14 +300,56 @@ bool db_job_renew(struct db *db, gint64 job_id, const char *owner, gint64 until,
 /*
  * Completes @job_id with @result, only while @owner holds its lease;
  * otherwise false with BOT_ERROR_BUSY (the lease ran out and another
- * worker took the job over).
+ * worker took the job over). @reason (NULL for none) is kept as the job's
+ * last error: the cause of a result "error".
  */
 bool db_job_complete(struct db *db, gint64 job_id, const char *owner, const char *result,
-		     gint64 now, GError **error);
+		     const char *reason, gint64 now, GError **error);
 
-/* Counts jobs: queued (including expired leases), running, done. */
-bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *running, gint64 *done,
-		   GError **error);
+/*
+ * How a job that failed for a temporary cause (infrastructure) is
+ * retried: after its first failure it waits @first_s, each further
+ * failure doubles the wait up to @max_s, and its @limit-th failure ends it
+ * in error.
+ */
+struct job_backoff {
+	unsigned first_s;
+	unsigned max_s;
+	unsigned limit;
+};
+
+#define JOB_BACKOFF_INIT { .first_s = 60, .max_s = 3600, .limit = 8 }
+
+/* The wait after a job's @failures-th failure (1 or more), in seconds. */
+gint64 db_job_backoff(const struct job_backoff *backoff, unsigned failures);
+
+/*
+ * Hands @job_id back to the queue after a temporary failure, only while
+ * @owner holds its lease (else false with BOT_ERROR_BUSY): its failures
+ * count goes up, @reason becomes its last error, and it is not claimed
+ * before @now + db_job_backoff(). Its @backoff->limit-th failure instead
+ * completes it with result "error" and the reason "gave up after N
+ * attempts: REASON". *@gave_up says which; *@not_before (may be NULL)
+ * receives the retry time, or 0.
+ */
+bool db_job_retry(struct db *db, gint64 job_id, const char *owner, gint64 now,
+		  const char *reason, const struct job_backoff *backoff, bool *gave_up,
+		  gint64 *not_before, GError **error);
+
+/*
+ * Counts jobs: queued (claimable now, including expired leases), waiting
+ * (queued, but not before a retry time after @now), running, done.
+ */
+bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *waiting, gint64 *running,
+		   gint64 *done, GError **error);
+
+enum job_list {
+	JOB_LIST_RETRYING, /* queued again after a failure, next retry first */
+	JOB_LIST_ERROR,    /* done with result "error", newest first */
+};
+
+/* Returns at most @limit jobs of a kind, as an array of struct job_row. */
+GPtrArray *db_job_list(struct db *db, enum job_list which, unsigned limit, GError **error);
 
 /*
  * Makes the jobs leased by @owner_prefix (this host) whose owner @dead

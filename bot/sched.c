@@ -25,6 +25,8 @@
 #define MIN_CONFIDENCE 0.95
 /* Boots of a head that shows a new boot failure, to measure its rate. */
 #define RATE_SAMPLE 10
+/* The longest wait, in seconds, before the store is tried again after a temporary failure. */
+#define STORE_PAUSE_MAX 60
 
 /* The daemon's shared state. */
 struct sched {
@@ -36,6 +38,7 @@ struct sched {
 	GMutex lock;
 	GCond wake;   /* new jobs were queued */
 	GError *error; /* the first store failure: every worker stops */
+	struct job_backoff backoff; /* of jobs that failed for infrastructure */
 };
 
 /* One worker of the pool: its own store and repository handles. */
@@ -253,8 +256,10 @@ static GPtrArray *boot_build(struct worker *w, const struct build_row *build, un
 		if (r->result.kind == CONSOLE_INFRA) {
 			/* Nothing conclusive about this kernel: no tally to judge. */
 			g_clear_pointer(&tally, g_ptr_array_unref);
-			g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED,
-				    "boot of %.12s: infrastructure errors", build->commit);
+			g_set_error(error, BOT_ERROR, BOT_ERROR_TEMPORARY,
+				    "infra-error: boot of %.12s on %s: %s", build->commit,
+				    r->host ? r->host : "?",
+				    r->result.title ? r->result.title : "infrastructure error");
 			return NULL;
 		}
 	}
@@ -285,11 +290,27 @@ static const char *result_name(enum bisect_result r)
 }
 
 /*
+ * Whether a stored build is an infra-error: then it says nothing of its
+ * commit, and @error says why (BOT_ERROR_TEMPORARY).
+ */
+static bool infra_build(const struct build_row *row, GError **error)
+{
+	if (strcmp(row->status, build_status_name(BUILD_INFRA)) != 0)
+		return false;
+	g_set_error(error, BOT_ERROR, BOT_ERROR_TEMPORARY, "infra-error: build of %.12s: %s",
+		    row->commit, row->reason ? row->reason : "infrastructure error");
+	return true;
+}
+
+/*
  * Tests @commit for @probe, @runs times for a boot failure: bad when a run
  * shows the fingerprint, good when it builds (and boots) clean of it, skip
- * when that cannot be told (it fails to build, boots hit infrastructure
- * errors). A different failure does not count as bad. False when the
- * build cannot be run at all (bad target, store failure).
+ * when that cannot be told (it fails to build, or has no image to boot).
+ * A different failure does not count as bad. False when the build cannot
+ * be run at all (bad target, store failure), and, with
+ * BOT_ERROR_TEMPORARY, when its build or boots hit infrastructure errors:
+ * those say nothing of the commit, and the job is retried rather than
+ * the step skipped.
  */
 static bool probe_commit(struct worker *w, const struct job_row *job, const struct probe *probe,
 			 const char *commit, unsigned runs, enum bisect_result *result,
@@ -305,6 +326,8 @@ static bool probe_commit(struct worker *w, const struct job_row *job, const stru
 	if (!built)
 		return false;
 	row = ((struct builder_result *)built->pdata[0])->build;
+	if (infra_build(row, error))
+		return false;
 	if (!probe->boot) {
 		bool shows = has_fingerprint(row, probe->fingerprint);
 
@@ -314,9 +337,11 @@ static bool probe_commit(struct worker *w, const struct job_row *job, const stru
 		return true;
 	}
 	tally = boot_build(w, row, runs, &boot_error);
+	if (!tally && boot_error) {
+		g_propagate_error(error, g_steal_pointer(&boot_error));
+		return false;
+	}
 	if (!tally) {
-		if (boot_error)
-			g_message("%.12s: %s", commit, boot_error->message);
 		*result = BISECT_SKIP;
 		return true;
 	}
@@ -520,8 +545,9 @@ static bool has_new_failure(GPtrArray *head, GPtrArray *base)
  * that a failure seen twice in two boots is not bisected as if it always
  * showed. With a last tested head, the range is bisected; without one,
  * the head is blamed when enough clean boots of its parent give the
- * confidence. *@tally_out receives the head's tally (NULL when it did not
- * boot).
+ * confidence. *@tally_out receives the head's tally (NULL when it has no
+ * image). Boots that hit infrastructure errors fail it (BOT_ERROR_TEMPORARY),
+ * so that the job is retried: they are no verdict.
  */
 static bool record_boots(struct worker *w, const struct job_row *job,
 			 const struct builder_result *r, const char *previous,
@@ -536,12 +562,9 @@ static bool record_boots(struct worker *w, const struct job_row *job,
 	const struct build_row *base_build = NULL;
 
 	*tally_out = NULL;
-	head = boot_build(w, r->build, config->boot_repeat, &boot_error);
-	if (!head) {
-		if (boot_error)
-			g_message("job %" G_GINT64_FORMAT ": %s", job->id, boot_error->message);
-		return true;
-	}
+	head = boot_build(w, r->build, config->boot_repeat, error);
+	if (!head)
+		return !error || !*error;
 	*tally_out = g_ptr_array_ref(head);
 	if (head->len == 0 || !base_commit)
 		return true;
@@ -549,17 +572,20 @@ static bool record_boots(struct worker *w, const struct job_row *job,
 	if (!base_built)
 		return false;
 	base_build = ((struct builder_result *)base_built->pdata[0])->build;
-	base = boot_build(w, base_build, config->boot_repeat, NULL);
+	if (infra_build(base_build, error))
+		return false;
+	base = boot_build(w, base_build, config->boot_repeat, &boot_error);
+	if (!base && boot_error) {
+		g_propagate_error(error, g_steal_pointer(&boot_error));
+		return false;
+	}
 	if (!has_new_failure(head, base))
 		return true;
 	if (config->boot_repeat < RATE_SAMPLE) {
-		g_autoptr(GPtrArray) more = boot_build(w, r->build, RATE_SAMPLE, &boot_error);
+		g_autoptr(GPtrArray) more = boot_build(w, r->build, RATE_SAMPLE, error);
 
-		if (!more) {
-			g_message("job %" G_GINT64_FORMAT ": %s", job->id,
-				  boot_error ? boot_error->message : "no image");
-			return true;
-		}
+		if (!more)
+			return false; /* it booted before: infrastructure now */
 		g_clear_pointer(&head, g_ptr_array_unref);
 		head = g_steal_pointer(&more);
 		g_ptr_array_unref(*tally_out);
@@ -592,8 +618,13 @@ static bool record_boots(struct worker *w, const struct job_row *job,
 			 * that as sure as a verified step (twice a step's boots).
 			 */
 			unsigned need = 2 * bisect_runs_per_step(probe.rate, MAX_ERROR);
-			g_autoptr(GPtrArray) before = base ? boot_build(w, base_build, need, NULL)
+			g_autoptr(GPtrArray) before = base ? boot_build(w, base_build, need, &boot_error)
 							   : NULL;
+
+			if (boot_error) {
+				g_propagate_error(error, g_steal_pointer(&boot_error));
+				return false;
+			}
 
 			if (tally_find(before, t->fingerprint))
 				continue; /* more boots of the last head show it too */
@@ -626,11 +657,15 @@ static bool record_boots(struct worker *w, const struct job_row *job,
 			unsigned need = bisect_runs_per_step(probe.rate, 1.0 - MIN_CONFIDENCE);
 			g_autoptr(GPtrArray) parent = base ? boot_build(w, base_build,
 									MAX(need, config->boot_repeat),
-									NULL) : NULL;
+									&boot_error) : NULL;
 			const struct console_tally *seen = tally_find(parent, t->fingerprint);
 			unsigned runs = !parent ? 0 : parent->len == 0 ? MAX(need, config->boot_repeat)
 				: ((const struct console_tally *)parent->pdata[0])->runs;
 
+			if (boot_error) {
+				g_propagate_error(error, g_steal_pointer(&boot_error));
+				return false;
+			}
 			if (seen)
 				continue; /* more boots of the parent show it too */
 			o.confidence = parent ? 1.0 - pow(1.0 - probe.rate, runs) : 0.0;
@@ -781,10 +816,146 @@ static void renewal_stop(struct renewal *r, GThread *thread)
 }
 
 /*
+ * The causes a retry cannot fix: a job that fails for one ends in error
+ * at once. Every other failure is taken for infrastructure, and retried
+ * with backoff up to the limit of attempts.
+ */
+static const struct {
+	GQuark (*domain)(void);
+	int code;
+} permanent_causes[] = {
+	{ engine_error_quark, ENGINE_ERROR_INVALID }, /* a bad target spec, hostile input */
+	{ engine_error_quark, ENGINE_ERROR_LIMIT },   /* the input is over a size limit */
+	{ bot_error_quark, BOT_ERROR_NOT_FOUND },     /* the commit is no longer stored */
+	{ bot_error_quark, BOT_ERROR_CONFIG },        /* zeroday.conf, not the machine */
+	{ bot_error_quark, BOT_ERROR_SCHEMA },
+	{ bot_error_quark, BOT_ERROR_USAGE },
+};
+
+static bool permanent_cause(const GError *cause)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(permanent_causes); i++) {
+		if (g_error_matches(cause, permanent_causes[i].domain(), permanent_causes[i].code))
+			return true;
+	}
+	return false;
+}
+
+static bool stopping(struct sched *s);
+
+/* Waits @seconds, or less when zeroday is told to stop. */
+static void pause_for(struct sched *s, unsigned seconds)
+{
+	gint64 until = g_get_monotonic_time() + (gint64)seconds * G_USEC_PER_SEC;
+
+	while (!stopping(s) && g_get_monotonic_time() < until)
+		g_usleep(MIN(G_USEC_PER_SEC / 5, until - g_get_monotonic_time() + 1));
+}
+
+static unsigned next_pause(unsigned pause)
+{
+	return pause ? MIN(2 * pause, STORE_PAUSE_MAX) : 1;
+}
+
+static char *format_when(gint64 when)
+{
+	g_autoptr(GDateTime) t = g_date_time_new_from_unix_utc(when);
+
+	return t ? g_date_time_format(t, "%Y-%m-%d %H:%M:%S UTC") : g_strdup("?");
+}
+
+/*
+ * Records how a job ended under its lease: done with @result when @cause
+ * is NULL; else done in error with @cause when a retry cannot fix it;
+ * else queued again for a later attempt (db_job_retry()). A lease lost to
+ * another worker is logged, not an error. While the store fails
+ * temporarily (disk full), the daemon logs it and tries again with
+ * backoff; with --once, or for any other store failure, false.
+ */
+static bool finish_job(struct worker *w, const struct job_row *job, const char *result,
+		       const GError *cause, GError **error)
+{
+	struct sched *s = w->s;
+	bool permanent = cause && permanent_cause(cause);
+	unsigned pause = 0;
+
+	for (;;) {
+		g_autoptr(GError) local = NULL;
+		gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+		gint64 not_before = 0;
+		bool gave_up = false;
+		bool ok = db_tx_begin(w->db, &local);
+
+		if (ok && !cause)
+			ok = db_job_complete(w->db, job->id, w->owner, result, NULL, now, &local);
+		else if (ok && permanent)
+			ok = db_job_complete(w->db, job->id, w->owner, "error", cause->message, now,
+					     &local);
+		else if (ok)
+			ok = db_job_retry(w->db, job->id, w->owner, now, cause->message, &s->backoff,
+					  &gave_up, &not_before, &local);
+		if (ok)
+			ok = db_tx_commit(w->db, &local);
+		if (ok) {
+			g_autofree char *when = not_before ? format_when(not_before) : NULL;
+
+			if (permanent)
+				g_message("job %" G_GINT64_FORMAT ": error (no retry): %s", job->id,
+					  cause->message);
+			else if (gave_up)
+				g_message("job %" G_GINT64_FORMAT ": error: gave up after %u attempts: %s",
+					  job->id, s->backoff.limit, cause->message);
+			else if (cause)
+				g_message("job %" G_GINT64_FORMAT ": attempt %u failed, retry at %s: %s",
+					  job->id, job->attempts, when, cause->message);
+			return true;
+		}
+		db_tx_rollback(w->db);
+		if (g_error_matches(local, BOT_ERROR, BOT_ERROR_BUSY)) {
+			/* The lease was lost: another worker runs the job; not ours to complete. */
+			g_message("job %" G_GINT64_FORMAT ": %s", job->id, local->message);
+			return true;
+		}
+		if (!g_error_matches(local, BOT_ERROR, BOT_ERROR_TEMPORARY) || s->opts->once) {
+			g_propagate_prefixed_error(error, g_steal_pointer(&local),
+						   "job %" G_GINT64_FORMAT ": ", job->id);
+			return false;
+		}
+		if (stopping(s)) {
+			/* Still leased to this process: the next start claims it again at once. */
+			g_message("job %" G_GINT64_FORMAT ": left to the next run: %s", job->id,
+				  local->message);
+			return true;
+		}
+		pause = next_pause(pause);
+		g_warning("job %" G_GINT64_FORMAT ": %s; trying again in %u s", job->id,
+			  local->message, pause);
+		pause_for(s, pause);
+	}
+}
+
+/* Sets @cause from an infra-error verdict: which build, and why. */
+static void infra_cause(GError **cause, const struct builder_result *r)
+{
+	const char *infra = build_status_name(BUILD_INFRA);
+	const struct build_row *b = strcmp(r->build->status, infra) == 0 || !r->parent_build
+		? r->build : r->parent_build;
+
+	g_set_error(cause, BOT_ERROR, BOT_ERROR_TEMPORARY, "infra-error: build of %.12s%s: %s",
+		    b->commit, b == r->parent_build ? " (the parent)" : "",
+		    b->reason ? b->reason : "infrastructure error");
+}
+
+/*
  * Runs one build job: the commit against its parent (or, for a
  * non-rebasable tree, against the last tested head, with what is new
  * bisected in between); a head is booted as well. Then the findings it
- * fixes, and the job completed under its lease.
+ * fixes, and the job finished under its lease (finish_job()): with its
+ * verdict, or with the cause it could not be run for. Infrastructure is
+ * never a verdict: an infra-error build, boots that hit infrastructure
+ * errors and any other failure that is not a permanent cause put the job
+ * back in the queue for a later attempt. False only when the store fails
+ * (see finish_job()).
  */
 static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 {
@@ -799,66 +970,53 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 	};
 	g_autoptr(GPtrArray) results = NULL;
 	g_autoptr(GPtrArray) boots = NULL;
-	g_autoptr(GError) build_error = NULL;
-	g_autoptr(GError) lost = NULL;
+	g_autoptr(GError) cause = NULL;
 	g_autofree char *previous = NULL;
-	const char *result = "error";
+	const char *result = NULL;
 	bool non_rebasable = false;
-	bool ok;
 	GThread *renewer;
 
-	if (!db_tree_non_rebasable(w->db, job->tree_id, &non_rebasable, error))
-		return false;
+	g_message("job %" G_GINT64_FORMAT ": build %s %.12s for %s (attempt %u, %s)", job->id,
+		  job->tree, job->commit, job->target, job->attempts, w->owner);
+	if (!repo_has_commit(w->repo, job->commit)) {
+		g_set_error(&cause, BOT_ERROR, BOT_ERROR_NOT_FOUND,
+			    "commit %s is no longer in the object store", job->commit);
+		goto finish;
+	}
+	if (!db_tree_non_rebasable(w->db, job->tree_id, &non_rebasable, &cause))
+		goto finish;
 	/* The head this one replaced, when it was tested: a push's range starts there. */
 	if (job->priority == JOB_HEAD) {
-		previous = db_head_previous(w->db, job->tree_id, job->commit, error);
-		if (!previous && error && *error)
-			return false;
+		previous = db_head_previous(w->db, job->tree_id, job->commit, &cause);
+		if (cause)
+			goto finish;
 	}
 	if (non_rebasable)
 		req.against = previous;
 	renewer = renewal_start(&r);
-	g_message("job %" G_GINT64_FORMAT ": build %s %.12s for %s (attempt %u, %s)", job->id,
-		  job->tree, job->commit, job->target, job->attempts, w->owner);
-	results = builder_run(w->db, w->s->config, &req, &build_error);
+	results = builder_run(w->db, w->s->config, &req, &cause);
 	if (results) {
 		const struct builder_result *br = results->pdata[0];
+		bool ok;
 
-		result = build_verdict_name(br->verdict);
-		ok = non_rebasable && previous ? record_bisected(w, job, br, previous, &build_error)
-					       : record_findings(w, job, br, &build_error);
-		/* Heads are booted too, [boot] repeat times. */
-		if (ok && job->priority == JOB_HEAD)
-			ok = record_boots(w, job, br, previous, &boots, &build_error);
-		if (ok)
-			ok = mark_fixed(w, job, br, boots, &build_error);
-		if (!ok) {
-			/*
-			 * A step that could not be built or booted at all: the job
-			 * ends in error, with why, rather than stopping the daemon.
-			 */
-			g_message("job %" G_GINT64_FORMAT ": %s", job->id, build_error->message);
-			result = "error";
+		if (br->verdict == VERDICT_INFRA) {
+			infra_cause(&cause, br);
+		} else {
+			ok = non_rebasable && previous ? record_bisected(w, job, br, previous, &cause)
+						       : record_findings(w, job, br, &cause);
+			/* Heads are booted too, [boot] repeat times. */
+			if (ok && job->priority == JOB_HEAD)
+				ok = record_boots(w, job, br, previous, &boots, &cause);
+			if (ok)
+				ok = mark_fixed(w, job, br, boots, &cause);
+			if (ok)
+				result = build_verdict_name(br->verdict);
 		}
-	} else {
-		/* A job that cannot run (bad target, no sandbox) is done, with why. */
-		g_message("job %" G_GINT64_FORMAT ": %s", job->id, build_error->message);
 	}
 	renewal_stop(&r, renewer);
-	if (!db_tx_begin(w->db, error))
-		return false;
-	if (!db_job_complete(w->db, job->id, w->owner, result,
-			     g_get_real_time() / G_USEC_PER_SEC, &lost)) {
-		db_tx_rollback(w->db);
-		if (!g_error_matches(lost, BOT_ERROR, BOT_ERROR_BUSY)) {
-			g_propagate_error(error, g_steal_pointer(&lost));
-			return false;
-		}
-		/* The lease was lost: another worker runs the job; not ours to complete. */
-		g_message("job %" G_GINT64_FORMAT ": %s", job->id, lost->message);
-		return true;
-	}
-	return db_tx_commit(w->db, error);
+finish:
+	g_assert(result || cause);
+	return finish_job(w, job, result, cause, error);
 }
 
 static char *owner_prefix(void)
@@ -898,39 +1056,50 @@ static void fail(struct sched *s, GError *error)
 
 /*
  * A worker: claims jobs until told to stop; with --once, until no job is
- * queued (a queued job that waits for another worker's build directory
- * is waited for).
+ * claimable (a queued job that waits for another worker's build directory
+ * is waited for; one that waits for its retry time is not). A temporary
+ * store failure (disk full) pauses it, with backoff; with --once, or any
+ * other store failure, stops every worker.
  */
 static gpointer worker_main(gpointer data)
 {
 	struct worker *w = data;
 	struct sched *s = w->s;
 	GError *error = NULL;
+	unsigned pause = 0;
 
-	w->db = db_open(s->db_path, &error);
-	if (w->db)
-		w->repo = repo_open(s->git_path, &error);
-	while (!error && !stopping(s)) {
+	while (!stopping(s)) {
 		gint64 now = g_get_real_time() / G_USEC_PER_SEC;
-		gint64 queued, running, done;
+		gint64 queued = 0, waiting, running, done;
 		struct job_row *job = NULL;
+		bool ok = true;
 
-		if (!db_job_claim(w->db, w->owner, now, s->opts->lease, &job, &error))
-			break;
-		if (job) {
-			bool ok = run_job(w, job, &error);
-
+		if (!w->db)
+			w->db = db_open(s->db_path, &error);
+		if (w->db && !w->repo)
+			w->repo = repo_open(s->git_path, &error);
+		ok = w->repo && db_job_claim(w->db, w->owner, now, s->opts->lease, &job, &error);
+		if (ok && job) {
+			ok = run_job(w, job, &error);
 			job_row_free(job);
-			if (!ok)
+		} else if (ok && s->opts->once) {
+			ok = db_job_counts(w->db, now, &queued, &waiting, &running, &done, &error);
+			if (ok && queued == 0)
 				break;
+		}
+		if (!ok) {
+			if (s->opts->once || !g_error_matches(error, BOT_ERROR, BOT_ERROR_TEMPORARY))
+				break;
+			pause = next_pause(pause);
+			g_warning("worker %s: %s; trying again in %u s", w->owner, error->message,
+				  pause);
+			g_clear_error(&error);
+			pause_for(s, pause);
 			continue;
 		}
-		if (s->opts->once) {
-			if (!db_job_counts(w->db, now, &queued, &running, &done, &error))
-				break;
-			if (queued == 0)
-				break;
-		}
+		pause = 0;
+		if (job)
+			continue;
 		g_mutex_lock(&s->lock);
 		g_cond_wait_until(&s->wake, &s->lock, g_get_monotonic_time() + G_USEC_PER_SEC / 2);
 		g_mutex_unlock(&s->lock);
@@ -957,6 +1126,28 @@ static bool poll_and_enqueue(struct sched *s, struct db *db, struct repo *repo, 
 	return true;
 }
 
+/* With --once: what is left waiting for its retry time, logged. */
+static bool report_waiting(struct db *db, GError **error)
+{
+	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+	g_autoptr(GPtrArray) jobs = db_job_list(db, JOB_LIST_RETRYING, G_MAXINT, error);
+
+	if (!jobs)
+		return false;
+	for (guint i = 0; i < jobs->len; i++) {
+		const struct job_row *j = jobs->pdata[i];
+		g_autofree char *when = format_when(j->not_before);
+
+		if (j->not_before <= now)
+			continue;
+		g_message("job %" G_GINT64_FORMAT ": %s %.12s for %s left queued: retry %u at %s "
+			  "(in %" G_GINT64_FORMAT " s) after: %s", j->id, j->tree, j->commit,
+			  j->target, j->failures, when, j->not_before - now,
+			  j->last_error ? j->last_error : "?");
+	}
+	return true;
+}
+
 bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	       const struct sched_options *opts, volatile sig_atomic_t *stop, GError **error)
 {
@@ -967,23 +1158,43 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	struct sched s = {
 		.config = config, .opts = opts, .stop = stop,
 		.db_path = config_db_path(config), .git_path = config_git_path(config),
+		.backoff = JOB_BACKOFF_INIT,
 	};
+	GError *local = NULL;
+	unsigned poll_pause = 0;
 	gint64 next_poll;
 	bool ok = true;
 
+	if (opts->retry_delay)
+		s.backoff.first_s = opts->retry_delay;
 	g_mutex_init(&s.lock);
 	g_cond_init(&s.wake);
-	if (!db_tx_begin(db, error) || !db_job_release_dead(db, prefix, owner_dead, error) ||
-	    !db_tx_commit(db, error)) {
+	if (!db_tx_begin(db, &local) || !db_job_release_dead(db, prefix, owner_dead, &local) ||
+	    !db_tx_commit(db, &local)) {
 		db_tx_rollback(db);
-		ok = false;
-		goto out;
+		if (opts->once || !g_error_matches(local, BOT_ERROR, BOT_ERROR_TEMPORARY)) {
+			g_propagate_error(error, local);
+			ok = false;
+			goto out;
+		}
+		/* Their leases run out instead. */
+		g_warning("releasing the jobs of dead workers: %s", local->message);
+		g_clear_error(&local);
 	}
-	if (!poll_and_enqueue(&s, db, repo, error)) {
-		ok = false;
-		goto out;
+	next_poll = g_get_real_time() / G_USEC_PER_SEC;
+	if (!poll_and_enqueue(&s, db, repo, &local)) {
+		if (opts->once || !g_error_matches(local, BOT_ERROR, BOT_ERROR_TEMPORARY)) {
+			g_propagate_error(error, local);
+			ok = false;
+			goto out;
+		}
+		poll_pause = next_pause(poll_pause);
+		g_warning("poll: %s; trying again in %u s", local->message, poll_pause);
+		g_clear_error(&local);
+		next_poll += poll_pause;
+	} else {
+		next_poll += opts->poll_interval;
 	}
-	next_poll = g_get_real_time() / G_USEC_PER_SEC + opts->poll_interval;
 	g_message("running %u worker%s", n, n == 1 ? "" : "s");
 	for (unsigned i = 0; i < n; i++) {
 		workers[i].s = &s;
@@ -995,11 +1206,19 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 		gint64 now = g_get_real_time() / G_USEC_PER_SEC;
 
 		if (now >= next_poll) {
-			GError *local = NULL;
-
-			if (!poll_and_enqueue(&s, db, repo, &local))
+			if (poll_and_enqueue(&s, db, repo, &local)) {
+				poll_pause = 0;
+				next_poll = now + opts->poll_interval;
+			} else if (g_error_matches(local, BOT_ERROR, BOT_ERROR_TEMPORARY)) {
+				/* Disk full, say: not the end of the daemon. */
+				poll_pause = MIN(next_pause(poll_pause), opts->poll_interval);
+				g_warning("poll: %s; trying again in %u s", local->message, poll_pause);
+				g_clear_error(&local);
+				next_poll = now + poll_pause;
+			} else {
 				fail(&s, local);
-			next_poll = now + opts->poll_interval;
+				local = NULL;
+			}
 		}
 		g_usleep(G_USEC_PER_SEC / 5);
 	}
@@ -1009,6 +1228,8 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	}
 	if (s.error) {
 		g_propagate_error(error, s.error);
+		ok = false;
+	} else if (opts->once && !report_waiting(db, error)) {
 		ok = false;
 	}
 out:

@@ -21,13 +21,26 @@ struct sched_options {
 	unsigned poll_interval; /* seconds between polls */
 	unsigned lease;         /* seconds a job's lease lasts between renewals */
 	unsigned workers;       /* jobs run at once; 0: [zeroday] workers */
+	unsigned retry_delay;   /* seconds before a failed job's first retry; 0: 60 */
 };
 
 /*
  * Runs until *@stop is set (each worker finishes its job in progress),
- * or, with @opts->once, until the queue is empty. Jobs that a crashed
- * zeroday of this host held are claimable at once. Returns false only when
- * the store fails (in any worker: all of them stop).
+ * or, with @opts->once, until no job can be claimed now: a job waiting
+ * for its retry time is left queued and logged. Jobs that a crashed
+ * zeroday of this host held are claimable at once.
+ *
+ * A job that fails for infrastructure (an infra-error verdict or boot, a
+ * temporary error) is queued again with exponential backoff, and ends in
+ * error after JOB_BACKOFF_INIT's limit of attempts; one whose cause a
+ * retry cannot fix (a bad target, a commit no longer stored) ends in
+ * error at once. The cause is kept with the job.
+ *
+ * A temporary store failure (BOT_ERROR_TEMPORARY: disk full, I/O error)
+ * is logged and retried with backoff; with @opts->once it ends the run
+ * instead, leaving the jobs in the store. Returns false when the store
+ * fails for good (in any worker: all of them stop) or, with @opts->once,
+ * at all.
  */
 bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	       const struct sched_options *opts, volatile sig_atomic_t *stop, GError **error);

@@ -1,8 +1,13 @@
 /*
  * The store: schema migration from an older database, refusal of a newer
- * one, and the queries the poll relies on.
+ * one, the queries the poll relies on, the job queue with its retries, and
+ * what a full disk looks like to a caller.
  */
 #include "autoconfig.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "bot/bot.h"
 #include "bot/db.h"
@@ -217,7 +222,7 @@ static void test_jobs(void)
 	gint64 quiet = add_tree_named(db, "quiet");
 	gint64 other = add_tree_named(db, "other");
 	struct job_row *a = NULL, *b = NULL;
-	gint64 q, r, d;
+	gint64 q, wt, r, d;
 	bool added;
 
 	/* A busy tree's backlog, a quiet tree's head, and a duplicate. */
@@ -246,7 +251,7 @@ static void test_jobs(void)
 
 		g_assert_cmpstr(head, ==, "quiet:head");
 	}
-	g_assert_true(db_job_complete(db, a->id, "w1", "pass", 101, &error));
+	g_assert_true(db_job_complete(db, a->id, "w1", "pass", NULL, 101, &error));
 	job_row_free(a);
 	{
 		g_autofree char *first = claim(db, "w1", 102, NULL);
@@ -263,8 +268,9 @@ static void test_jobs(void)
 	}
 
 	/* A dead worker's leases run out; its jobs are claimed again, once. */
-	g_assert_true(db_job_counts(db, 105, &q, &r, &d, &error));
+	g_assert_true(db_job_counts(db, 105, &q, &wt, &r, &d, &error));
 	g_assert_cmpint(q, ==, 2);
+	g_assert_cmpint(wt, ==, 0);
 	g_assert_cmpint(r, ==, 3);
 	g_assert_cmpint(d, ==, 1);
 	/*
@@ -284,25 +290,314 @@ static void test_jobs(void)
 		g_assert_cmpuint(a->attempts, ==, 2);
 		g_assert_cmpstr(none, ==, "");
 	}
-	g_assert_true(db_job_complete(db, b->id, "w2", "pass", 206, &error));
+	g_assert_true(db_job_complete(db, b->id, "w2", "pass", NULL, 206, &error));
 	{
 		g_autofree char *b2 = claim(db, "w2", 207, NULL);
 
 		g_assert_cmpstr(b2, ==, "busy:b1");
 	}
 	/* The first worker comes back: its completion is refused. */
-	g_assert_false(db_job_complete(db, a->id, "w1", "pass", 201, &error));
+	g_assert_false(db_job_complete(db, a->id, "w1", "pass", NULL, 201, &error));
 	g_assert_error(error, BOT_ERROR, BOT_ERROR_BUSY);
 	g_clear_error(&error);
 	g_assert_false(db_job_renew(db, a->id, "w1", 300, &error));
 	g_assert_error(error, BOT_ERROR, BOT_ERROR_BUSY);
 	g_clear_error(&error);
 	g_assert_true(db_job_renew(db, a->id, "w3", 300, &error));
-	g_assert_true(db_job_complete(db, a->id, "w3", "pass", 202, &error));
-	g_assert_false(db_job_complete(db, a->id, "w3", "pass", 203, &error));
+	g_assert_true(db_job_complete(db, a->id, "w3", "pass", NULL, 202, &error));
+	g_assert_false(db_job_complete(db, a->id, "w3", "pass", NULL, 203, &error));
 	g_clear_error(&error);
 	job_row_free(a);
 	job_row_free(b);
+}
+
+static void test_backoff(void)
+{
+	static const struct {
+		struct job_backoff backoff;
+		unsigned failures;
+		gint64 wait;
+	} cases[] = {
+		{ JOB_BACKOFF_INIT, 1, 60 },
+		{ JOB_BACKOFF_INIT, 2, 120 },
+		{ JOB_BACKOFF_INIT, 3, 240 },
+		{ JOB_BACKOFF_INIT, 6, 1920 },
+		{ JOB_BACKOFF_INIT, 7, 3600 }, /* capped at an hour */
+		{ JOB_BACKOFF_INIT, 8, 3600 },
+		{ JOB_BACKOFF_INIT, 1000, 3600 }, /* no overflow */
+		{ { .first_s = 1, .max_s = 10, .limit = 3 }, 1, 1 },
+		{ { .first_s = 1, .max_s = 10, .limit = 3 }, 4, 8 },
+		{ { .first_s = 1, .max_s = 10, .limit = 3 }, 5, 10 },
+		{ { .first_s = 7, .max_s = 7, .limit = 3 }, 3, 7 },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_test_message("case %zu: %u failures", i, cases[i].failures);
+		g_assert_cmpint(db_job_backoff(&cases[i].backoff, cases[i].failures), ==,
+				cases[i].wait);
+	}
+	/* The defaults the man page promises. */
+	{
+		const struct job_backoff def = JOB_BACKOFF_INIT;
+
+		g_assert_cmpuint(def.limit, ==, 8);
+	}
+}
+
+/* One step of a job's life, and what the store must say to it. */
+enum op {
+	CLAIM,    /* claim at @now as @owner: expect @expect ("" for nothing) */
+	RETRY,    /* a temporary failure: expect @gave_up and @not_before */
+	COMPLETE, /* done with @result (and @reason) */
+	COUNTS,   /* expect @q queued, @w waiting, @r running, @d done */
+	LOST,     /* @owner's retry is refused: the lease is not theirs */
+};
+
+struct step {
+	enum op op;
+	gint64 now;
+	const char *owner;
+	const char *expect;    /* CLAIM: "tree:commit" */
+	unsigned attempts;     /* CLAIM: the job's attempts, this claim included */
+	unsigned failures;     /* CLAIM: its failures so far */
+	const char *reason;    /* RETRY, COMPLETE */
+	bool gave_up;          /* RETRY */
+	gint64 not_before;     /* RETRY */
+	const char *result;    /* COMPLETE */
+	gint64 q, w, r, d;     /* COUNTS */
+};
+
+static const struct backoff_case {
+	const char *name;
+	struct job_backoff backoff;
+	struct step steps[16];
+} retry_cases[] = {
+	{ "retried after the backoff, then done", { 10, 100, 3 }, {
+		{ CLAIM, 100, "w1", "t:c1", .attempts = 1 },
+		{ RETRY, 100, "w1", .reason = "infra-error: build of c1: timed out",
+		  .not_before = 110 },
+		{ COUNTS, 105, .q = 1, .w = 1 },          /* c2 is claimable; c1 waits */
+		{ CLAIM, 105, "w1", "t:c2", .attempts = 1 }, /* the waiting job blocks nothing */
+		{ COMPLETE, 106, "w1", .result = "pass" },
+		{ CLAIM, 109, "w1", "" },                 /* not before its time */
+		{ COUNTS, 109, .w = 1, .d = 1 },
+		{ CLAIM, 110, "w2", "t:c1", .attempts = 2, .failures = 1 },
+		{ COUNTS, 110, .r = 1, .d = 1 },
+		{ COMPLETE, 200, "w2", .result = "new-diagnostics" },
+		{ COUNTS, 200, .d = 2 },
+	} },
+	{ "the backoff doubles, and the limit ends the job in error", { 10, 25, 3 }, {
+		{ CLAIM, 100, "w1", "t:c1", .attempts = 1 },
+		{ RETRY, 100, "w1", .reason = "disk full", .not_before = 110 },
+		{ CLAIM, 110, "w1", "t:c1", .attempts = 2, .failures = 1 },
+		{ RETRY, 111, "w1", .reason = "disk full", .not_before = 131 },
+		{ CLAIM, 130, "w1", "t:c2", .attempts = 1 },
+		{ COMPLETE, 130, "w1", .result = "pass" },
+		{ CLAIM, 131, "w1", "t:c1", .attempts = 3, .failures = 2 },
+		{ RETRY, 140, "w1", .reason = "disk still full", .gave_up = true },
+		{ COUNTS, 10000, .d = 2 },
+		{ CLAIM, 10000, "w1", "" },
+	} },
+	{ "a permanent cause ends the job at once", JOB_BACKOFF_INIT, {
+		{ CLAIM, 100, "w1", "t:c1", .attempts = 1 },
+		{ COMPLETE, 101, "w1", .result = "error", .reason = "bad build target 'x'" },
+		{ COUNTS, 101, .q = 1, .d = 1 },
+	} },
+	{ "only the lease holder hands a job back", { 10, 100, 3 }, {
+		{ CLAIM, 100, "w1", "t:c1", .attempts = 1 },
+		{ LOST, 101, "w2" },
+		{ CLAIM, 200, "w2", "t:c1", .attempts = 2 }, /* w1's lease ran out */
+		{ LOST, 201, "w1" },
+		{ RETRY, 202, "w2", .reason = "boot infra-error", .not_before = 212 },
+		{ COUNTS, 202, .q = 1, .w = 1 },
+		{ LOST, 203, "w2" },                        /* queued again: nobody's */
+	} },
+};
+
+static void test_job_retry(gconstpointer data)
+{
+	const struct backoff_case *c = data;
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	gint64 tree;
+	struct job_row *held = NULL; /* the job of the last claim */
+	bool added;
+
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	tree = add_tree_named(db, "t");
+	g_assert_true(db_job_add(db, "build", tree, "c1", "x86_64:defconfig", JOB_HEAD, &added,
+				 &error));
+	g_assert_true(db_job_add(db, "build", tree, "c2", "x86_64:defconfig", JOB_BACKLOG, &added,
+				 &error));
+	for (size_t i = 0; i < G_N_ELEMENTS(c->steps) && c->steps[i].now; i++) {
+		const struct step *st = &c->steps[i];
+		gint64 q = -1, w = -1, r = -1, d = -1, not_before = -1;
+		bool gave_up = !st->gave_up;
+
+		g_test_message("step %zu at %" G_GINT64_FORMAT, i, st->now);
+		switch (st->op) {
+		case CLAIM: {
+			struct job_row *job = NULL;
+			g_autofree char *what = claim(db, st->owner, st->now, &job);
+
+			g_assert_cmpstr(what, ==, st->expect);
+			if (job) {
+				g_assert_cmpuint(job->attempts, ==, st->attempts);
+				g_assert_cmpuint(job->failures, ==, st->failures);
+				g_assert_cmpint(job->lease_until, ==, st->now + 60);
+				job_row_free(held);
+				held = job;
+			}
+			break;
+		}
+		case RETRY:
+			g_assert_nonnull(held);
+			if (!held)
+				break;
+			g_assert_true(db_job_retry(db, held->id, st->owner, st->now, st->reason,
+						   &c->backoff, &gave_up, &not_before, &error));
+			g_assert_no_error(error);
+			g_assert_cmpint(gave_up, ==, st->gave_up);
+			g_assert_cmpint(not_before, ==, st->gave_up ? 0 : st->not_before);
+			break;
+		case COMPLETE:
+			g_assert_nonnull(held);
+			if (!held)
+				break;
+			g_assert_true(db_job_complete(db, held->id, st->owner, st->result, st->reason,
+						      st->now, &error));
+			g_assert_no_error(error);
+			break;
+		case LOST:
+			g_assert_nonnull(held);
+			if (!held)
+				break;
+			g_assert_false(db_job_retry(db, held->id, st->owner, st->now, "x",
+						    &c->backoff, &gave_up, &not_before, &error));
+			g_assert_error(error, BOT_ERROR, BOT_ERROR_BUSY);
+			g_clear_error(&error);
+			break;
+		case COUNTS:
+			g_assert_true(db_job_counts(db, st->now, &q, &w, &r, &d, &error));
+			g_assert_cmpint(q, ==, st->q);
+			g_assert_cmpint(w, ==, st->w);
+			g_assert_cmpint(r, ==, st->r);
+			g_assert_cmpint(d, ==, st->d);
+			break;
+		}
+	}
+	job_row_free(held);
+}
+
+/* What status lists: jobs waiting to retry, with their cause, and jobs in error. */
+static void test_job_lists(void)
+{
+	static const struct job_backoff backoff = { 60, 3600, 2 };
+	static const struct job_backoff slow = { 1000, 3600, 2 };
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	g_autoptr(GPtrArray) retrying = NULL;
+	g_autoptr(GPtrArray) errors = NULL;
+	struct job_row *job = NULL;
+	gint64 tree = add_tree_named(db, "t");
+	gint64 not_before;
+	bool added, gave_up;
+
+	for (int i = 0; i < 3; i++) {
+		g_autofree char *c = g_strdup_printf("c%d", i);
+
+		g_assert_true(db_job_add(db, "build", tree, c, "x86_64:defconfig", JOB_BACKLOG,
+					 &added, &error));
+	}
+	/* c0: one failure, waiting. */
+	g_free(claim(db, "w", 100, &job));
+	g_assert_true(db_job_retry(db, job->id, "w", 100, "infra-error: bwrap is not installed",
+				   &slow, &gave_up, &not_before, &error));
+	g_clear_pointer(&job, job_row_free);
+	/* c1: a permanent cause. */
+	g_free(claim(db, "w", 101, &job));
+	g_assert_cmpstr(job->commit, ==, "c1");
+	g_assert_true(db_job_complete(db, job->id, "w", "error", "commit c1 is gone", 101, &error));
+	g_clear_pointer(&job, job_row_free);
+	/* c2: two failures, the limit. */
+	g_free(claim(db, "w", 102, &job));
+	g_assert_true(db_job_retry(db, job->id, "w", 102, "disk full", &backoff, &gave_up, NULL,
+				   &error));
+	g_clear_pointer(&job, job_row_free);
+	g_free(claim(db, "w", 300, &job));
+	g_assert_cmpstr(job->commit, ==, "c2");
+	g_assert_true(db_job_retry(db, job->id, "w", 300, "disk full", &backoff, &gave_up, NULL,
+				   &error));
+	g_assert_true(gave_up);
+	g_clear_pointer(&job, job_row_free);
+
+	retrying = db_job_list(db, JOB_LIST_RETRYING, 10, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(retrying ? retrying->len : 0, ==, 1);
+	if (retrying && retrying->len == 1) {
+		job = retrying->pdata[0];
+		g_assert_cmpstr(job->tree, ==, "t");
+		g_assert_cmpstr(job->commit, ==, "c0");
+		g_assert_cmpuint(job->attempts, ==, 1);
+		g_assert_cmpuint(job->failures, ==, 1);
+		g_assert_cmpint(job->not_before, ==, 1100);
+		g_assert_cmpstr(job->last_error, ==, "infra-error: bwrap is not installed");
+		g_assert_null(job->result);
+		job = NULL;
+	}
+	errors = db_job_list(db, JOB_LIST_ERROR, 10, &error);
+	g_assert_cmpuint(errors ? errors->len : 0, ==, 2);
+	if (errors && errors->len == 2) {
+		const struct job_row *newest = errors->pdata[0], *older = errors->pdata[1];
+
+		g_assert_cmpstr(newest->commit, ==, "c2");
+		g_assert_cmpstr(newest->result, ==, "error");
+		g_assert_cmpstr(newest->last_error, ==, "gave up after 2 attempts: disk full");
+		g_assert_cmpstr(older->commit, ==, "c1");
+		g_assert_cmpstr(older->last_error, ==, "commit c1 is gone");
+	}
+}
+
+/*
+ * A store that cannot grow (a full disk; here a file size limit, which
+ * sqlite sees as a failed write) fails with BOT_ERROR_TEMPORARY, and
+ * works again once it can.
+ */
+static void test_full(void)
+{
+	g_autofree char *dir = testlib_mkdir("full");
+	g_autofree char *path = g_build_filename(dir, "z.db", NULL);
+	g_autofree char *wal = g_strconcat(path, "-wal", NULL);
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(path, &error);
+	zd_autoptr(tree_row) big = new_tree("big");
+	struct rlimit saved, limit;
+	struct stat st_db, st_wal;
+	bool refused;
+
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	add_tree_named(db, "small");
+	g_free(big->url);
+	big->url = g_strnfill(512 * 1024, 'x');
+	g_assert_cmpint(stat(path, &st_db), ==, 0);
+	g_assert_cmpint(stat(wal, &st_wal), ==, 0);
+	g_assert_cmpint(getrlimit(RLIMIT_FSIZE, &saved), ==, 0);
+	signal(SIGXFSZ, SIG_IGN);
+	limit = saved;
+	limit.rlim_cur = (rlim_t)MAX(st_db.st_size, st_wal.st_size) + 4096;
+	g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &limit), ==, 0);
+	refused = !db_tree_insert(db, big, &error);
+	g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &saved), ==, 0);
+	signal(SIGXFSZ, SIG_DFL);
+	g_assert_true(refused);
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_TEMPORARY);
+	g_clear_error(&error);
+	g_assert_true(db_tree_insert(db, big, &error));
+	g_assert_no_error(error);
 }
 
 int main(int argc, char **argv)
@@ -313,5 +608,13 @@ int main(int argc, char **argv)
 	g_test_add_func("/db/wal", test_wal);
 	g_test_add_func("/db/queries", test_queries);
 	g_test_add_func("/db/jobs", test_jobs);
+	g_test_add_func("/db/backoff", test_backoff);
+	for (size_t i = 0; i < G_N_ELEMENTS(retry_cases); i++) {
+		g_autofree char *name = g_strdup_printf("/db/job-retry/%zu", i);
+
+		g_test_add_data_func(name, &retry_cases[i], test_job_retry);
+	}
+	g_test_add_func("/db/job-lists", test_job_lists);
+	g_test_add_func("/db/full", test_full);
 	return g_test_run();
 }
