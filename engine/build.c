@@ -806,6 +806,7 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	g_autofree char *dotconfig = g_build_filename(env->builddir, ".config", NULL);
 	g_autofree char *stamp = NULL;
 	g_autofree char *stamp_path = NULL;
+	g_autofree char *running = NULL;
 	g_autofree char *seed_env = NULL;
 	g_autofree char *log = NULL;
 	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
@@ -842,6 +843,17 @@ bool build_run(struct build_output *out, const struct build_target *target,
 		out->reason = g_strdup("skipped: coccinelle (spatch) is not installed");
 		return true;
 	}
+	/*
+	 * A build that was interrupted (zeroday killed, the machine down)
+	 * leaves half-written objects newer than their sources: make would
+	 * take them as built, and the next build would fail or miss a
+	 * diagnostic. The marker beside the build directory says a build
+	 * was under way; then the directory starts afresh.
+	 */
+	stamp_path = g_strconcat(env->builddir, ".zeroday-config", NULL);
+	running = g_strconcat(env->builddir, ".zeroday-building", NULL);
+	if (g_file_test(running, G_FILE_TEST_EXISTS))
+		wipe_builddir(env, stamp_path, "the last build in it was interrupted");
 	if (env->sandbox && !run_sandbox_prepare_dir(env->builddir, error))
 		return false;
 	if (!env->sandbox && g_mkdir_with_parents(env->builddir, 0755) < 0) {
@@ -856,12 +868,20 @@ bool build_run(struct build_output *out, const struct build_target *target,
 			    g_strerror(errno));
 		return false;
 	}
+	{
+		GError *local = NULL;
+
+		if (!g_file_set_contents(running, "", 0, &local)) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s", local->message);
+			g_error_free(local);
+			return false;
+		}
+	}
 	m.space_reserve = space_reserve(env->builddir);
 
 	/* The configuration, unless nothing it depends on changed. */
 	stamp = config_stamp(target);
-	/* Beside the build directory, where the build cannot write. */
-	stamp_path = g_strconcat(env->builddir, ".zeroday-config", NULL);
+	/* The stamp is beside the build directory, where the build cannot write. */
 	if (config_current(env, stamp_path, stamp)) {
 		g_info("%s: configuration unchanged since the last build", target->spec);
 		goto configured;
@@ -993,9 +1013,12 @@ done:
 						      " MiB, over the cap of %" G_GUINT64_FORMAT
 						      " MiB", used >> 20, cap >> 20);
 		}
-		if (used > cap || m.result.outcome == RUN_NO_SPACE || wipe)
+		/* A make killed mid-way leaves half-written objects too. */
+		if (used > cap || m.result.outcome == RUN_NO_SPACE ||
+		    m.result.outcome == RUN_TIMEOUT || m.result.outcome == RUN_SIGNALED || wipe)
 			wipe_builddir(env, stamp_path, out->reason);
 	}
+	unlink(running);
 	return true;
 }
 
