@@ -152,8 +152,13 @@ char *boot_domain_xml(const char *name, const struct boot_request *req, const ch
 	g_autofree char *ename = g_markup_escape_text(name, -1);
 	g_autofree char *kernel = g_markup_escape_text(kernel_path, -1);
 	g_autofree char *initrd = initrd_path ? g_markup_escape_text(initrd_path, -1) : NULL;
+	/*
+	 * panic=1, not -1: the guest ends when it reboots, and QEMU goes at
+	 * once; what it wrote last to the pty (the panic itself) is lost if
+	 * the console stream has not read it yet. A second's pause first.
+	 */
 	g_autofree char *cmdline = g_markup_printf_escaped(
-		"console=ttyS0 panic=-1 oops=panic softlockup_panic=1 hung_task_panic=0 "
+		"console=ttyS0 panic=1 oops=panic softlockup_panic=1 hung_task_panic=0 "
 		"printk.time=1 %s", req->cmdline ? req->cmdline : "");
 	GString *x = g_string_new(NULL);
 

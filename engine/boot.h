@@ -38,7 +38,7 @@
 struct boot_request {
 	const char *kernel;      /* bzImage (or the arch's image), a local file */
 	const char *initrd;      /* from initramfs_build(), a local file, or NULL */
-	const char *cmdline;     /* appended to "console=ttyS0 panic=-1 ..." */
+	const char *cmdline;     /* appended to "console=ttyS0 panic=1 ..." */
 	const char *console_log; /* local file the serial console is written to (created) */
 	const char *host_id;     /* boot_host_id() of this installation; NULL: boot_host_id(NULL) */
 	unsigned timeout_s;      /* watchdog: then the domain is destroyed */

@@ -91,7 +91,12 @@ static char *init_script(const struct initramfs_payload *payloads, size_t n)
 			payloads[i].name, payloads[i].timeout_s ? payloads[i].timeout_s : 600,
 			payloads[i].name, payloads[i].name);
 	}
-	g_string_append(s, "echo ZERODAY-BOOT-END\nsync\nreboot -f\n"
+	/*
+	 * The end marker, then a second before the reboot: QEMU goes at once
+	 * when the guest reboots, and the console stream must have read the
+	 * marker by then.
+	 */
+	g_string_append(s, "echo ZERODAY-BOOT-END\nsync\nsleep 1\nreboot -f\n"
 			   "echo ZERODAY-REBOOT-FAILED\nsleep 100000\n");
 	return g_string_free(s, FALSE);
 }
