@@ -26,16 +26,40 @@ struct fs_identity {
 	int uid, gid; /* the previous ones; -1: unchanged */
 };
 
+/* The sandbox user's ids, looked up once: every kept object's file comes here. */
+static bool sandbox_ids(uid_t *uid, gid_t *gid)
+{
+	static gsize once;
+	static uid_t cached_uid;
+	static gid_t cached_gid;
+	static bool found;
+
+	if (g_once_init_enter(&once)) {
+		struct passwd pw, *p = NULL;
+		char buf[1024];
+
+		if (getpwnam_r("nobody", &pw, buf, sizeof(buf), &p) == 0 && p) {
+			cached_uid = pw.pw_uid;
+			cached_gid = pw.pw_gid;
+			found = true;
+		}
+		g_once_init_leave(&once, 1);
+	}
+	*uid = cached_uid;
+	*gid = cached_gid;
+	return found;
+}
+
 static struct fs_identity become_sandbox_user(void)
 {
 	struct fs_identity old = { -1, -1 };
-	struct passwd pw, *found = NULL;
-	char buf[1024];
+	uid_t uid;
+	gid_t gid;
 
-	if (geteuid() != 0 || getpwnam_r("nobody", &pw, buf, sizeof(buf), &found) != 0 || !found)
+	if (geteuid() != 0 || !sandbox_ids(&uid, &gid))
 		return old;
-	old.gid = setfsgid(pw.pw_gid);
-	old.uid = setfsuid(pw.pw_uid);
+	old.gid = setfsgid(gid);
+	old.uid = setfsuid(uid);
 	return old;
 }
 
