@@ -434,8 +434,7 @@ static bool reuse_stored(struct db *db, const struct booter_request *req, const 
 		run->attempts = b->attempts;
 		run->seconds = b->seconds;
 		run->stored = true;
-		if (!diag_console_kind_parse(b->kind, &run->result.kind))
-			run->result.kind = CONSOLE_INFRA;
+		run->result.kind = b->kind;
 		run->result.title = g_strdup(b->title);
 		run->result.fingerprint = g_strdup(b->fingerprint);
 		run->result.findings = g_ptr_array_new_with_free_func(
@@ -538,7 +537,7 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 		const struct booter_run *r = runs->pdata[i];
 		struct boot_row row = {
 			.build_id = req->build_id, .image = req->image, .host = r->host,
-			.seed = r->seed, .kind = diag_console_kind_name(r->result.kind),
+			.seed = r->seed, .kind = r->result.kind,
 			.title = r->result.title, .fingerprint = r->result.fingerprint,
 			.console_path = r->console_path, .seconds = r->seconds,
 			.attempts = r->attempts, .profile = profile,

@@ -61,15 +61,6 @@ static void draw_progress(const char *line, void *data)
 	fflush(stderr);
 }
 
-static enum build_status status_parse(const char *name)
-{
-	for (int s = BUILD_OK; s <= BUILD_SKIPPED; s++) {
-		if (strcmp(build_status_name(s), name) == 0)
-			return s;
-	}
-	return BUILD_INFRA;
-}
-
 /* build_env.changes_since: the paths between the configured commit and this one. */
 static char **changes_since(const char *old_commit, const char *new_commit, void *data)
 {
@@ -144,7 +135,7 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 	row->source = g_strdup(req->source);
 	row->commit = g_strdup(commit);
 	row->target = g_strdup(target->spec);
-	row->status = g_strdup(build_status_name(out.status));
+	row->status = out.status;
 	row->reason = g_strdup(out.reason);
 	row->seconds = out.seconds;
 	row->log_path = g_strdup(env.log_path);
@@ -173,9 +164,8 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 				 &local)) {
 			row->image_path = g_steal_pointer(&kept);
 		} else if (!g_error_matches(local, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND)) {
-			g_free(row->status);
 			g_free(row->reason);
-			row->status = g_strdup(build_status_name(BUILD_INFRA));
+			row->status = BUILD_INFRA;
 			row->reason = g_strdup_printf("taking the image out: %s", local->message);
 		}
 	}
@@ -194,7 +184,7 @@ out:
 static struct build_output as_output(const struct build_row *row)
 {
 	struct build_output out = {
-		.status = status_parse(row->status),
+		.status = row->status,
 		.reason = row->reason,
 		.diags = row->diags,
 		.seconds = row->seconds,
@@ -307,7 +297,7 @@ GPtrArray *builder_run(struct db *db, const struct config *config,
 		}
 		if (!db_tx_begin(db, error) ||
 		    !db_verdict_put(db, r->build->id, r->parent_build ? r->parent_build->id : 0,
-				    build_verdict_name(r->verdict), seqs->str, error) ||
+				    r->verdict, seqs->str, error) ||
 		    !db_tx_commit(db, error)) {
 			db_tx_rollback(db);
 			goto fail;

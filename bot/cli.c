@@ -15,11 +15,11 @@
 #include "bot/booter.h"
 #include "bot/builder.h"
 #include "bot/sched.h"
+#include "bot/status.h"
+#include "bot/trees.h"
 #include "bot/watch.h"
 #include "engine/build.h"
 #include "engine/diag.h"
-#include "engine/names.h"
-#include "mail/address.h"
 
 #define EXIT_USAGE 2
 
@@ -119,21 +119,6 @@ static bool cli_open(struct cli *cli, bool want_repo, GError **error)
 	return true;
 }
 
-static char *format_time(gint64 when)
-{
-	g_autoptr(GDateTime) t = NULL;
-
-	if (when <= 0)
-		return g_strdup("never");
-	t = g_date_time_new_from_unix_utc(when);
-	return g_date_time_format(t, "%Y-%m-%d %H:%M:%S UTC");
-}
-
-static char *short_id(const char *oid)
-{
-	return oid ? g_strndup(oid, 12) : g_strdup("-");
-}
-
 /* init */
 
 int cli_init(struct cli *cli, int argc, char **argv)
@@ -173,67 +158,10 @@ int cli_init(struct cli *cli, int argc, char **argv)
 
 /* tree */
 
-static enum names_url_flags url_flags(const struct config *config)
-{
-	return (config->allow_ssh ? NAMES_URL_ALLOW_SSH : 0) |
-	       (config->allow_local ? NAMES_URL_ALLOW_LOCAL : 0);
-}
-
-static bool check_patterns(char **patterns, GError **error)
-{
-	for (char **p = patterns; p && *p; p++) {
-		if (!names_pattern_check(*p, error))
-			return false;
-	}
-	return true;
-}
-
-static bool check_base(const char *base, GError **error)
-{
-	g_auto(GStrv) parts = g_strsplit(base, "/", 2);
-
-	if (!parts[0] || !parts[1]) {
-		g_set_error(error, BOT_ERROR, BOT_ERROR_USAGE,
-			    "base '%s' must be TREE/BRANCH, e.g. mainline/master", base);
-		return false;
-	}
-	return names_tree_check(parts[0], error) && repo_branch_check(parts[1], error);
-}
-
-static bool check_targets(char **targets, GError **error)
-{
-	g_autofree char *fragments = config_fragment_dir();
-
-	for (char **t = targets; t && *t; t++) {
-		struct build_target parsed;
-
-		if (!build_target_parse(&parsed, *t, fragments, error))
-			return false;
-		build_target_clear(&parsed);
-	}
-	return true;
-}
-
-/* Normalizes each address of @in into a new NULL-terminated list. */
-static char **normalize_addresses(char **in, GError **error)
-{
-	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
-
-	for (char **a = in; a && *a; a++) {
-		char *n = address_normalize(*a, error);
-
-		if (!n)
-			return NULL;
-		g_strv_builder_add(b, n);
-		g_free(n);
-	}
-	return g_strv_builder_end(b);
-}
-
 static int tree_add(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
-	zd_autoptr(tree_row) row = g_new0(struct tree_row, 1);
+	zd_autoptr(tree_row) row = NULL;
 	gboolean non_rebasable = FALSE;
 	g_auto(GStrv) blacklist = NULL;
 	g_auto(GStrv) to = NULL;
@@ -252,6 +180,7 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 		  "Mail reports to ADDRESS as well (repeatable)", "ADDRESS" },
 		G_OPTION_ENTRY_NULL,
 	};
+	struct tree_spec spec = { 0 };
 	int status;
 
 	if (!parse_options(&argc, &argv, "NAME URL [BRANCH-PATTERN...]",
@@ -263,27 +192,17 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 		return usage("tree add", "needs a NAME and a URL");
 	if (!cli_open(cli, false, &error))
 		return fail(error);
-	if (!names_tree_check(argv[1], &error) ||
-	    !names_url_check(argv[2], url_flags(cli->config), &error) ||
-	    !check_patterns(argv + 3, &error) || !check_patterns(blacklist, &error) ||
-	    (base && !check_base(base, &error)) || !check_targets(targets, &error))
+	spec.name = argv[1];
+	spec.url = argv[2];
+	spec.non_rebasable = non_rebasable;
+	spec.branches = (const char *const *)argv + 3;
+	spec.blacklist = (const char *const *)blacklist;
+	spec.base = base;
+	spec.recipients = (const char *const *)to;
+	spec.targets = (const char *const *)targets;
+	row = trees_add(cli->db, cli->config, &spec, &error);
+	if (!row)
 		return fail(error);
-	row->name = g_strdup(argv[1]);
-	row->targets = targets ? g_strdupv(targets) : g_new0(char *, 1);
-	row->url = g_strdup(argv[2]);
-	row->policy = non_rebasable ? TREE_NON_REBASABLE : TREE_REBASABLE;
-	row->branches = argc > 3 ? g_strdupv(argv + 3) : g_strsplit("*", ",", -1);
-	row->blacklist = blacklist ? g_strdupv(blacklist) : g_new0(char *, 1);
-	row->base = g_steal_pointer(&base);
-	row->recipients = normalize_addresses(to, &error);
-	if (!row->recipients)
-		return fail(error);
-	row->created = g_get_real_time() / G_USEC_PER_SEC;
-	if (!db_tx_begin(cli->db, &error) || !db_tree_insert(cli->db, row, &error) ||
-	    !db_tx_commit(cli->db, &error)) {
-		db_tx_rollback(cli->db);
-		return fail(error);
-	}
 	printf("added tree %s (%s): %s\n", row->name, db_policy_name(row->policy), row->url);
 	return 0;
 }
@@ -340,7 +259,7 @@ static int tree_show(struct cli *cli, int argc, char **argv)
 	branches = db_branch_list(cli->db, t->id, &error);
 	if (!branches)
 		return fail(error);
-	polled = format_time(t->last_poll);
+	polled = status_format_time(t->last_poll);
 	printf("%-12s %s\n%-12s %s\n%-12s %s\n", "name", t->name, "url", t->url, "policy",
 	       db_policy_name(t->policy));
 	print_list("branches", t->branches);
@@ -352,7 +271,7 @@ static int tree_show(struct cli *cli, int argc, char **argv)
 	       t->last_error ? t->last_error : "");
 	for (guint i = 0; i < branches->len; i++) {
 		const struct branch_row *b = branches->pdata[i];
-		g_autofree char *id = short_id(b->head);
+		g_autofree char *id = status_short_id(b->head);
 
 		printf("  %-30s %s %-8s%s%s\n", b->name, id, db_branch_state_name(b->state),
 		       b->reason ? " " : "", b->reason ? b->reason : "");
@@ -373,32 +292,10 @@ static int tree_rm(struct cli *cli, int argc, char **argv)
 		return usage("tree rm", "needs exactly one NAME");
 	if (!cli_open(cli, true, &error))
 		return fail(error);
-	if (!db_tx_begin(cli->db, &error) || !db_tree_delete(cli->db, argv[1], &error) ||
-	    !db_tx_commit(cli->db, &error)) {
-		db_tx_rollback(cli->db);
+	if (!trees_remove(cli->db, cli->repo, argv[1], &error))
 		return fail(error);
-	}
-	/* The refs only keep objects alive; stale ones are harmless. */
-	if (!repo_forget_tree(cli->repo, argv[1], &error))
-		g_warning("removed tree %s, but not its refs: %s", argv[1], error->message);
 	printf("removed tree %s\n", argv[1]);
 	return 0;
-}
-
-/* Returns a copy of @list without the items in @drop, plus @add. */
-static char **edit_list(char **list, char **add, char **drop)
-{
-	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
-
-	for (char **i = list; i && *i; i++) {
-		if (!drop || !g_strv_contains((const char *const *)drop, *i))
-			g_strv_builder_add(b, *i);
-	}
-	for (char **i = add; i && *i; i++) {
-		if (!g_strv_contains((const char *const *)list, *i))
-			g_strv_builder_add(b, *i);
-	}
-	return g_strv_builder_end(b);
 }
 
 static int tree_set(struct cli *cli, int argc, char **argv)
@@ -413,8 +310,6 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	g_auto(GStrv) unblacklist = NULL;
 	g_auto(GStrv) to = NULL;
 	g_auto(GStrv) no_to = NULL;
-	g_auto(GStrv) to_norm = NULL;
-	g_auto(GStrv) no_to_norm = NULL;
 	g_auto(GStrv) targets = NULL;
 	gboolean default_targets = FALSE;
 	GOptionEntry entries[] = {
@@ -439,7 +334,7 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 		  "Remove a recipient (repeatable)", "ADDRESS" },
 		G_OPTION_ENTRY_NULL,
 	};
-	char **tmp;
+	struct tree_edit edit = { 0 };
 	int status;
 
 	if (!parse_options(&argc, &argv, "NAME", "Change a tree's settings.", entries, &status))
@@ -448,64 +343,21 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 		return usage("tree set", "needs exactly one NAME");
 	if (!cli_open(cli, false, &error))
 		return fail(error);
-	if (!db_tx_begin(cli->db, &error))
-		return fail(error);
-	t = db_tree_get(cli->db, argv[1], &error);
+	edit.url = url;
+	edit.policy = policy;
+	edit.branches = (const char *const *)branches;
+	edit.blacklist_add = (const char *const *)blacklist;
+	edit.blacklist_drop = (const char *const *)unblacklist;
+	edit.base = base;
+	edit.recipients_add = (const char *const *)to;
+	edit.recipients_drop = (const char *const *)no_to;
+	edit.targets = (const char *const *)targets;
+	edit.default_targets = default_targets;
+	t = trees_edit(cli->db, cli->config, argv[1], &edit, &error);
 	if (!t)
-		goto fail;
-	if (url) {
-		if (!names_url_check(url, url_flags(cli->config), &error))
-			goto fail;
-		g_free(t->url);
-		t->url = g_steal_pointer(&url);
-	}
-	if (policy && !db_policy_parse(policy, &t->policy)) {
-		g_set_error(&error, BOT_ERROR, BOT_ERROR_USAGE,
-			    "policy must be rebasable or non-rebasable, not '%s'", policy);
-		goto fail;
-	}
-	if (branches) {
-		if (!check_patterns(branches, &error))
-			goto fail;
-		g_strfreev(t->branches);
-		t->branches = g_steal_pointer(&branches);
-	}
-	if (!check_patterns(blacklist, &error) || !check_patterns(unblacklist, &error))
-		goto fail;
-	if (targets) {
-		if (!check_targets(targets, &error))
-			goto fail;
-		g_strfreev(t->targets);
-		t->targets = g_steal_pointer(&targets);
-	} else if (default_targets) {
-		g_strfreev(t->targets);
-		t->targets = g_new0(char *, 1);
-	}
-	tmp = edit_list(t->blacklist, blacklist, unblacklist);
-	g_strfreev(t->blacklist);
-	t->blacklist = tmp;
-	if (base) {
-		if (*base && !check_base(base, &error))
-			goto fail;
-		g_free(t->base);
-		t->base = *base ? g_steal_pointer(&base) : NULL;
-	}
-	to_norm = normalize_addresses(to, &error);
-	if (!to_norm)
-		goto fail;
-	no_to_norm = normalize_addresses(no_to, &error);
-	if (!no_to_norm)
-		goto fail;
-	tmp = edit_list(t->recipients, to_norm, no_to_norm);
-	g_strfreev(t->recipients);
-	t->recipients = tmp;
-	if (!db_tree_update(cli->db, t, &error) || !db_tx_commit(cli->db, &error))
-		goto fail;
+		return fail(error);
 	printf("updated tree %s\n", t->name);
 	return 0;
-fail:
-	db_tx_rollback(cli->db);
-	return fail(error);
 }
 
 static const struct tree_command {
@@ -560,16 +412,16 @@ int cli_tree(struct cli *cli, int argc, char **argv)
 static void print_change(const struct watch_change *c)
 {
 	const struct head_event *e = c->event;
-	g_autofree char *from = short_id(e->old_head);
-	g_autofree char *to = short_id(e->new_head);
+	g_autofree char *from = status_short_id(e->old_head);
+	g_autofree char *to = status_short_id(e->new_head);
 
 	if (e->change == HEAD_DELETED)
 		printf("  %s: deleted (was %s): %s\n", e->branch, from, e->reason);
 	else if (e->change == HEAD_NEW)
-		printf("  %s: new at %s: %s", e->branch, to, e->action);
+		printf("  %s: new at %s: %s", e->branch, to, db_head_action_name(e->action));
 	else
 		printf("  %s: %s %s..%s: %s", e->branch, db_head_change_name(e->change), from,
-		       to, e->action);
+		       to, db_head_action_name(e->action));
 	if (e->change == HEAD_DELETED)
 		return;
 	if (e->selected)
@@ -623,114 +475,16 @@ int cli_poll(struct cli *cli, int argc, char **argv)
 
 /* status */
 
-/* Appends @s as a JSON string, or null for NULL. */
-static void json_str(GString *out, const char *s)
-{
-	if (!s) {
-		g_string_append(out, "null");
-		return;
-	}
-	g_string_append_c(out, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			g_string_append_printf(out, "\\%c", *p);
-		else if (*p == '\n')
-			g_string_append(out, "\\n");
-		else if (*p < 0x20)
-			g_string_append_printf(out, "\\u%04x", *p);
-		else
-			g_string_append_c(out, (char)*p);
-	}
-	g_string_append_c(out, '"');
-}
-
-/* Appends the jobs of @jobs as a JSON array. */
-static void json_jobs(GString *out, GPtrArray *jobs)
-{
-	g_string_append_c(out, '[');
-	for (guint i = 0; i < jobs->len; i++) {
-		const struct job_row *j = jobs->pdata[i];
-
-		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"tree\": ",
-				       i ? ", " : "", j->id);
-		json_str(out, j->tree);
-		g_string_append(out, ", \"commit\": ");
-		json_str(out, j->commit);
-		g_string_append(out, ", \"target\": ");
-		json_str(out, j->target);
-		g_string_append_printf(out, ", \"attempts\": %u, \"failures\": %u, "
-				       "\"next_try\": %" G_GINT64_FORMAT ", \"result\": ", j->attempts,
-				       j->failures, j->result ? 0 : j->not_before);
-		json_str(out, j->result);
-		g_string_append(out, ", \"last_error\": ");
-		json_str(out, j->last_error);
-		g_string_append_c(out, '}');
-	}
-	g_string_append_c(out, ']');
-}
-
-static int status_json(struct cli *cli, GPtrArray *trees, GPtrArray *findings, gint64 queued,
-		       gint64 running, gint64 done, GPtrArray *retrying, GPtrArray *errors)
-{
-	g_autoptr(GString) out = g_string_new("{\"trees\": [");
-
-	for (guint i = 0; i < trees->len; i++) {
-		const struct tree_row *t = trees->pdata[i];
-
-		g_string_append(out, i ? ", {\"name\": " : "{\"name\": ");
-		json_str(out, t->name);
-		g_string_append(out, ", \"policy\": ");
-		json_str(out, db_policy_name(t->policy));
-		g_string_append_printf(out, ", \"last_poll\": %" G_GINT64_FORMAT ", \"error\": ",
-				       t->last_poll);
-		json_str(out, t->last_error);
-		g_string_append(out, "}");
-	}
-	g_string_append_printf(out, "], \"jobs\": {\"queued\": %" G_GINT64_FORMAT
-			       ", \"running\": %" G_GINT64_FORMAT ", \"done\": %" G_GINT64_FORMAT
-			       "}, \"retrying\": ", queued, running, done);
-	json_jobs(out, retrying);
-	g_string_append(out, ", \"errors\": ");
-	json_jobs(out, errors);
-	g_string_append(out, ", \"findings\": [");
-	for (guint i = 0; i < findings->len; i++) {
-		const struct finding_row *f = findings->pdata[i];
-		const struct { const char *key, *value; } fields[] = {
-			{ "tree", f->tree }, { "culprit", f->culprit }, { "target", f->target },
-			{ "kind", f->kind }, { "fingerprint", f->fingerprint }, { "title", f->title },
-			{ "state", f->state }, { "reproduce", f->reproduce },
-			{ "fixed_by", f->fixed_by }, { "details", f->details },
-			{ "bisect_log", f->bisect_log },
-		};
-
-		g_string_append(out, i ? ", {" : "{");
-		for (size_t k = 0; k < G_N_ELEMENTS(fields); k++) {
-			g_string_append_printf(out, "%s\"%s\": ", k ? ", " : "", fields[k].key);
-			json_str(out, fields[k].value);
-		}
-		g_string_append_printf(out, ", \"confidence\": %.4f, \"rate\": %.4f}", f->confidence,
-				       f->rate);
-	}
-	g_string_append(out, "]}\n");
-	fputs(out->str, stdout);
-	return 0;
-}
-
 int cli_status(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GPtrArray) trees = NULL;
-	g_autoptr(GPtrArray) events = NULL;
-	g_autoptr(GPtrArray) pending = NULL;
-	g_autoptr(GPtrArray) findings = NULL;
-	g_autoptr(GPtrArray) retrying = NULL;
-	g_autoptr(GPtrArray) errors = NULL;
+	g_autoptr(GString) out = NULL;
+	struct status snapshot;
 	gboolean json = FALSE;
 	GOptionEntry entries[] = {
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON for scripts", NULL },
 		G_OPTION_ENTRY_NULL,
 	};
-	gint64 depth = 0, queued = 0, waiting = 0, running = 0, done = 0;
 	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
 	int status;
 
@@ -742,103 +496,15 @@ int cli_status(struct cli *cli, int argc, char **argv)
 		return usage("status", "takes no arguments");
 	if (!cli_open(cli, false, &error))
 		return fail(error);
-	trees = db_tree_list(cli->db, &error);
-	if (!trees || !db_test_count_pending(cli->db, &depth, &error))
+	if (!status_load(&snapshot, cli->db, now, &error))
 		return fail(error);
-	events = db_event_recent(cli->db, 20, &error);
-	if (!events)
-		return fail(error);
-	pending = db_test_pending(cli->db, 20, &error);
-	if (!pending)
-		return fail(error);
-	findings = db_finding_list(cli->db, 50, &error);
-	if (!findings || !db_job_counts(cli->db, now, &queued, &waiting, &running, &done, &error))
-		return fail(error);
-	retrying = db_job_list(cli->db, JOB_LIST_RETRYING, 20, &error);
-	if (!retrying)
-		return fail(error);
-	errors = db_job_list(cli->db, JOB_LIST_ERROR, 20, &error);
-	if (!errors)
-		return fail(error);
-	/* A job waiting for its retry is still queued. */
-	queued += waiting;
+	out = g_string_new(NULL);
 	if (json)
-		return status_json(cli, trees, findings, queued, running, done, retrying, errors);
-
-	printf("Trees: %u\n", trees->len);
-	for (guint i = 0; i < trees->len; i++) {
-		const struct tree_row *t = trees->pdata[i];
-		g_autoptr(GPtrArray) branches = db_branch_list(cli->db, t->id, &error);
-		g_autofree char *polled = format_time(t->last_poll);
-
-		if (!branches)
-			return fail(error);
-		printf("  %-20s %-13s polled %s%s%s\n", t->name, db_policy_name(t->policy), polled,
-		       t->last_error ? ": FAILED: " : "", t->last_error ? t->last_error : "");
-		for (guint j = 0; j < branches->len; j++) {
-			const struct branch_row *b = branches->pdata[j];
-
-			if (b->state == BRANCH_SKIPPED)
-				printf("    skipped %s: %s\n", b->name, b->reason);
-		}
-	}
-	printf("Queue: %" G_GINT64_FORMAT " commit%s to test\n", depth, depth == 1 ? "" : "s");
-	for (guint i = 0; i < pending->len; i++) {
-		const struct test_row *r = pending->pdata[i];
-
-		printf("  %s/%s %.12s %s\n", r->tree, r->branch, r->commit, r->summary);
-	}
-	if (depth > (gint64)pending->len)
-		printf("  ... and %" G_GINT64_FORMAT " more\n", depth - (gint64)pending->len);
-	printf("Jobs: %" G_GINT64_FORMAT " queued", queued);
-	if (waiting)
-		printf(" (%" G_GINT64_FORMAT " waiting to retry)", waiting);
-	printf(", %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT " done\n", running, done);
-	for (guint i = 0; i < retrying->len; i++) {
-		const struct job_row *j = retrying->pdata[i];
-		const struct job_backoff backoff = JOB_BACKOFF_INIT;
-		g_autofree char *when = format_time(j->not_before);
-
-		printf("  retry %s %.12s %s: %u of %u attempts failed, next try %s%s: %s\n", j->tree,
-		       j->commit, j->target, j->failures, backoff.limit,
-		       j->not_before > now ? "at " : "", j->not_before > now ? when : "now",
-		       j->last_error ? j->last_error : "?");
-	}
-	for (guint i = 0; i < errors->len; i++) {
-		const struct job_row *j = errors->pdata[i];
-
-		printf("  error %s %.12s %s: %s\n", j->tree, j->commit, j->target,
-		       j->last_error ? j->last_error : "no cause recorded");
-	}
-	printf("Findings: %u\n", findings->len);
-	for (guint i = 0; i < findings->len; i++) {
-		const struct finding_row *f = findings->pdata[i];
-
-		printf("  %s %.12s %s %s: %s [%s]", f->tree ? f->tree : "-", f->culprit, f->target,
-		       f->kind, f->title, f->fingerprint);
-		/* Boot failures: the rate is the lower bound they were bisected with. */
-		if (f->rate < 1.0)
-			printf(" (shows in >= %.0f%% of boots)", 100.0 * f->rate);
-		if (f->confidence < 0.9995 && strcmp(f->state, "inconclusive") != 0)
-			printf(" (confidence %.3f)", f->confidence);
-		if (strcmp(f->state, "open") != 0)
-			printf(" (%s%s%.12s)", f->state, f->fixed_by ? " by " : "",
-			       f->fixed_by ? f->fixed_by : "");
-		printf("\n");
-	}
-	printf("Recent branch changes:\n");
-	for (guint i = 0; i < events->len; i++) {
-		const struct head_event *e = events->pdata[i];
-		g_autofree char *when = format_time(e->when);
-		g_autofree char *to = short_id(e->new_head ? e->new_head : e->old_head);
-
-		printf("  %s %s/%s %s %s: %s", when, e->tree, e->branch,
-		       db_head_change_name(e->change), to, e->action);
-		if (e->selected)
-			printf(" %u", e->selected);
-		printf("%s%s%s\n", e->reason ? " (" : "", e->reason ? e->reason : "",
-		       e->reason ? ")" : "");
-	}
+		status_format_json(out, &snapshot);
+	else
+		status_format_text(out, &snapshot);
+	status_release(&snapshot);
+	fputs(out->str, stdout);
 	return 0;
 }
 
@@ -939,7 +605,8 @@ int cli_build(struct cli *cli, int argc, char **argv)
 			printf(" (%s)", r->build->reason);
 		printf("  [%.1f s", r->build->seconds);
 		if (r->parent_build)
-			printf("; parent %.12s: %s, %.1f s", r->parent, r->parent_build->status,
+			printf("; parent %.12s: %s, %.1f s", r->parent,
+			       build_status_name(r->parent_build->status),
 			       r->parent_build->seconds);
 		printf("]\n");
 		for (guint j = 0; j < r->fresh->len; j++)

@@ -1,7 +1,8 @@
 /*
- * The store: sqlite in WAL mode. The only file that includes <sqlite3.h>.
- * Every function returns plain GLib-allocated data; nothing of sqlite's
- * leaks out.
+ * The store: sqlite in WAL mode. Only bot/db*.c include <sqlite3.h>, through
+ * their private bot/db-private.h. Every function returns plain
+ * GLib-allocated data; nothing of sqlite's leaks out. States and kinds are
+ * enums here; the store keeps each as the text its name function gives.
  */
 #ifndef ZERODAY_DB_H
 #define ZERODAY_DB_H
@@ -9,6 +10,8 @@
 #include <stdbool.h>
 #include <glib.h>
 
+#include "engine/build.h"
+#include "engine/diag.h"
 #include "engine/engine.h"
 
 struct db;
@@ -103,6 +106,16 @@ enum head_change { HEAD_NEW, HEAD_FORWARD, HEAD_FORCED, HEAD_DELETED };
 
 const char *db_head_change_name(enum head_change change);
 
+/* What zeroday did about a head change. */
+enum head_action {
+	HEAD_ACTION_QUEUED,  /* commits were selected for testing */
+	HEAD_ACTION_SKIPPED, /* blacklisted or Dont-Auto-Build: see reason */
+	HEAD_ACTION_NONE,    /* nothing to test */
+};
+
+/* "queued", "skipped", "none". */
+const char *db_head_action_name(enum head_action action);
+
 /* One observed change of a branch head, and what zeroday did about it. */
 struct head_event {
 	gint64 id;
@@ -111,7 +124,7 @@ struct head_event {
 	char *old_head; /* NULL for a new branch */
 	char *new_head; /* NULL for a deleted branch */
 	enum head_change change;
-	char *action; /* "queued", "skipped" or "none" */
+	enum head_action action;
 	char *reason; /* why skipped, or a note; may be NULL */
 	unsigned selected; /* commits selected for testing */
 	gint64 when;
@@ -124,6 +137,14 @@ bool db_event_add(struct db *db, gint64 tree_id, struct head_event *event, GErro
 /* Returns the @limit newest events of all trees, newest first. */
 GPtrArray *db_event_recent(struct db *db, unsigned limit, GError **error);
 
+enum test_state {
+	TEST_PENDING,   /* until the test loop runs it */
+	TEST_SCHEDULED, /* handed to the job queue (db_test_scheduled()) */
+};
+
+/* "pending", "scheduled". */
+const char *db_test_state_name(enum test_state state);
+
 /* A commit selected for testing. */
 struct test_row {
 	gint64 tree_id;
@@ -132,7 +153,7 @@ struct test_row {
 	char *branch;
 	char *commit;
 	char *summary;
-	char *state; /* "pending" until the test loop runs it */
+	enum test_state state;
 	gint64 queued;
 };
 
@@ -169,7 +190,7 @@ struct build_row {
 	char *source; /* tree name, or "path:" and a repository path */
 	char *commit;
 	char *target;
-	char *status; /* build_status_name() */
+	enum build_status status; /* stored as build_status_name() */
 	char *reason;
 	double seconds;
 	char *log_path;
@@ -195,10 +216,11 @@ bool db_build_find(struct db *db, const char *source, const char *commit, const 
 
 /*
  * Records the verdict of a build against its parent's build (0 for a root
- * commit), with the sequence numbers of its new diagnostics ("0,3").
+ * commit), with the sequence numbers of its new diagnostics ("0,3"). The
+ * verdict is stored as build_verdict_name().
  */
 bool db_verdict_put(struct db *db, gint64 build_id, gint64 parent_build_id,
-		    const char *verdict, const char *new_seqs, GError **error);
+		    enum build_verdict verdict, const char *new_seqs, GError **error);
 
 /* Returns the kernel image kept with build @build_id (caller frees). */
 char *db_build_image(struct db *db, gint64 build_id, GError **error);
@@ -209,7 +231,7 @@ struct boot_row {
 	const char *image;
 	const char *host;
 	unsigned seed;
-	const char *kind;  /* diag_console_kind_name() */
+	enum console_kind kind; /* stored as diag_console_kind_name() */
 	const char *title;
 	const char *fingerprint;
 	const char *console_path;
@@ -225,7 +247,7 @@ bool db_boot_add(struct db *db, const struct boot_row *row, GError **error);
 struct boot_record {
 	unsigned seed;
 	char *host;
-	char *kind;
+	enum console_kind kind; /* CONSOLE_INFRA for a name this zeroday does not know */
 	char *title;
 	char *fingerprint;
 	char *excerpt;
@@ -256,9 +278,39 @@ enum job_priority {          /* lower runs first */
 	JOB_COVERAGE = 30,   /* randconfig coverage */
 };
 
+enum job_kind {
+	JOB_KIND_BUILD,      /* a commit built against its parent; a head booted too */
+	JOB_KIND_PATCH_TEST, /* a posted patch (none is queued yet) */
+};
+
+/* "build", "patch-test". */
+const char *db_job_kind_name(enum job_kind kind);
+
+/* How a job ended. */
+enum job_result {
+	JOB_RESULT_NONE, /* not done */
+	/* Done with a builder verdict (enum build_verdict), one value each: */
+	JOB_RESULT_PASS,
+	JOB_RESULT_NEW_DIAGNOSTICS,
+	JOB_RESULT_FAIL_NEW_ERROR,
+	JOB_RESULT_FAIL_PARENT_FAILING,
+	JOB_RESULT_INFRA,
+	JOB_RESULT_SKIPPED,
+	JOB_RESULT_ERROR, /* could not be run: see the job's last error */
+};
+
+/*
+ * A verdict's result is stored and printed as build_verdict_name() ("pass",
+ * "new-diagnostics", ...), JOB_RESULT_ERROR as "error"; JOB_RESULT_NONE is
+ * NULL.
+ */
+const char *db_job_result_name(enum job_result result);
+/* The result of a job that ended with @verdict. */
+enum job_result db_job_result_of_verdict(enum build_verdict verdict);
+
 struct job_row {
 	gint64 id;
-	char *kind; /* "build" */
+	enum job_kind kind;
 	gint64 tree_id;
 	char *tree;
 	char *commit;
@@ -269,7 +321,7 @@ struct job_row {
 	unsigned failures;   /* temporary failures so far (db_job_retry()) */
 	gint64 not_before;   /* not claimed before this time (unix seconds); 0: at once */
 	char *last_error;    /* the cause of the last failure, or NULL */
-	char *result;        /* of a done job: a verdict name, or "error"; else NULL */
+	enum job_result result; /* of a done job; JOB_RESULT_NONE until then */
 	gint64 finished;     /* of a done job */
 };
 
@@ -280,7 +332,7 @@ ZD_AUTOPTR_DEFINE(job_row, job_row_free)
  * Queues a job once: a (kind, tree, commit, target) already queued,
  * running or done is left alone. Sets *@added.
  */
-bool db_job_add(struct db *db, const char *kind, gint64 tree_id, const char *commit,
+bool db_job_add(struct db *db, enum job_kind kind, gint64 tree_id, const char *commit,
 		const char *target, int priority, bool *added, GError **error);
 
 /*
@@ -298,12 +350,12 @@ bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s
 bool db_job_renew(struct db *db, gint64 job_id, const char *owner, gint64 until, GError **error);
 
 /*
- * Completes @job_id with @result, only while @owner holds its lease;
- * otherwise false with BOT_ERROR_BUSY (the lease ran out and another
- * worker took the job over). @reason (NULL for none) is kept as the job's
- * last error: the cause of a result "error".
+ * Completes @job_id with @result (not JOB_RESULT_NONE), only while @owner
+ * holds its lease; otherwise false with BOT_ERROR_BUSY (the lease ran out
+ * and another worker took the job over). @reason (NULL for none) is kept
+ * as the job's last error: the cause of JOB_RESULT_ERROR.
  */
-bool db_job_complete(struct db *db, gint64 job_id, const char *owner, const char *result,
+bool db_job_complete(struct db *db, gint64 job_id, const char *owner, enum job_result result,
 		     const char *reason, gint64 now, GError **error);
 
 /*
@@ -328,7 +380,7 @@ gint64 db_job_backoff(const struct job_backoff *backoff, unsigned failures);
  * @owner holds its lease (else false with BOT_ERROR_BUSY): its failures
  * count goes up, @reason becomes its last error, and it is not claimed
  * before @now + db_job_backoff(). Its @backoff->limit-th failure instead
- * completes it with result "error" and the reason "gave up after N
+ * completes it with JOB_RESULT_ERROR and the reason "gave up after N
  * attempts: REASON". *@gave_up says which; *@not_before (may be NULL)
  * receives the retry time, or 0.
  */
@@ -345,7 +397,7 @@ bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *waiting, g
 
 enum job_list {
 	JOB_LIST_RETRYING, /* queued again after a failure, next retry first */
-	JOB_LIST_ERROR,    /* done with result "error", newest first */
+	JOB_LIST_ERROR,    /* done with JOB_RESULT_ERROR, newest first */
 };
 
 /* Returns at most @limit jobs of a kind, as an array of struct job_row. */
@@ -358,6 +410,29 @@ GPtrArray *db_job_list(struct db *db, enum job_list which, unsigned limit, GErro
 bool db_job_release_dead(struct db *db, const char *owner_prefix,
 			 bool (*dead)(const char *owner), GError **error);
 
+enum finding_kind {
+	FINDING_BUILD_ERROR,   /* a new compiler or checker error */
+	FINDING_BUILD_WARNING, /* a new compiler or checker warning */
+	FINDING_BOOT,          /* a new boot failure: see finding_row.console */
+};
+
+/*
+ * The name a finding's kind is stored and printed as: "build-error",
+ * "build-warning", or for FINDING_BOOT "boot-" and the console kind's
+ * name ("boot-panic", "boot-WARNING"); @console is read only then.
+ * Borrowed, and valid as long as the process.
+ */
+const char *db_finding_kind_name(enum finding_kind kind, enum console_kind console);
+
+enum finding_state {
+	FINDING_OPEN,
+	FINDING_FIXED,        /* see finding_row.fixed_by */
+	FINDING_INCONCLUSIVE, /* the bisection named no culprit: the head is blamed */
+};
+
+/* "open", "fixed", "inconclusive". */
+const char *db_finding_state_name(enum finding_state state);
+
 /* A regression found, with its culprit. */
 struct finding_row {
 	gint64 id;
@@ -365,12 +440,13 @@ struct finding_row {
 	char *branch;
 	char *culprit;
 	char *target;
-	char *kind;        /* "build-error", "build-warning", ... */
+	enum finding_kind kind;
+	enum console_kind console; /* of a FINDING_BOOT */
 	char *fingerprint;
 	char *title;
 	char *details;     /* the diagnostic as printed, or a console excerpt */
 	double confidence;
-	char *state;       /* "open", "fixed", "inconclusive"; NULL on insert: open */
+	enum finding_state state; /* on insert: FINDING_OPEN, or FINDING_INCONCLUSIVE */
 	char *reproduce;
 	char *fixed_by;    /* the fixing commit, or the first head seen without it */
 	double rate;       /* the share of runs that showed it (boots); 0 on insert: 1.0 */

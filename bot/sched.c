@@ -69,7 +69,7 @@ bool sched_enqueue_pending(struct db *db, const struct config *config, GError **
 		for (char **target = targets; *target; target++) {
 			bool added;
 
-			if (!db_job_add(db, "build", t->tree_id, t->commit, *target,
+			if (!db_job_add(db, JOB_KIND_BUILD, t->tree_id, t->commit, *target,
 					t->head ? JOB_HEAD : JOB_BACKLOG, &added, error))
 				goto fail;
 		}
@@ -119,9 +119,9 @@ static gpointer renew_lease(gpointer data)
 	return NULL;
 }
 
-static const char *finding_kind(const struct diag *d)
+static enum finding_kind finding_kind(const struct diag *d)
 {
-	return d->kind == DIAG_ERROR ? "build-error" : "build-warning";
+	return d->kind == DIAG_ERROR ? FINDING_BUILD_ERROR : FINDING_BUILD_WARNING;
 }
 
 static char *diag_title(const struct diag *d)
@@ -151,7 +151,7 @@ static bool store_finding(struct worker *w, const struct job_row *job, const str
 		return false;
 	if (added)
 		g_message("finding: %.12s (%s) %s%s", f->culprit, job->target, f->title,
-			  f->state ? ": inconclusive" : "");
+			  f->state == FINDING_INCONCLUSIVE ? ": inconclusive" : "");
 	return true;
 }
 
@@ -173,7 +173,7 @@ static bool record_findings(struct worker *w, const struct job_row *job,
 		g_autofree char *log = g_strdup_printf("%s good (parent)\n%s bad\n", r->parent,
 						       job->commit);
 		struct finding_row f = {
-			.culprit = job->commit, .target = job->target, .kind = (char *)finding_kind(d),
+			.culprit = job->commit, .target = job->target, .kind = finding_kind(d),
 			.fingerprint = d->fingerprint, .title = title, .details = details,
 			.confidence = 1.0, .reproduce = reproduce, .bisect_log = log,
 		};
@@ -245,7 +245,7 @@ static GPtrArray *boot_build(struct worker *w, const struct build_row *build, un
 	g_autoptr(GPtrArray) runs = NULL;
 	GPtrArray *tally = NULL;
 
-	if (!build->image_path || strcmp(build->status, "ok") != 0)
+	if (!build->image_path || build->status != BUILD_OK)
 		return NULL;
 	runs = booter_boot(w->db, w->s->config, &req, &tally, error);
 	if (!runs)
@@ -295,7 +295,7 @@ static const char *result_name(enum bisect_result r)
  */
 static bool infra_build(const struct build_row *row, GError **error)
 {
-	if (strcmp(row->status, build_status_name(BUILD_INFRA)) != 0)
+	if (row->status != BUILD_INFRA)
 		return false;
 	g_set_error(error, BOT_ERROR, BOT_ERROR_TEMPORARY, "infra-error: build of %.12s: %s",
 		    row->commit, row->reason ? row->reason : "infrastructure error");
@@ -332,7 +332,7 @@ static bool probe_commit(struct worker *w, const struct job_row *job, const stru
 		bool shows = has_fingerprint(row, probe->fingerprint);
 
 		*result = shows ? BISECT_BAD
-				: strcmp(row->status, "ok") == 0 ? BISECT_GOOD : BISECT_SKIP;
+				: row->status == BUILD_OK ? BISECT_GOOD : BISECT_SKIP;
 		*failures = shows;
 		return true;
 	}
@@ -484,7 +484,7 @@ static bool store_bisected(struct worker *w, const struct job_row *job, struct f
 	}
 	f->culprit = o->found ? o->culprit : job->commit;
 	f->confidence = o->found ? o->confidence : 0.0;
-	f->state = o->found ? NULL : (char *)"inconclusive";
+	f->state = o->found ? FINDING_OPEN : FINDING_INCONCLUSIVE;
 	f->bisect_log = log->str;
 	ok = store_finding(w, job, f, error);
 	bisect_outcome_clear(o);
@@ -508,7 +508,7 @@ static bool record_bisected(struct worker *w, const struct job_row *job,
 		g_autofree char *details = diag_details(d);
 		g_autofree char *reproduce = NULL;
 		struct finding_row f = {
-			.target = job->target, .kind = (char *)finding_kind(d),
+			.target = job->target, .kind = finding_kind(d),
 			.fingerprint = d->fingerprint, .title = title, .details = details,
 		};
 
@@ -599,12 +599,11 @@ static bool record_boots(struct worker *w, const struct job_row *job,
 		};
 		struct bisect_outcome o = { 0 };
 		g_autoptr(GString) log = g_string_new(NULL);
-		g_autofree char *kind = g_strdup_printf("boot-%s", diag_console_kind_name(t->kind));
 		g_autofree char *reproduce = NULL;
 		g_autofree char *details = NULL;
 		struct finding_row f = {
-			.target = job->target, .kind = kind, .fingerprint = t->fingerprint,
-			.title = t->title, .rate = probe.rate,
+			.target = job->target, .kind = FINDING_BOOT, .console = t->kind,
+			.fingerprint = t->fingerprint, .title = t->title, .rate = probe.rate,
 		};
 
 		/* Also there before: not this push's doing. */
@@ -753,7 +752,7 @@ static bool mark_fixed(struct worker *w, const struct job_row *job, const struct
 		return false;
 	for (guint i = 0; i < open->len; i++) {
 		const struct finding_row *f = open->pdata[i];
-		bool boot = g_str_has_prefix(f->kind, "boot-");
+		bool boot = f->kind == FINDING_BOOT;
 		g_autoptr(GError) unknown = NULL;
 		g_autofree char *fix = NULL;
 
@@ -774,7 +773,7 @@ static bool mark_fixed(struct worker *w, const struct job_row *job, const struct
 			}
 			fix = g_strdup(job->commit);
 		} else {
-			if (strcmp(r->build->status, "ok") != 0 ||
+			if (r->build->status != BUILD_OK ||
 			    has_fingerprint(r->build, f->fingerprint))
 				continue;
 			fix = bisect_fix(w, job, f, error);
@@ -872,7 +871,7 @@ static char *format_when(gint64 when)
  * temporarily (disk full), the daemon logs it and tries again with
  * backoff; with --once, or for any other store failure, false.
  */
-static bool finish_job(struct worker *w, const struct job_row *job, const char *result,
+static bool finish_job(struct worker *w, const struct job_row *job, enum job_result result,
 		       const GError *cause, GError **error)
 {
 	struct sched *s = w->s;
@@ -889,8 +888,8 @@ static bool finish_job(struct worker *w, const struct job_row *job, const char *
 		if (ok && !cause)
 			ok = db_job_complete(w->db, job->id, w->owner, result, NULL, now, &local);
 		else if (ok && permanent)
-			ok = db_job_complete(w->db, job->id, w->owner, "error", cause->message, now,
-					     &local);
+			ok = db_job_complete(w->db, job->id, w->owner, JOB_RESULT_ERROR, cause->message,
+					     now, &local);
 		else if (ok)
 			ok = db_job_retry(w->db, job->id, w->owner, now, cause->message, &s->backoff,
 					  &gave_up, &not_before, &local);
@@ -937,8 +936,7 @@ static bool finish_job(struct worker *w, const struct job_row *job, const char *
 /* Sets @cause from an infra-error verdict: which build, and why. */
 static void infra_cause(GError **cause, const struct builder_result *r)
 {
-	const char *infra = build_status_name(BUILD_INFRA);
-	const struct build_row *b = strcmp(r->build->status, infra) == 0 || !r->parent_build
+	const struct build_row *b = r->build->status == BUILD_INFRA || !r->parent_build
 		? r->build : r->parent_build;
 
 	g_set_error(cause, BOT_ERROR, BOT_ERROR_TEMPORARY, "infra-error: build of %.12s%s: %s",
@@ -972,7 +970,7 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 	g_autoptr(GPtrArray) boots = NULL;
 	g_autoptr(GError) cause = NULL;
 	g_autofree char *previous = NULL;
-	const char *result = NULL;
+	enum job_result result = JOB_RESULT_NONE;
 	bool non_rebasable = false;
 	GThread *renewer;
 
@@ -1010,12 +1008,12 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 			if (ok)
 				ok = mark_fixed(w, job, br, boots, &cause);
 			if (ok)
-				result = build_verdict_name(br->verdict);
+				result = db_job_result_of_verdict(br->verdict);
 		}
 	}
 	renewal_stop(&r, renewer);
 finish:
-	g_assert(result || cause);
+	g_assert(result != JOB_RESULT_NONE || cause);
 	return finish_job(w, job, result, cause, error);
 }
 

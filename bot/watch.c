@@ -201,7 +201,7 @@ static bool branch_changed(struct tree_poll *tp, const char *branch, const char 
 
 	pattern = blacklisted(tp->tree, branch);
 	if (pattern) {
-		ev->action = g_strdup("skipped");
+		ev->action = HEAD_ACTION_SKIPPED;
 		ev->reason = g_strdup_printf("blacklisted by pattern '%s'", pattern);
 		goto record;
 	}
@@ -215,7 +215,7 @@ static bool branch_changed(struct tree_poll *tp, const char *branch, const char 
 		const struct repo_commit *c = walked->pdata[i];
 
 		if (c->dont_auto_build) {
-			ev->action = g_strdup("skipped");
+			ev->action = HEAD_ACTION_SKIPPED;
 			ev->reason = g_strdup_printf("commit %.12s (\"%s\") has Dont-Auto-Build",
 						     c->oid, c->summary);
 			goto record;
@@ -239,7 +239,7 @@ static bool branch_changed(struct tree_poll *tp, const char *branch, const char 
 		g_ptr_array_add(change->commits, g_steal_pointer(&walked->pdata[i]));
 	}
 	ev->selected = change->commits->len;
-	ev->action = g_strdup(change->commits->len ? "queued" : "none");
+	ev->action = change->commits->len ? HEAD_ACTION_QUEUED : HEAD_ACTION_NONE;
 	if (!change->commits->len)
 		g_string_append(note, "no untested commits; ");
 
@@ -248,7 +248,7 @@ record:
 		g_string_truncate(note, note->len - 2);
 		ev->reason = g_strdup(note->str);
 	}
-	if (strcmp(ev->action, "skipped") == 0) {
+	if (ev->action == HEAD_ACTION_SKIPPED) {
 		row.state = BRANCH_SKIPPED;
 		row.reason = ev->reason;
 	}
@@ -279,7 +279,7 @@ static bool branch_deleted(struct tree_poll *tp, const struct branch_row *old, b
 	ev->branch = g_strdup(old->name);
 	ev->old_head = g_strdup(old->head);
 	ev->change = HEAD_DELETED;
-	ev->action = g_strdup("none");
+	ev->action = HEAD_ACTION_NONE;
 	ev->reason = g_strdup(advertised ? "no longer matches the tree's branch patterns"
 					 : "gone from the remote");
 	ev->when = tp->now;

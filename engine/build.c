@@ -31,6 +31,17 @@ const char *build_status_name(enum build_status status)
 	return status_names[status];
 }
 
+bool build_status_parse(const char *name, enum build_status *out)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(status_names); i++) {
+		if (strcmp(status_names[i], name) == 0) {
+			*out = (enum build_status)i;
+			return true;
+		}
+	}
+	return false;
+}
+
 static const char *const verdict_names[] = {
 	[VERDICT_PASS] = "pass",
 	[VERDICT_NEW_DIAGNOSTICS] = "new-diagnostics",

@@ -136,6 +136,8 @@ enum build_status {
 };
 
 const char *build_status_name(enum build_status status);
+/* The status named @name (build_status_name()); false if none is. */
+bool build_status_parse(const char *name, enum build_status *out);
 
 struct build_output {
 	enum build_status status;

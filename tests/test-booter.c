@@ -38,7 +38,7 @@ static void fixture_set_up(struct fixture *f, gconstpointer data)
 	g_autoptr(GError) error = NULL;
 	struct build_row row = {
 		.source = (char *)"tree", .commit = (char *)"c0ffee", .target = (char *)"x86_64:t",
-		.status = (char *)"ok", .image_path = kernel,
+		.status = BUILD_OK, .image_path = kernel,
 		.diags = g_ptr_array_new(),
 	};
 

@@ -1,7 +1,8 @@
 /*
  * The store: schema migration from an older database, refusal of a newer
- * one, the queries the poll relies on, the job queue with its retries, and
- * what a full disk looks like to a caller.
+ * one, the queries the poll relies on, the job queue with its retries,
+ * the text every state and kind is stored as, and what a full disk looks
+ * like to a caller.
  */
 #include "autoconfig.h"
 
@@ -132,10 +133,11 @@ static void test_queries(void)
 	g_autoptr(GPtrArray) list = NULL;
 	g_autoptr(GPtrArray) events = NULL;
 	g_autoptr(GPtrArray) branches = NULL;
-	char master[] = "master", queued[] = "queued", why[] = "why";
+	g_autoptr(GPtrArray) pending = NULL;
+	char master[] = "master", why[] = "why";
 	char head[] = "2222222222222222222222222222222222222222";
 	struct head_event ev = { .branch = master, .new_head = head, .change = HEAD_NEW,
-				 .action = queued, .selected = 1, .when = 5 };
+				 .action = HEAD_ACTION_QUEUED, .selected = 1, .when = 5 };
 	struct branch_row br = { .name = master, .head = head, .state = BRANCH_SKIPPED,
 				 .reason = why, .updated = 5 };
 	bool added = false, known = false;
@@ -169,6 +171,10 @@ static void test_queries(void)
 	g_assert_false(known);
 	g_assert_true(db_test_count_pending(db, &depth, &error));
 	g_assert_cmpint(depth, ==, 1);
+	pending = db_test_pending(db, 10, &error);
+	g_assert_cmpuint(pending ? pending->len : 0, ==, 1);
+	if (pending && pending->len == 1)
+		g_assert_cmpint(((struct test_row *)pending->pdata[0])->state, ==, TEST_PENDING);
 	g_assert_true(db_branch_put(db, a->id, &br, &error));
 	br.state = BRANCH_TESTED;
 	br.reason = NULL;
@@ -180,6 +186,7 @@ static void test_queries(void)
 	events = db_event_recent(db, 10, &error);
 	g_assert_cmpuint(events->len, ==, 1);
 	g_assert_cmpstr(((struct head_event *)events->pdata[0])->tree, ==, "alpha");
+	g_assert_cmpint(((struct head_event *)events->pdata[0])->action, ==, HEAD_ACTION_QUEUED);
 
 	/* Deleting a tree deletes what was recorded for it. */
 	g_assert_true(db_tree_delete(db, "alpha", &error));
@@ -229,20 +236,20 @@ static void test_jobs(void)
 	for (int i = 0; i < 3; i++) {
 		g_autofree char *c = g_strdup_printf("b%d", i);
 
-		g_assert_true(db_job_add(db, "build", busy, c, "x86_64:defconfig", JOB_BACKLOG,
+		g_assert_true(db_job_add(db, JOB_KIND_BUILD, busy, c, "x86_64:defconfig", JOB_BACKLOG,
 					 &added, &error));
 		g_assert_true(added);
 	}
-	g_assert_true(db_job_add(db, "build", busy, "b0", "x86_64:defconfig", JOB_BACKLOG, &added,
+	g_assert_true(db_job_add(db, JOB_KIND_BUILD, busy, "b0", "x86_64:defconfig", JOB_BACKLOG, &added,
 				 &error));
 	g_assert_false(added);
-	g_assert_true(db_job_add(db, "build", quiet, "q0", "x86_64:defconfig", JOB_BACKLOG, &added,
+	g_assert_true(db_job_add(db, JOB_KIND_BUILD, quiet, "q0", "x86_64:defconfig", JOB_BACKLOG, &added,
 				 &error));
-	g_assert_true(db_job_add(db, "build", quiet, "head", "x86_64:defconfig", JOB_HEAD, &added,
+	g_assert_true(db_job_add(db, JOB_KIND_BUILD, quiet, "head", "x86_64:defconfig", JOB_HEAD, &added,
 				 &error));
 
 	/* Another tree with work: it may run beside the others. */
-	g_assert_true(db_job_add(db, "build", other, "o0", "x86_64:allnoconfig", JOB_BACKLOG,
+	g_assert_true(db_job_add(db, JOB_KIND_BUILD, other, "o0", "x86_64:allnoconfig", JOB_BACKLOG,
 				 &added, &error));
 
 	/* Heads first; then fairness alternates trees instead of draining "busy". */
@@ -251,7 +258,7 @@ static void test_jobs(void)
 
 		g_assert_cmpstr(head, ==, "quiet:head");
 	}
-	g_assert_true(db_job_complete(db, a->id, "w1", "pass", NULL, 101, &error));
+	g_assert_true(db_job_complete(db, a->id, "w1", JOB_RESULT_PASS, NULL, 101, &error));
 	job_row_free(a);
 	{
 		g_autofree char *first = claim(db, "w1", 102, NULL);
@@ -290,22 +297,22 @@ static void test_jobs(void)
 		g_assert_cmpuint(a->attempts, ==, 2);
 		g_assert_cmpstr(none, ==, "");
 	}
-	g_assert_true(db_job_complete(db, b->id, "w2", "pass", NULL, 206, &error));
+	g_assert_true(db_job_complete(db, b->id, "w2", JOB_RESULT_PASS, NULL, 206, &error));
 	{
 		g_autofree char *b2 = claim(db, "w2", 207, NULL);
 
 		g_assert_cmpstr(b2, ==, "busy:b1");
 	}
 	/* The first worker comes back: its completion is refused. */
-	g_assert_false(db_job_complete(db, a->id, "w1", "pass", NULL, 201, &error));
+	g_assert_false(db_job_complete(db, a->id, "w1", JOB_RESULT_PASS, NULL, 201, &error));
 	g_assert_error(error, BOT_ERROR, BOT_ERROR_BUSY);
 	g_clear_error(&error);
 	g_assert_false(db_job_renew(db, a->id, "w1", 300, &error));
 	g_assert_error(error, BOT_ERROR, BOT_ERROR_BUSY);
 	g_clear_error(&error);
 	g_assert_true(db_job_renew(db, a->id, "w3", 300, &error));
-	g_assert_true(db_job_complete(db, a->id, "w3", "pass", NULL, 202, &error));
-	g_assert_false(db_job_complete(db, a->id, "w3", "pass", NULL, 203, &error));
+	g_assert_true(db_job_complete(db, a->id, "w3", JOB_RESULT_PASS, NULL, 202, &error));
+	g_assert_false(db_job_complete(db, a->id, "w3", JOB_RESULT_PASS, NULL, 203, &error));
 	g_clear_error(&error);
 	job_row_free(a);
 	job_row_free(b);
@@ -363,7 +370,7 @@ struct step {
 	const char *reason;    /* RETRY, COMPLETE */
 	bool gave_up;          /* RETRY */
 	gint64 not_before;     /* RETRY */
-	const char *result;    /* COMPLETE */
+	enum job_result result; /* COMPLETE */
 	gint64 q, w, r, d;     /* COUNTS */
 };
 
@@ -378,12 +385,12 @@ static const struct backoff_case {
 		  .not_before = 110 },
 		{ COUNTS, 105, .q = 1, .w = 1 },          /* c2 is claimable; c1 waits */
 		{ CLAIM, 105, "w1", "t:c2", .attempts = 1 }, /* the waiting job blocks nothing */
-		{ COMPLETE, 106, "w1", .result = "pass" },
+		{ COMPLETE, 106, "w1", .result = JOB_RESULT_PASS },
 		{ CLAIM, 109, "w1", "" },                 /* not before its time */
 		{ COUNTS, 109, .w = 1, .d = 1 },
 		{ CLAIM, 110, "w2", "t:c1", .attempts = 2, .failures = 1 },
 		{ COUNTS, 110, .r = 1, .d = 1 },
-		{ COMPLETE, 200, "w2", .result = "new-diagnostics" },
+		{ COMPLETE, 200, "w2", .result = JOB_RESULT_NEW_DIAGNOSTICS },
 		{ COUNTS, 200, .d = 2 },
 	} },
 	{ "the backoff doubles, and the limit ends the job in error", { 10, 25, 3 }, {
@@ -392,7 +399,7 @@ static const struct backoff_case {
 		{ CLAIM, 110, "w1", "t:c1", .attempts = 2, .failures = 1 },
 		{ RETRY, 111, "w1", .reason = "disk full", .not_before = 131 },
 		{ CLAIM, 130, "w1", "t:c2", .attempts = 1 },
-		{ COMPLETE, 130, "w1", .result = "pass" },
+		{ COMPLETE, 130, "w1", .result = JOB_RESULT_PASS },
 		{ CLAIM, 131, "w1", "t:c1", .attempts = 3, .failures = 2 },
 		{ RETRY, 140, "w1", .reason = "disk still full", .gave_up = true },
 		{ COUNTS, 10000, .d = 2 },
@@ -400,7 +407,7 @@ static const struct backoff_case {
 	} },
 	{ "a permanent cause ends the job at once", JOB_BACKOFF_INIT, {
 		{ CLAIM, 100, "w1", "t:c1", .attempts = 1 },
-		{ COMPLETE, 101, "w1", .result = "error", .reason = "bad build target 'x'" },
+		{ COMPLETE, 101, "w1", .result = JOB_RESULT_ERROR, .reason = "bad build target 'x'" },
 		{ COUNTS, 101, .q = 1, .d = 1 },
 	} },
 	{ "only the lease holder hands a job back", { 10, 100, 3 }, {
@@ -427,9 +434,9 @@ static void test_job_retry(gconstpointer data)
 	if (!db)
 		return;
 	tree = add_tree_named(db, "t");
-	g_assert_true(db_job_add(db, "build", tree, "c1", "x86_64:defconfig", JOB_HEAD, &added,
+	g_assert_true(db_job_add(db, JOB_KIND_BUILD, tree, "c1", "x86_64:defconfig", JOB_HEAD, &added,
 				 &error));
-	g_assert_true(db_job_add(db, "build", tree, "c2", "x86_64:defconfig", JOB_BACKLOG, &added,
+	g_assert_true(db_job_add(db, JOB_KIND_BUILD, tree, "c2", "x86_64:defconfig", JOB_BACKLOG, &added,
 				 &error));
 	for (size_t i = 0; i < G_N_ELEMENTS(c->steps) && c->steps[i].now; i++) {
 		const struct step *st = &c->steps[i];
@@ -508,7 +515,7 @@ static void test_job_lists(void)
 	for (int i = 0; i < 3; i++) {
 		g_autofree char *c = g_strdup_printf("c%d", i);
 
-		g_assert_true(db_job_add(db, "build", tree, c, "x86_64:defconfig", JOB_BACKLOG,
+		g_assert_true(db_job_add(db, JOB_KIND_BUILD, tree, c, "x86_64:defconfig", JOB_BACKLOG,
 					 &added, &error));
 	}
 	/* c0: one failure, waiting. */
@@ -519,7 +526,7 @@ static void test_job_lists(void)
 	/* c1: a permanent cause. */
 	g_free(claim(db, "w", 101, &job));
 	g_assert_cmpstr(job->commit, ==, "c1");
-	g_assert_true(db_job_complete(db, job->id, "w", "error", "commit c1 is gone", 101, &error));
+	g_assert_true(db_job_complete(db, job->id, "w", JOB_RESULT_ERROR, "commit c1 is gone", 101, &error));
 	g_clear_pointer(&job, job_row_free);
 	/* c2: two failures, the limit. */
 	g_free(claim(db, "w", 102, &job));
@@ -544,7 +551,7 @@ static void test_job_lists(void)
 		g_assert_cmpuint(job->failures, ==, 1);
 		g_assert_cmpint(job->not_before, ==, 1100);
 		g_assert_cmpstr(job->last_error, ==, "infra-error: bwrap is not installed");
-		g_assert_null(job->result);
+		g_assert_cmpint(job->result, ==, JOB_RESULT_NONE);
 		job = NULL;
 	}
 	errors = db_job_list(db, JOB_LIST_ERROR, 10, &error);
@@ -553,11 +560,232 @@ static void test_job_lists(void)
 		const struct job_row *newest = errors->pdata[0], *older = errors->pdata[1];
 
 		g_assert_cmpstr(newest->commit, ==, "c2");
-		g_assert_cmpstr(newest->result, ==, "error");
+		g_assert_cmpint(newest->result, ==, JOB_RESULT_ERROR);
 		g_assert_cmpstr(newest->last_error, ==, "gave up after 2 attempts: disk full");
 		g_assert_cmpstr(older->commit, ==, "c1");
 		g_assert_cmpstr(older->last_error, ==, "commit c1 is gone");
 	}
+}
+
+/* Every state and kind has the name the store keeps it under, as before they were enums. */
+static void test_names(void)
+{
+	const struct {
+		const char *got, *want;
+	} names[] = {
+		{ db_head_action_name(HEAD_ACTION_QUEUED), "queued" },
+		{ db_head_action_name(HEAD_ACTION_SKIPPED), "skipped" },
+		{ db_head_action_name(HEAD_ACTION_NONE), "none" },
+		{ db_test_state_name(TEST_PENDING), "pending" },
+		{ db_test_state_name(TEST_SCHEDULED), "scheduled" },
+		{ db_job_kind_name(JOB_KIND_BUILD), "build" },
+		{ db_job_kind_name(JOB_KIND_PATCH_TEST), "patch-test" },
+		{ db_job_result_name(JOB_RESULT_PASS), "pass" },
+		{ db_job_result_name(JOB_RESULT_NEW_DIAGNOSTICS), "new-diagnostics" },
+		{ db_job_result_name(JOB_RESULT_FAIL_NEW_ERROR), "fail (new error)" },
+		{ db_job_result_name(JOB_RESULT_FAIL_PARENT_FAILING), "fail (already failing in parent)" },
+		{ db_job_result_name(JOB_RESULT_INFRA), "infra-error" },
+		{ db_job_result_name(JOB_RESULT_SKIPPED), "skipped" },
+		{ db_job_result_name(JOB_RESULT_ERROR), "error" },
+		{ db_finding_kind_name(FINDING_BUILD_ERROR, CONSOLE_INFRA), "build-error" },
+		{ db_finding_kind_name(FINDING_BUILD_WARNING, CONSOLE_INFRA), "build-warning" },
+		{ db_finding_kind_name(FINDING_BOOT, CONSOLE_PANIC), "boot-panic" },
+		{ db_finding_kind_name(FINDING_BOOT, CONSOLE_WARNING), "boot-WARNING" },
+		{ db_finding_state_name(FINDING_OPEN), "open" },
+		{ db_finding_state_name(FINDING_FIXED), "fixed" },
+		{ db_finding_state_name(FINDING_INCONCLUSIVE), "inconclusive" },
+		{ build_status_name(BUILD_OK), "ok" },
+		{ build_status_name(BUILD_FAILED), "failed" },
+		{ build_status_name(BUILD_INFRA), "infra-error" },
+		{ build_status_name(BUILD_SKIPPED), "skipped" },
+	};
+	enum build_status status;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+		g_assert_cmpstr(names[i].got, ==, names[i].want);
+	g_assert_null(db_job_result_name(JOB_RESULT_NONE));
+	for (int v = VERDICT_PASS; v <= VERDICT_SKIPPED; v++)
+		g_assert_cmpstr(db_job_result_name(db_job_result_of_verdict((enum build_verdict)v)), ==,
+				build_verdict_name((enum build_verdict)v));
+	for (int k = CONSOLE_BOOT_OK; k <= CONSOLE_INFRA; k++) {
+		g_autofree char *want = g_strconcat("boot-", diag_console_kind_name(k), NULL);
+		const char *name = db_finding_kind_name(FINDING_BOOT, (enum console_kind)k);
+
+		g_assert_cmpstr(name, ==, want);
+		/* Borrowed for good: the same string each time. */
+		g_assert_true(name == db_finding_kind_name(FINDING_BOOT, (enum console_kind)k));
+	}
+	for (int st = BUILD_OK; st <= BUILD_SKIPPED; st++) {
+		g_assert_true(build_status_parse(build_status_name((enum build_status)st), &status));
+		g_assert_cmpint(status, ==, st);
+	}
+	g_assert_false(build_status_parse("OK", &status));
+}
+
+/* Runs @sql with the sqlite3 shell on @path; returns what it printed, without the final newline. */
+static char *shell(const char *path, const char *sql)
+{
+	const char *argv[] = { "sqlite3", "-bail", path, sql, NULL };
+	g_autoptr(GError) error = NULL;
+	char *out = NULL;
+	int status = 0;
+
+	g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+				   &out, NULL, &status, &error));
+	g_assert_no_error(error);
+	g_assert_true(g_spawn_check_wait_status(status, NULL));
+	return out ? g_strchomp(out) : g_strdup("");
+}
+
+static void assert_shell(const char *path, const char *sql, const char *want)
+{
+	g_autofree char *got = shell(path, sql);
+
+	g_assert_cmpstr(got, ==, want);
+}
+
+/*
+ * The enums are kept as the text zeroday stored before they were enums:
+ * what zeroday writes reads so in the sqlite3 shell, and rows written in
+ * that text read back as the enums.
+ */
+static void test_stored_text(void)
+{
+	g_autofree char *dir = testlib_mkdir("stored");
+	g_autofree char *path = g_build_filename(dir, "z.db", NULL);
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(path, &error);
+	char master[] = "master", head[] = "1111111111111111111111111111111111111111";
+	char source[] = "t", commit[] = "c1", target[] = "x86_64:defconfig";
+	char e1[] = "e1", w1[] = "w1", b1[] = "b1";
+	char error_title[] = "error", warning_title[] = "warning", boot_title[] = "WARNING in f";
+	struct head_event ev = { .branch = master, .new_head = head, .change = HEAD_NEW,
+				 .action = HEAD_ACTION_SKIPPED, .when = 5 };
+	struct build_row failed = { .source = source, .commit = commit, .target = target,
+				    .status = BUILD_FAILED, .created = 5 };
+	struct build_row infra = failed;
+	struct boot_row boot = { .image = "bzImage", .host = "h", .kind = CONSOLE_PANIC,
+				 .title = "Kernel panic", .fingerprint = "f", .profile = "p" };
+	struct boot_row boot_infra = boot;
+	struct finding_row findings[] = {
+		{ .culprit = commit, .target = target, .kind = FINDING_BUILD_ERROR,
+		  .fingerprint = e1, .title = error_title, .confidence = 1.0 },
+		{ .culprit = commit, .target = target, .kind = FINDING_BUILD_WARNING,
+		  .fingerprint = w1, .title = warning_title, .confidence = 1.0 },
+		{ .culprit = commit, .target = target, .kind = FINDING_BOOT,
+		  .console = CONSOLE_WARNING, .fingerprint = b1, .title = boot_title,
+		  .state = FINDING_INCONCLUSIVE },
+	};
+	g_autoptr(GPtrArray) open = NULL;
+	g_autoptr(GPtrArray) list = NULL;
+	g_autoptr(GPtrArray) boots = NULL;
+	g_autoptr(GPtrArray) jobs = NULL;
+	struct build_row *found = NULL;
+	struct job_row *job = NULL;
+	gint64 tree;
+	bool added;
+
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	tree = add_tree_named(db, "t");
+	g_assert_true(db_event_add(db, tree, &ev, &error));
+	g_assert_true(db_test_add(db, tree, "master", head, "subject", ev.id, &added, &error));
+	g_assert_true(db_test_scheduled(db, tree, head, &error));
+	g_assert_true(db_build_add(db, &failed, &error));
+	infra.status = BUILD_INFRA;
+	g_assert_true(db_build_add(db, &infra, &error));
+	g_assert_true(db_verdict_put(db, failed.id, 0, VERDICT_FAIL_NEW_ERROR, "0", &error));
+	boot.build_id = boot_infra.build_id = failed.id;
+	boot_infra.kind = CONSOLE_INFRA;
+	g_assert_true(db_boot_add(db, &boot, &error));
+	g_assert_true(db_boot_add(db, &boot_infra, &error));
+	g_assert_true(db_job_add(db, JOB_KIND_BUILD, tree, "c1", target, JOB_HEAD, &added, &error));
+	g_assert_true(db_job_add(db, JOB_KIND_PATCH_TEST, tree, "c1", target, JOB_PATCH + 1,
+				 &added, &error));
+	g_free(claim(db, "w", 100, &job));
+	g_assert_cmpint(job ? (int)job->kind : -1, ==, JOB_KIND_PATCH_TEST);
+	if (job)
+		g_assert_true(db_job_complete(db, job->id, "w", JOB_RESULT_FAIL_PARENT_FAILING, NULL,
+					      101, &error));
+	g_clear_pointer(&job, job_row_free);
+	for (size_t i = 0; i < G_N_ELEMENTS(findings); i++) {
+		g_assert_true(db_finding_add(db, tree, &findings[i], &added, &error));
+		g_assert_true(added);
+	}
+	open = db_finding_open(db, tree, target, &error);
+	g_assert_cmpuint(open ? open->len : 0, ==, 2);
+	if (open && open->len == 2) {
+		const struct finding_row *e = open->pdata[0], *w = open->pdata[1];
+
+		g_assert_cmpint(e->kind, ==, FINDING_BUILD_ERROR);
+		g_assert_cmpint(w->kind, ==, FINDING_BUILD_WARNING);
+		g_assert_true(db_finding_fixed(db, e->id, "c2", &error));
+	}
+	g_assert_no_error(error);
+	g_clear_pointer(&db, db_close);
+
+	assert_shell(path, "SELECT action FROM head_events", "skipped");
+	assert_shell(path, "SELECT state FROM tests", "scheduled");
+	assert_shell(path, "SELECT group_concat(status, ',') FROM "
+		     "(SELECT status FROM builds ORDER BY id)", "failed,infra-error");
+	assert_shell(path, "SELECT verdict FROM verdicts", "fail (new error)");
+	assert_shell(path, "SELECT group_concat(kind, ',') FROM "
+		     "(SELECT kind FROM boots ORDER BY id)", "panic,infra-error");
+	assert_shell(path, "SELECT group_concat(kind || ' ' || coalesce(result, '-'), ',') "
+		     "FROM (SELECT * FROM jobs ORDER BY id)",
+		     "build -,patch-test fail (already failing in parent)");
+	assert_shell(path, "SELECT group_concat(kind || ' ' || state, ',') FROM "
+		     "(SELECT * FROM findings ORDER BY id)",
+		     "build-error fixed,build-warning open,boot-WARNING inconclusive");
+
+	/* Rows in that text, as an older zeroday wrote them, read back as the enums. */
+	g_free(shell(path, "INSERT INTO findings (tree_id, culprit, target, kind, fingerprint, "
+		     "title, confidence, state, created) VALUES (1, 'c3', 'x86_64:defconfig', "
+		     "'boot-panic', 'p1', 'Kernel panic', 1.0, 'open', 6);"
+		     "INSERT INTO boots (build_id, image, host, seed, kind, title, fingerprint, "
+		     "seconds, attempts, created, profile) VALUES (1, 'bzImage', 'h', 0, 'bogus', "
+		     "'?', 'g', 1.0, 1, 6, 'p');"
+		     "UPDATE jobs SET result = 'error', state = 'done' WHERE kind = 'build'"));
+	db = db_open(path, &error);
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	list = db_finding_list(db, 10, &error);
+	g_assert_cmpuint(list ? list->len : 0, ==, 4);
+	if (list && list->len == 4) {
+		const struct finding_row *panic = list->pdata[0], *boot_warning = list->pdata[1];
+		const struct finding_row *warning = list->pdata[2], *fixed = list->pdata[3];
+
+		g_assert_cmpint(panic->kind, ==, FINDING_BOOT);
+		g_assert_cmpint(panic->console, ==, CONSOLE_PANIC);
+		g_assert_cmpint(panic->state, ==, FINDING_OPEN);
+		g_assert_cmpint(boot_warning->kind, ==, FINDING_BOOT);
+		g_assert_cmpint(boot_warning->console, ==, CONSOLE_WARNING);
+		g_assert_cmpint(boot_warning->state, ==, FINDING_INCONCLUSIVE);
+		g_assert_cmpint(warning->kind, ==, FINDING_BUILD_WARNING);
+		g_assert_cmpint(warning->state, ==, FINDING_OPEN);
+		g_assert_cmpint(fixed->kind, ==, FINDING_BUILD_ERROR);
+		g_assert_cmpint(fixed->state, ==, FINDING_FIXED);
+		g_assert_cmpstr(fixed->fixed_by, ==, "c2");
+	}
+	/* Infrastructure errors are not listed; a kind this zeroday does not know is one. */
+	boots = db_boot_list(db, failed.id, "p", &error);
+	g_assert_cmpuint(boots ? boots->len : 0, ==, 2);
+	if (boots && boots->len == 2) {
+		g_assert_cmpint(((struct boot_record *)boots->pdata[0])->kind, ==, CONSOLE_PANIC);
+		g_assert_cmpint(((struct boot_record *)boots->pdata[1])->kind, ==, CONSOLE_INFRA);
+	}
+	g_assert_true(db_build_find(db, "t", "c1", target, &found, &error));
+	g_assert_cmpint(found ? (int)found->status : -1, ==, BUILD_FAILED);
+	build_row_free(found);
+	jobs = db_job_list(db, JOB_LIST_ERROR, 10, &error);
+	g_assert_cmpuint(jobs ? jobs->len : 0, ==, 1);
+	if (jobs && jobs->len == 1) {
+		g_assert_cmpint(((struct job_row *)jobs->pdata[0])->kind, ==, JOB_KIND_BUILD);
+		g_assert_cmpint(((struct job_row *)jobs->pdata[0])->result, ==, JOB_RESULT_ERROR);
+	}
+	g_assert_no_error(error);
 }
 
 /*
@@ -615,6 +843,8 @@ int main(int argc, char **argv)
 		g_test_add_data_func(name, &retry_cases[i], test_job_retry);
 	}
 	g_test_add_func("/db/job-lists", test_job_lists);
+	g_test_add_func("/db/names", test_names);
+	g_test_add_func("/db/stored-text", test_stored_text);
 	g_test_add_func("/db/full", test_full);
 	return g_test_run();
 }

@@ -86,7 +86,7 @@ static const struct watch_change *change_of(GPtrArray *results, const char *tree
  * (NULL-terminated, oldest first).
  */
 static void assert_change(GPtrArray *results, const char *tree, const char *branch,
-			  enum head_change kind, const char *action, const char *const *commits)
+			  enum head_change kind, enum head_action action, const char *const *commits)
 {
 	const struct watch_change *c = change_of(results, tree, branch);
 	guint n = commits ? g_strv_length((char **)commits) : 0;
@@ -96,7 +96,7 @@ static void assert_change(GPtrArray *results, const char *tree, const char *bran
 	if (!c)
 		return;
 	g_assert_cmpstr(db_head_change_name(c->event->change), ==, db_head_change_name(kind));
-	g_assert_cmpstr(c->event->action, ==, action);
+	g_assert_cmpstr(db_head_action_name(c->event->action), ==, db_head_action_name(action));
 	g_assert_cmpuint(c->commits->len, ==, n);
 	g_assert_cmpuint(c->event->selected, ==, n);
 	for (guint i = 0; i < MIN(n, c->commits->len); i++)
@@ -169,7 +169,7 @@ static void test_rebasable(void)
 	add_tree("reb", "reb", TREE_REBASABLE, "*", NULL, NULL);
 
 	r = poll("reb");
-	assert_change(r, "reb", "master", HEAD_NEW, "queued", (const char *[]){ c1, c2, c3, NULL });
+	assert_change(r, "reb", "master", HEAD_NEW, HEAD_ACTION_QUEUED, (const char *[]){ c1, c2, c3, NULL });
 	g_clear_pointer(&r, g_ptr_array_unref);
 
 	/* Unchanged: nothing fetched, nothing queued. */
@@ -186,7 +186,7 @@ static void test_rebasable(void)
 	c4 = testlib_commit(dir, "b.c", "4\n", "four");
 	c5 = testlib_commit(dir, "b.c", "5\n", "five");
 	r = poll("reb");
-	assert_change(r, "reb", "master", HEAD_FORWARD, "queued", (const char *[]){ c4, c5, NULL });
+	assert_change(r, "reb", "master", HEAD_FORWARD, HEAD_ACTION_QUEUED, (const char *[]){ c4, c5, NULL });
 	g_clear_pointer(&r, g_ptr_array_unref);
 
 	/* Force-push: rewind to c3, two new commits; c1..c3 were tested. */
@@ -194,7 +194,7 @@ static void test_rebasable(void)
 	c6 = testlib_commit(dir, "c.c", "6\n", "six");
 	c7 = testlib_commit(dir, "c.c", "7\n", "seven");
 	r = poll("reb");
-	assert_change(r, "reb", "master", HEAD_FORCED, "queued", (const char *[]){ c6, c7, NULL });
+	assert_change(r, "reb", "master", HEAD_FORCED, HEAD_ACTION_QUEUED, (const char *[]){ c6, c7, NULL });
 	g_clear_pointer(&r, g_ptr_array_unref);
 
 	/* A topic branch, then its merge: only the merge commit is new. */
@@ -203,27 +203,27 @@ static void test_rebasable(void)
 	t2 = testlib_commit(dir, "t.c", "t2\n", "topic two");
 	git(dir, "checkout", "-q", "master");
 	r = poll("reb");
-	assert_change(r, "reb", "topic", HEAD_NEW, "queued", (const char *[]){ t1, t2, NULL });
+	assert_change(r, "reb", "topic", HEAD_NEW, HEAD_ACTION_QUEUED, (const char *[]){ t1, t2, NULL });
 	g_assert_null(change_of(r, "reb", "master"));
 	g_clear_pointer(&r, g_ptr_array_unref);
 	g_free(testlib_git(dir, "merge", "-q", "--no-ff", "-m", "Merge topic", "topic", NULL));
 	m = testlib_git(dir, "rev-parse", "HEAD", NULL);
 	r = poll("reb");
-	assert_change(r, "reb", "master", HEAD_FORWARD, "queued", (const char *[]){ m, NULL });
+	assert_change(r, "reb", "master", HEAD_FORWARD, HEAD_ACTION_QUEUED, (const char *[]){ m, NULL });
 	g_clear_pointer(&r, g_ptr_array_unref);
 
 	/* Rewound to a tested commit: recorded, nothing to test. */
 	npending = pending();
 	git(dir, "reset", "-q", "--hard", c6);
 	r = poll("reb");
-	assert_change(r, "reb", "master", HEAD_FORCED, "none", NULL);
+	assert_change(r, "reb", "master", HEAD_FORCED, HEAD_ACTION_NONE, NULL);
 	g_assert_cmpint(pending(), ==, npending);
 	g_clear_pointer(&r, g_ptr_array_unref);
 
 	/* A deleted branch. */
 	git(dir, "branch", "-q", "-D", "topic");
 	r = poll("reb");
-	assert_change(r, "reb", "topic", HEAD_DELETED, "none", NULL);
+	assert_change(r, "reb", "topic", HEAD_DELETED, HEAD_ACTION_NONE, NULL);
 	g_clear_pointer(&r, g_ptr_array_unref);
 	{
 		g_autoptr(GPtrArray) rows = branches_of("reb");
@@ -250,7 +250,7 @@ static void test_dont_auto_build(void)
 	c1 = testlib_commit(dir, "a.c", "1\n", "one");
 	add_tree("dab", "dab", TREE_REBASABLE, "*", NULL, NULL);
 	r = poll("dab");
-	assert_change(r, "dab", "master", HEAD_NEW, "queued", (const char *[]){ c1, NULL });
+	assert_change(r, "dab", "master", HEAD_NEW, HEAD_ACTION_QUEUED, (const char *[]){ c1, NULL });
 	g_clear_pointer(&r, g_ptr_array_unref);
 
 	git(dir, "checkout", "-q", "-b", "wip");
@@ -260,8 +260,8 @@ static void test_dont_auto_build(void)
 	c2 = testlib_commit(dir, "a.c", "2\n", "two");
 	npending = pending();
 	r = poll("dab");
-	assert_change(r, "dab", "wip", HEAD_NEW, "skipped", NULL);
-	assert_change(r, "dab", "master", HEAD_FORWARD, "queued", (const char *[]){ c2, NULL });
+	assert_change(r, "dab", "wip", HEAD_NEW, HEAD_ACTION_SKIPPED, NULL);
+	assert_change(r, "dab", "master", HEAD_FORWARD, HEAD_ACTION_QUEUED, (const char *[]){ c2, NULL });
 	c = change_of(r, "dab", "wip");
 	short_w1 = g_strndup(w1, 12);
 	g_assert_true(c && strstr(c->event->reason, "Dont-Auto-Build"));
@@ -279,7 +279,7 @@ static void test_dont_auto_build(void)
 	w3 = testlib_commit(dir, "w.c", "w3\n", "wip: done");
 	git(dir, "checkout", "-q", "master");
 	r = poll("dab");
-	assert_change(r, "dab", "wip", HEAD_FORCED, "queued", (const char *[]){ w3, NULL });
+	assert_change(r, "dab", "wip", HEAD_FORCED, HEAD_ACTION_QUEUED, (const char *[]){ w3, NULL });
 	(void)w2;
 }
 
@@ -298,8 +298,8 @@ static void test_blacklist(void)
 	git(dir, "checkout", "-q", "master");
 	add_tree("bl", "bl", TREE_REBASABLE, "*", "tmp-*", NULL);
 	r = poll("bl");
-	assert_change(r, "bl", "master", HEAD_NEW, "queued", (const char *[]){ c1, NULL });
-	assert_change(r, "bl", "tmp-experiment", HEAD_NEW, "skipped", NULL);
+	assert_change(r, "bl", "master", HEAD_NEW, HEAD_ACTION_QUEUED, (const char *[]){ c1, NULL });
+	assert_change(r, "bl", "tmp-experiment", HEAD_NEW, HEAD_ACTION_SKIPPED, NULL);
 	c = change_of(r, "bl", "tmp-experiment");
 	g_assert_cmpstr(c ? c->event->reason : NULL, ==, "blacklisted by pattern 'tmp-*'");
 	rows = branches_of("bl");
@@ -319,12 +319,12 @@ static void test_non_rebasable(void)
 	c3 = testlib_commit(dir, "a.c", "3\n", "three");
 	add_tree("nr", "nr", TREE_NON_REBASABLE, "master", NULL, NULL);
 	r = poll("nr");
-	assert_change(r, "nr", "master", HEAD_NEW, "queued", (const char *[]){ c3, NULL });
+	assert_change(r, "nr", "master", HEAD_NEW, HEAD_ACTION_QUEUED, (const char *[]){ c3, NULL });
 	g_clear_pointer(&r, g_ptr_array_unref);
 	c4 = testlib_commit(dir, "a.c", "4\n", "four");
 	c5 = testlib_commit(dir, "a.c", "5\n", "five");
 	r = poll("nr");
-	assert_change(r, "nr", "master", HEAD_FORWARD, "queued", (const char *[]){ c5, NULL });
+	assert_change(r, "nr", "master", HEAD_FORWARD, HEAD_ACTION_QUEUED, (const char *[]){ c5, NULL });
 	(void)c1, (void)c2, (void)c4;
 }
 
@@ -346,8 +346,8 @@ static void test_base(void)
 	add_tree("down", "down", TREE_REBASABLE, "master", NULL, "up/master");
 	add_tree("up", "up", TREE_NON_REBASABLE, "master", NULL, NULL);
 	r = poll("down,up");
-	assert_change(r, "up", "master", HEAD_NEW, "queued", (const char *[]){ u2, NULL });
-	assert_change(r, "down", "master", HEAD_NEW, "queued", (const char *[]){ d1, d2, NULL });
+	assert_change(r, "up", "master", HEAD_NEW, HEAD_ACTION_QUEUED, (const char *[]){ u2, NULL });
+	assert_change(r, "down", "master", HEAD_NEW, HEAD_ACTION_QUEUED, (const char *[]){ d1, d2, NULL });
 	g_clear_pointer(&r, g_ptr_array_unref);
 
 	/* Upstream moves and down rebases onto it: only down's commit is new. */
@@ -356,8 +356,8 @@ static void test_base(void)
 	git(down, "reset", "-q", "--hard", "origin/master");
 	d3 = testlib_commit(down, "d.c", "3\n", "down three");
 	r = poll(NULL);
-	assert_change(r, "up", "master", HEAD_FORWARD, "queued", (const char *[]){ u3, NULL });
-	assert_change(r, "down", "master", HEAD_FORCED, "queued", (const char *[]){ d3, NULL });
+	assert_change(r, "up", "master", HEAD_FORWARD, HEAD_ACTION_QUEUED, (const char *[]){ u3, NULL });
+	assert_change(r, "down", "master", HEAD_FORCED, HEAD_ACTION_QUEUED, (const char *[]){ d3, NULL });
 	(void)u1;
 }
 
@@ -374,7 +374,7 @@ static void test_patterns(void)
 	add_tree("pat", "pat", TREE_REBASABLE, "for-*", NULL, NULL);
 	r = poll("pat");
 	g_assert_cmpuint(changes(r, "pat"), ==, 1);
-	assert_change(r, "pat", "for-next", HEAD_NEW, "queued", (const char *[]){ c1, f1, NULL });
+	assert_change(r, "pat", "for-next", HEAD_NEW, HEAD_ACTION_QUEUED, (const char *[]){ c1, f1, NULL });
 	g_assert_null(change_of(r, "pat", "master"));
 }
 
@@ -398,7 +398,7 @@ static void test_truncated(void)
 	config->max_new_commits = 5;
 	r = poll("big");
 	config->max_new_commits = saved;
-	assert_change(r, "big", "master", HEAD_NEW, "queued", (const char *[]){ head, NULL });
+	assert_change(r, "big", "master", HEAD_NEW, HEAD_ACTION_QUEUED, (const char *[]){ head, NULL });
 	c = change_of(r, "big", "master");
 	g_assert_true(c && c->event->reason && strstr(c->event->reason, "max-new-commits"));
 }
@@ -419,7 +419,7 @@ static void test_shared_store(void)
 	g_clear_pointer(&r, g_ptr_array_unref);
 	npacks = packs();
 	r = poll("shared-b");
-	assert_change(r, "shared-b", "master", HEAD_NEW, "queued", (const char *[]){ c1, NULL });
+	assert_change(r, "shared-b", "master", HEAD_NEW, HEAD_ACTION_QUEUED, (const char *[]){ c1, NULL });
 	g_assert_cmpuint(packs(), ==, npacks);
 	{
 		g_autofree char *ref = repo_tree_branch_head(store, "shared-b", "master", NULL);
@@ -447,7 +447,7 @@ static void test_failure_isolated(void)
 	g_assert_true(db_tree_insert(db, bad, &error));
 	r = poll("bad,ok");
 	g_assert_nonnull(result_of(r, "bad")->error);
-	assert_change(r, "ok", "master", HEAD_NEW, "queued", (const char *[]){ c1, NULL });
+	assert_change(r, "ok", "master", HEAD_NEW, HEAD_ACTION_QUEUED, (const char *[]){ c1, NULL });
 	got = db_tree_get(db, "bad", &error);
 	g_assert_true(got && got->last_error);
 	g_assert_cmpint(got ? got->last_poll : 0, >, 0);

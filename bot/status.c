@@ -1,0 +1,263 @@
+/*
+ * The status snapshot and its renderings: see status.h.
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "bot/status.h"
+
+char *status_format_time(gint64 when)
+{
+	g_autoptr(GDateTime) t = NULL;
+
+	if (when <= 0)
+		return g_strdup("never");
+	t = g_date_time_new_from_unix_utc(when);
+	return g_date_time_format(t, "%Y-%m-%d %H:%M:%S UTC");
+}
+
+char *status_short_id(const char *oid)
+{
+	return oid ? g_strndup(oid, 12) : g_strdup("-");
+}
+
+static void status_tree_free(struct status_tree *t)
+{
+	tree_row_free(t->tree);
+	g_clear_pointer(&t->branches, g_ptr_array_unref);
+	g_free(t);
+}
+
+void status_release(struct status *status)
+{
+	g_clear_pointer(&status->trees, g_ptr_array_unref);
+	g_clear_pointer(&status->pending, g_ptr_array_unref);
+	g_clear_pointer(&status->retrying, g_ptr_array_unref);
+	g_clear_pointer(&status->errors, g_ptr_array_unref);
+	g_clear_pointer(&status->findings, g_ptr_array_unref);
+	g_clear_pointer(&status->events, g_ptr_array_unref);
+	memset(status, 0, sizeof(*status));
+}
+
+bool status_load(struct status *out, struct db *db, gint64 now, GError **error)
+{
+	g_autoptr(GPtrArray) trees = NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->now = now;
+	trees = db_tree_list(db, error);
+	if (!trees || !db_test_count_pending(db, &out->queue_depth, error))
+		goto fail;
+	out->events = db_event_recent(db, STATUS_EVENTS_MAX, error);
+	if (!out->events)
+		goto fail;
+	out->pending = db_test_pending(db, STATUS_PENDING_MAX, error);
+	if (!out->pending)
+		goto fail;
+	out->findings = db_finding_list(db, STATUS_FINDINGS_MAX, error);
+	if (!out->findings || !db_job_counts(db, now, &out->queued, &out->waiting, &out->running,
+					     &out->done, error))
+		goto fail;
+	out->retrying = db_job_list(db, JOB_LIST_RETRYING, STATUS_JOBS_MAX, error);
+	if (!out->retrying)
+		goto fail;
+	out->errors = db_job_list(db, JOB_LIST_ERROR, STATUS_JOBS_MAX, error);
+	if (!out->errors)
+		goto fail;
+	/* A job waiting for its retry is still queued. */
+	out->queued += out->waiting;
+	out->trees = g_ptr_array_new_with_free_func((GDestroyNotify)status_tree_free);
+	for (guint i = 0; i < trees->len; i++) {
+		struct status_tree *t = g_new0(struct status_tree, 1);
+
+		/* The array keeps the row; this entry takes it over. */
+		t->tree = trees->pdata[i];
+		trees->pdata[i] = NULL;
+		g_ptr_array_add(out->trees, t);
+		t->branches = db_branch_list(db, t->tree->id, error);
+		if (!t->branches)
+			goto fail;
+	}
+	return true;
+fail:
+	status_release(out);
+	return false;
+}
+
+void status_format_text(GString *out, const struct status *s)
+{
+	g_string_append_printf(out, "Trees: %u\n", s->trees->len);
+	for (guint i = 0; i < s->trees->len; i++) {
+		const struct status_tree *st = s->trees->pdata[i];
+		const struct tree_row *t = st->tree;
+		g_autofree char *polled = status_format_time(t->last_poll);
+
+		g_string_append_printf(out, "  %-20s %-13s polled %s%s%s\n", t->name,
+				       db_policy_name(t->policy), polled,
+				       t->last_error ? ": FAILED: " : "",
+				       t->last_error ? t->last_error : "");
+		for (guint j = 0; j < st->branches->len; j++) {
+			const struct branch_row *b = st->branches->pdata[j];
+
+			if (b->state == BRANCH_SKIPPED)
+				g_string_append_printf(out, "    skipped %s: %s\n", b->name, b->reason);
+		}
+	}
+	g_string_append_printf(out, "Queue: %" G_GINT64_FORMAT " commit%s to test\n",
+			       s->queue_depth, s->queue_depth == 1 ? "" : "s");
+	for (guint i = 0; i < s->pending->len; i++) {
+		const struct test_row *r = s->pending->pdata[i];
+
+		g_string_append_printf(out, "  %s/%s %.12s %s\n", r->tree, r->branch, r->commit,
+				       r->summary);
+	}
+	if (s->queue_depth > (gint64)s->pending->len)
+		g_string_append_printf(out, "  ... and %" G_GINT64_FORMAT " more\n",
+				       s->queue_depth - (gint64)s->pending->len);
+	g_string_append_printf(out, "Jobs: %" G_GINT64_FORMAT " queued", s->queued);
+	if (s->waiting)
+		g_string_append_printf(out, " (%" G_GINT64_FORMAT " waiting to retry)", s->waiting);
+	g_string_append_printf(out, ", %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT " done\n",
+			       s->running, s->done);
+	for (guint i = 0; i < s->retrying->len; i++) {
+		const struct job_row *j = s->retrying->pdata[i];
+		const struct job_backoff backoff = JOB_BACKOFF_INIT;
+		g_autofree char *when = status_format_time(j->not_before);
+
+		g_string_append_printf(out, "  retry %s %.12s %s: %u of %u attempts failed, "
+				       "next try %s%s: %s\n", j->tree, j->commit, j->target,
+				       j->failures, backoff.limit, j->not_before > s->now ? "at " : "",
+				       j->not_before > s->now ? when : "now",
+				       j->last_error ? j->last_error : "?");
+	}
+	for (guint i = 0; i < s->errors->len; i++) {
+		const struct job_row *j = s->errors->pdata[i];
+
+		g_string_append_printf(out, "  error %s %.12s %s: %s\n", j->tree, j->commit,
+				       j->target, j->last_error ? j->last_error : "no cause recorded");
+	}
+	g_string_append_printf(out, "Findings: %u\n", s->findings->len);
+	for (guint i = 0; i < s->findings->len; i++) {
+		const struct finding_row *f = s->findings->pdata[i];
+
+		g_string_append_printf(out, "  %s %.12s %s %s: %s [%s]", f->tree ? f->tree : "-",
+				       f->culprit, f->target, db_finding_kind_name(f->kind, f->console),
+				       f->title, f->fingerprint);
+		/* Boot failures: the rate is the lower bound they were bisected with. */
+		if (f->rate < 1.0)
+			g_string_append_printf(out, " (shows in >= %.0f%% of boots)", 100.0 * f->rate);
+		if (f->confidence < 0.9995 && f->state != FINDING_INCONCLUSIVE)
+			g_string_append_printf(out, " (confidence %.3f)", f->confidence);
+		if (f->state != FINDING_OPEN)
+			g_string_append_printf(out, " (%s%s%.12s)", db_finding_state_name(f->state),
+					       f->fixed_by ? " by " : "", f->fixed_by ? f->fixed_by : "");
+		g_string_append_c(out, '\n');
+	}
+	g_string_append(out, "Recent branch changes:\n");
+	for (guint i = 0; i < s->events->len; i++) {
+		const struct head_event *e = s->events->pdata[i];
+		g_autofree char *when = status_format_time(e->when);
+		g_autofree char *to = status_short_id(e->new_head ? e->new_head : e->old_head);
+
+		g_string_append_printf(out, "  %s %s/%s %s %s: %s", when, e->tree, e->branch,
+				       db_head_change_name(e->change), to,
+				       db_head_action_name(e->action));
+		if (e->selected)
+			g_string_append_printf(out, " %u", e->selected);
+		g_string_append_printf(out, "%s%s%s\n", e->reason ? " (" : "",
+				       e->reason ? e->reason : "", e->reason ? ")" : "");
+	}
+}
+
+/* Appends @s as a JSON string, or null for NULL. */
+static void json_str(GString *out, const char *s)
+{
+	if (!s) {
+		g_string_append(out, "null");
+		return;
+	}
+	g_string_append_c(out, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			g_string_append_printf(out, "\\%c", *p);
+		else if (*p == '\n')
+			g_string_append(out, "\\n");
+		else if (*p < 0x20)
+			g_string_append_printf(out, "\\u%04x", *p);
+		else
+			g_string_append_c(out, (char)*p);
+	}
+	g_string_append_c(out, '"');
+}
+
+/* Appends the jobs of @jobs as a JSON array. */
+static void json_jobs(GString *out, const GPtrArray *jobs)
+{
+	g_string_append_c(out, '[');
+	for (guint i = 0; i < jobs->len; i++) {
+		const struct job_row *j = jobs->pdata[i];
+
+		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"tree\": ",
+				       i ? ", " : "", j->id);
+		json_str(out, j->tree);
+		g_string_append(out, ", \"commit\": ");
+		json_str(out, j->commit);
+		g_string_append(out, ", \"target\": ");
+		json_str(out, j->target);
+		g_string_append_printf(out, ", \"attempts\": %u, \"failures\": %u, "
+				       "\"next_try\": %" G_GINT64_FORMAT ", \"result\": ", j->attempts,
+				       j->failures, j->result != JOB_RESULT_NONE ? 0 : j->not_before);
+		json_str(out, db_job_result_name(j->result));
+		g_string_append(out, ", \"last_error\": ");
+		json_str(out, j->last_error);
+		g_string_append_c(out, '}');
+	}
+	g_string_append_c(out, ']');
+}
+
+void status_format_json(GString *out, const struct status *s)
+{
+	g_string_append(out, "{\"trees\": [");
+	for (guint i = 0; i < s->trees->len; i++) {
+		const struct tree_row *t = ((const struct status_tree *)s->trees->pdata[i])->tree;
+
+		g_string_append(out, i ? ", {\"name\": " : "{\"name\": ");
+		json_str(out, t->name);
+		g_string_append(out, ", \"policy\": ");
+		json_str(out, db_policy_name(t->policy));
+		g_string_append_printf(out, ", \"last_poll\": %" G_GINT64_FORMAT ", \"error\": ",
+				       t->last_poll);
+		json_str(out, t->last_error);
+		g_string_append(out, "}");
+	}
+	g_string_append_printf(out, "], \"jobs\": {\"queued\": %" G_GINT64_FORMAT
+			       ", \"running\": %" G_GINT64_FORMAT ", \"done\": %" G_GINT64_FORMAT
+			       "}, \"retrying\": ", s->queued, s->running, s->done);
+	json_jobs(out, s->retrying);
+	g_string_append(out, ", \"errors\": ");
+	json_jobs(out, s->errors);
+	g_string_append(out, ", \"findings\": [");
+	for (guint i = 0; i < s->findings->len; i++) {
+		const struct finding_row *f = s->findings->pdata[i];
+		const struct { const char *key, *value; } fields[] = {
+			{ "tree", f->tree }, { "culprit", f->culprit }, { "target", f->target },
+			{ "kind", db_finding_kind_name(f->kind, f->console) },
+			{ "fingerprint", f->fingerprint }, { "title", f->title },
+			{ "state", db_finding_state_name(f->state) }, { "reproduce", f->reproduce },
+			{ "fixed_by", f->fixed_by }, { "details", f->details },
+			{ "bisect_log", f->bisect_log },
+		};
+
+		g_string_append(out, i ? ", {" : "{");
+		for (size_t k = 0; k < G_N_ELEMENTS(fields); k++) {
+			g_string_append_printf(out, "%s\"%s\": ", k ? ", " : "", fields[k].key);
+			json_str(out, fields[k].value);
+		}
+		g_string_append_printf(out, ", \"confidence\": %.4f, \"rate\": %.4f}", f->confidence,
+				       f->rate);
+	}
+	g_string_append(out, "]}\n");
+}

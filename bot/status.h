@@ -1,0 +1,66 @@
+/*
+ * What zeroday is doing, as one snapshot: the trees with their last poll
+ * and skipped branches, the test queue, the jobs (counts, retries,
+ * errors), the findings and the recent branch changes. It is loaded once
+ * and rendered as text (`zeroday status`, a mail reply) or as JSON
+ * (`zeroday status --json`, for scripts). Rendering prints nothing
+ * itself and never touches the store.
+ */
+#ifndef ZERODAY_STATUS_H
+#define ZERODAY_STATUS_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+#include "bot/db.h"
+
+/* How many items of each list a snapshot holds, at most. */
+#define STATUS_PENDING_MAX 20
+#define STATUS_JOBS_MAX 20
+#define STATUS_FINDINGS_MAX 50
+#define STATUS_EVENTS_MAX 20
+
+/* A subscribed tree and its recorded branches. */
+struct status_tree {
+	struct tree_row *tree;
+	GPtrArray *branches; /* struct branch_row, as db_branch_list() returns them */
+};
+
+struct status {
+	gint64 now;          /* when it was taken, unix seconds */
+	GPtrArray *trees;    /* struct status_tree, by name */
+	gint64 queue_depth;  /* commits selected and not yet handed to the job queue */
+	GPtrArray *pending;  /* struct test_row: the oldest of them */
+	gint64 queued;       /* jobs queued, those waiting to retry included */
+	gint64 waiting;      /* of those, the ones not to be tried before a retry time */
+	gint64 running;
+	gint64 done;
+	GPtrArray *retrying; /* struct job_row: queued again after a failure, next first */
+	GPtrArray *errors;   /* struct job_row: done in error, newest first */
+	GPtrArray *findings; /* struct finding_row, newest first */
+	GPtrArray *events;   /* struct head_event: the newest branch changes, newest first */
+};
+
+/*
+ * Fills @out (its old contents are ignored) from @db as of @now (unix
+ * seconds: a job whose retry time is later is waiting). On failure @out
+ * is left empty, and status_release() on it is harmless.
+ */
+bool status_load(struct status *out, struct db *db, gint64 now, GError **error);
+
+/* Frees what @status holds and empties it. */
+void status_release(struct status *status);
+
+/* Appends @status as `zeroday status` prints it, lines ending in '\n'. */
+void status_format_text(GString *out, const struct status *status);
+
+/* Appends @status as one JSON object and a newline, as `zeroday status --json` prints it. */
+void status_format_json(GString *out, const struct status *status);
+
+/* Returns @when (unix seconds) as "YYYY-MM-DD HH:MM:SS UTC", or "never" for 0 (caller frees). */
+char *status_format_time(gint64 when);
+
+/* Returns the first 12 digits of @oid, or "-" for NULL (caller frees). */
+char *status_short_id(const char *oid);
+
+#endif
