@@ -1,118 +1,126 @@
 /*
- * bench/bisect: test runs per bisection against ceil(log2 N) on linear
- * histories (deterministic failures), and accuracy and runs with a
- * failure that shows in 30% of runs, over many seeds: with the rate known,
- * and as zeroday run does it, with the rate measured over 10 runs at the
- * head and taken at its lower bound (against the same with the point
- * estimate, which is what that bound is for).
+ * bench/bisect: the real bisection procedure (engine/bisect.c) on
+ * simulated linear histories with a known culprit, against the
+ * information limit.
+ *
+ * Build diagnostics (they show every time): builds per bisection against
+ * ceil(log2 N), git bisect's count.
+ *
+ * Boot failures that show in a share p of the boots, N candidate
+ * commits, 2 boot slots, the head's 3 routine boots counted (given that
+ * one of them showed it: that is what starts a bisection), the last
+ * tested head as the boundary with its 3 routine boots: mean and p90
+ * boots, distinct commits built, boot rounds, wrong culprits and
+ * inconclusive outcomes over fixed seeds, and the information limit:
+ * log2(N) over the capacity of the channel "good never fails, bad fails
+ * with probability p". One line per cell:
+ *   flaky N=128 p=0.30: boots mean 131.2 p90 210, builds 8.1, rounds 66.0,
+ *   wrong 0/1000, inconclusive 0/1000, limit 39
+ * Arguments: [SEEDS [N P]] for one cell.
  */
 #include "autoconfig.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/bisect-sim.h"
 
-/* Counts an outcome against the known culprit, and clears it. */
-static void score(struct bisect_outcome *o, const char *culprit, unsigned *right,
-		  unsigned *wrong, unsigned *inconclusive)
+#define SLOTS 2
+#define ROUTINE 3
+
+/* The capacity (bits per run) of the channel: good never fails, bad fails with p. */
+static double capacity(double p)
 {
-	if (!o->found)
-		(*inconclusive)++;
-	else if (strcmp(o->culprit, culprit) != 0)
-		(*wrong)++;
-	else
-		(*right)++;
-	bisect_outcome_clear(o);
+	if (p >= 1.0)
+		return 1.0;
+	return log2(1.0 + p * pow(1.0 - p, (1.0 - p) / p));
 }
 
-int main(void)
+static int cmp_unsigned(const void *x, const void *y)
+{
+	unsigned a = *(const unsigned *)x, b = *(const unsigned *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static unsigned cell(guint n, double p, unsigned seeds, bool print)
+{
+	struct bisect_params params = BISECT_PARAMS_BOOT;
+	g_autofree unsigned *boots = g_new0(unsigned, seeds);
+	double builds = 0, rounds = 0, total = 0;
+	unsigned wrong = 0, inconclusive = 0;
+
+	params.slots = SLOTS;
+	for (unsigned seed = 1; seed <= seeds; seed++) {
+		GRand *r = g_rand_new_with_seed(seed * 7919 + n);
+		guint culprit = 1 + g_rand_int_range(r, 0, (gint32)n);
+		struct sim *s = sim_linear(n, culprit, p, seed);
+		struct sim_run run = { .routine = ROUTINE, .verify = true, .base_runs = ROUTINE };
+		struct bisect_outcome o;
+
+		g_rand_free(r);
+		sim_bisect(s, &params, &run, &o);
+		boots[seed - 1] = run.boots;
+		total += run.boots;
+		builds += o.builds;
+		rounds += run.rounds;
+		if (o.verdict == BISECT_INCONCLUSIVE)
+			inconclusive++;
+		else if (o.verdict != BISECT_FOUND || sim_index(o.culprit) != culprit)
+			wrong++;
+		bisect_outcome_clear(&o);
+		sim_free(s);
+	}
+	qsort(boots, seeds, sizeof(*boots), cmp_unsigned);
+	if (print)
+		printf("flaky N=%u p=%.2f: boots mean %.1f p90 %u, builds %.1f, rounds %.1f, "
+		       "wrong %u/%u, inconclusive %u/%u, limit %.0f\n", n, p, total / seeds,
+		       boots[seeds * 9 / 10], builds / seeds, rounds / seeds, wrong, seeds,
+		       inconclusive, seeds, log2((double)n) / capacity(p));
+	fflush(stdout);
+	return wrong;
+}
+
+int main(int argc, char **argv)
 {
 	static const guint sizes[] = { 16, 128, 1024 };
-	const unsigned seeds = 500;
+	static const double rates[] = { 1.0, 0.75, 0.5, 0.3, 0.1 };
+	unsigned seeds = argc > 1 ? (unsigned)atoi(argv[1]) : 1000;
 
+	if (argc > 3) {
+		cell((guint)atoi(argv[2]), atof(argv[3]), seeds, true);
+		return 0;
+	}
 	for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+		struct bisect_params params = BISECT_PARAMS_BUILD;
 		guint n = sizes[i];
 		unsigned worst = 0, total = 0, count = 0;
-		double bound = ceil(log2((double)n));
 
-		for (guint culprit = 1; culprit < n; culprit += (n > 64 ? n / 64 : 1)) {
+		for (guint culprit = 1; culprit <= n; culprit += (n > 64 ? n / 64 : 1)) {
 			struct sim *s = sim_linear(n, culprit, 1.0, 1);
+			struct sim_run run = { 0 };
 			struct bisect_outcome o;
 
-			sim_bisect(s, 1.0, 0.001, 0.95, &o);
-			if (!o.found || strcmp(o.culprit, s->ids->pdata[culprit]) != 0) {
-				fprintf(stderr, "wrong culprit for n=%u\n", n);
+			sim_bisect(s, &params, &run, &o);
+			if (o.verdict != BISECT_FOUND || sim_index(o.culprit) != culprit) {
+				fprintf(stderr, "build N=%u: wrong culprit\n", n);
 				return 1;
 			}
-			worst = MAX(worst, o.total_runs);
-			total += o.total_runs;
+			worst = MAX(worst, o.builds);
+			total += o.builds;
 			count++;
 			bisect_outcome_clear(&o);
 			sim_free(s);
 		}
-		printf("linear N=%u: runs per bisection: worst %u, mean %.2f; ceil(log2 N) = %.0f; "
-		       "ratio worst/log2: %.2f\n", n, worst, (double)total / count, bound,
-		       worst / bound);
+		printf("build N=%u: builds per bisection worst %u mean %.2f (revert check included), "
+		       "ceil(log2 N) %.0f\n", n, worst, (double)total / count, ceil(log2((double)n)));
 	}
-
-	for (int variant = 0; variant < 2; variant++) {
-		double max_error = variant == 0 ? 0.001 : 0.03;
-		unsigned found = 0, wrong = 0, inconclusive = 0, runs = 0, steps = 0;
-
-		for (guint32 seed = 1; seed <= seeds; seed++) {
-			GRand *r = g_rand_new_with_seed(seed * 7919);
-			guint culprit = 1 + g_rand_int_range(r, 0, 127);
-			struct sim *s = sim_linear(128, culprit, 0.3, seed);
-			struct bisect_outcome o;
-
-			g_rand_free(r);
-			sim_bisect(s, 0.3, max_error, 0.95, &o);
-			runs += o.total_runs;
-			steps += o.log->len;
-			score(&o, s->ids->pdata[culprit], &found, &wrong, &inconclusive);
-			sim_free(s);
-		}
-		printf("30%%-flaky, N=128, %u seeds, max-error %.3f (%u runs per step; syzbot: 10): "
-		       "right %u, wrong %u, inconclusive %u; accuracy %.3f; %.1f runs per bisection, "
-		       "%.1f per step\n", seeds, max_error, bisect_runs_per_step(0.3, max_error),
-		       found, wrong, inconclusive, (double)found / seeds, (double)runs / seeds,
-		       (double)runs / steps);
+	for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+		for (size_t j = 0; j < G_N_ELEMENTS(rates); j++)
+			cell(sizes[i], rates[j], seeds, true);
 	}
-	for (int variant = 0; variant < 2; variant++) {
-		bool bound = variant == 0;
-		unsigned found = 0, wrong = 0, inconclusive = 0, unseen = 0, runs = 0, tried = 0;
-
-		for (guint32 seed = 1; seed <= seeds; seed++) {
-			GRand *r = g_rand_new_with_seed(seed * 7919);
-			guint culprit = 1 + g_rand_int_range(r, 0, 127);
-			struct sim *s = sim_linear(128, culprit, 0.3, seed);
-			struct bisect_outcome o;
-			unsigned shown = 0;
-			double p;
-
-			for (int i = 0; i < 10; i++)
-				shown += g_rand_double(r) < 0.3;
-			g_rand_free(r);
-			if (shown == 0) {
-				/* Ten clean boots of the head: nothing to bisect. */
-				unseen++;
-				sim_free(s);
-				continue;
-			}
-			p = bound ? bisect_rate_lower_bound(shown, 10) : shown / 10.0;
-			sim_bisect(s, p, 0.001, 0.95, &o);
-			tried++;
-			runs += 10 + o.total_runs;
-			score(&o, s->ids->pdata[culprit], &found, &wrong, &inconclusive);
-			sim_free(s);
-		}
-		printf("30%%-flaky, N=128, rate measured over 10 head runs, %s: %u bisected "
-		       "(%u never showed): right %u, wrong %u, inconclusive %u; %.1f runs per "
-		       "bisection with the 10\n", bound ? "lower bound (zeroday run)"
-						      : "point estimate (for comparison)",
-		       tried, unseen, found, wrong, inconclusive, (double)runs / MAX(tried, 1));
-	}
+	cell(128, 0.3, 10 * seeds, true);
 	return 0;
 }

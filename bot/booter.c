@@ -574,3 +574,17 @@ done:
 	g_cond_clear(&p.freed);
 	return out;
 }
+
+unsigned booter_slots(const struct config *config)
+{
+	unsigned slots = 0;
+
+	for (char **spec = config->boot_hosts; spec && *spec; spec++) {
+		const char *star = strrchr(*spec, '*');
+		guint64 n = star ? g_ascii_strtoull(star + 1, NULL, 10) : 1;
+
+		/* The list was validated at load ([boot] hosts). */
+		slots += (unsigned)CLAMP(n, 1, 1024);
+	}
+	return MAX(slots, 1);
+}

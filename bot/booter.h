@@ -51,4 +51,7 @@ void booter_run_free(struct booter_run *run);
 GPtrArray *booter_boot(struct db *db, const struct config *config,
 		       const struct booter_request *req, GPtrArray **tally, GError **error);
 
+/* The boot slots of all the configured hosts: how many boots can run at once. */
+unsigned booter_slots(const struct config *config);
+
 #endif

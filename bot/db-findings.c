@@ -80,6 +80,49 @@ static enum finding_state finding_state_parse(const char *name)
 	return FINDING_OPEN;
 }
 
+/* Parses a stored step role (bisect_role_name()); an unknown one is a search step. */
+static enum bisect_role step_role_parse(const char *name)
+{
+	for (int r = BISECT_ROLE_ROUTINE; r <= BISECT_ROLE_REVERT; r++) {
+		if (name && strcmp(name, bisect_role_name((enum bisect_role)r)) == 0)
+			return (enum bisect_role)r;
+	}
+	g_warning("unknown bisection step role '%s' in the database", name ? name : "(null)");
+	return BISECT_ROLE_SEARCH;
+}
+
+/* Parses a stored step result (bisect_result_name()); an unknown one is a skip. */
+static enum bisect_result step_result_parse(const char *name)
+{
+	for (int r = BISECT_GOOD; r <= BISECT_SKIP; r++) {
+		if (name && strcmp(name, bisect_result_name((enum bisect_result)r)) == 0)
+			return (enum bisect_result)r;
+	}
+	g_warning("unknown bisection step result '%s' in the database", name ? name : "(null)");
+	return BISECT_SKIP;
+}
+
+/* A stored diagnostic kind (diag_kind_name()); NULL (an older row, a boot finding): @kind's. */
+static enum diag_kind finding_diag_kind_parse(const char *name, enum finding_kind kind)
+{
+	if (!name)
+		return kind == FINDING_BUILD_ERROR ? DIAG_ERROR : DIAG_WARNING;
+	if (strcmp(name, diag_kind_name(DIAG_ERROR)) == 0)
+		return DIAG_ERROR;
+	if (strcmp(name, diag_kind_name(DIAG_WARNING)) != 0)
+		g_warning("unknown diagnostic kind '%s' in the database", name);
+	return DIAG_WARNING;
+}
+
+void finding_step_free(struct finding_step *step)
+{
+	if (!step)
+		return;
+	g_free(step->commit);
+	g_free(step->tested);
+	g_free(step);
+}
+
 void finding_row_free(struct finding_row *row)
 {
 	if (!row)
@@ -87,9 +130,18 @@ void finding_row_free(struct finding_row *row)
 	g_free(row->tree);
 	g_free(row->branch);
 	g_free(row->culprit);
+	g_free(row->parent);
+	g_free(row->head);
 	g_free(row->target);
 	g_free(row->fingerprint);
 	g_free(row->title);
+	g_free(row->file);
+	g_free(row->message);
+	g_free(row->excerpt);
+	g_free(row->repro_commit);
+	g_strfreev(row->suspects);
+	g_free(row->reason);
+	g_clear_pointer(&row->steps, g_ptr_array_unref);
 	g_free(row->details);
 	g_free(row->reproduce);
 	g_free(row->fixed_by);
@@ -97,14 +149,50 @@ void finding_row_free(struct finding_row *row)
 	g_free(row);
 }
 
+/* Stores the steps of finding @finding_id, numbered from 0. */
+static bool finding_steps_add(struct db *db, gint64 finding_id, const GPtrArray *steps,
+			      GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = NULL;
+
+	if (!steps || steps->len == 0)
+		return true;
+	stmt = db_prepare(db,
+		"INSERT INTO finding_steps (finding_id, seq, role, commit_id, tested, result, runs, "
+		"failures) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", error);
+	if (!stmt)
+		return false;
+	for (guint i = 0; i < steps->len; i++) {
+		const struct finding_step *st = steps->pdata[i];
+
+		sqlite3_reset(stmt);
+		sqlite3_bind_int64(stmt, 1, finding_id);
+		sqlite3_bind_int64(stmt, 2, i);
+		db_bind_text(stmt, 3, bisect_role_name(st->role));
+		db_bind_text(stmt, 4, st->commit);
+		db_bind_text(stmt, 5, st->tested);
+		db_bind_text(stmt, 6, bisect_result_name(st->result));
+		sqlite3_bind_int64(stmt, 7, st->runs);
+		sqlite3_bind_int64(stmt, 8, st->failures);
+		if (!db_step_done(db, stmt, error))
+			return false;
+	}
+	return true;
+}
+
 bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row, bool *added,
 		    GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"INSERT OR IGNORE INTO findings (tree_id, branch, culprit, target, kind, fingerprint, "
-		"title, details, confidence, reproduce, created, state, rate, bisect_log) VALUES (?1, "
-		"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, coalesce(?12, 'open'), ?13, ?14)", error);
+		"title, details, confidence, reproduce, created, state, rate, bisect_log, parent, head, "
+		"file, line, col, diag_kind, message, excerpt, failures, runs, intermittent, "
+		"repro_commit, repro_boots, suspects, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+		"?9, ?10, ?11, coalesce(?12, 'open'), ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+		"?22, ?23, ?24, ?25, ?26, ?27, nullif(?28, ''), ?29)", error);
+	g_autofree char *suspects = NULL;
 
+	g_assert(!sqlite3_get_autocommit(db->sql));
 	if (!stmt)
 		return false;
 	sqlite3_bind_int64(stmt, 1, tree_id);
@@ -121,80 +209,157 @@ bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row
 	db_bind_text(stmt, 12, db_finding_state_name(row->state));
 	sqlite3_bind_double(stmt, 13, row->rate > 0.0 ? row->rate : 1.0);
 	db_bind_text(stmt, 14, row->bisect_log);
+	db_bind_text(stmt, 15, row->parent);
+	db_bind_text(stmt, 16, row->head);
+	db_bind_text(stmt, 17, row->file);
+	sqlite3_bind_int64(stmt, 18, row->line);
+	sqlite3_bind_int64(stmt, 19, row->column);
+	db_bind_text(stmt, 20, row->kind != FINDING_BOOT && row->message ?
+		     diag_kind_name(row->diag_kind) : NULL);
+	db_bind_text(stmt, 21, row->message);
+	db_bind_text(stmt, 22, row->excerpt);
+	sqlite3_bind_int64(stmt, 23, row->failures);
+	sqlite3_bind_int64(stmt, 24, row->runs);
+	sqlite3_bind_int(stmt, 25, row->intermittent);
+	db_bind_text(stmt, 26, row->repro_commit);
+	sqlite3_bind_int64(stmt, 27, row->repro_boots);
+	/* Commit ids hold no space. */
+	suspects = row->suspects ? g_strjoinv(" ", row->suspects) : NULL;
+	db_bind_text(stmt, 28, suspects);
+	db_bind_text(stmt, 29, row->reason);
 	if (!db_step_done(db, stmt, error))
 		return false;
 	*added = sqlite3_changes(db->sql) == 1;
+	return !*added || finding_steps_add(db, sqlite3_last_insert_rowid(db->sql), row->steps,
+					    error);
+}
+
+/* The columns finding_read() reads, in its order; the findings table is f, trees t. */
+#define FINDING_COLUMNS \
+	"f.id, t.name, f.branch, f.culprit, f.target, f.kind, f.fingerprint, f.title, " \
+	"f.details, f.confidence, f.state, f.reproduce, f.created, f.fixed_by, f.rate, " \
+	"f.bisect_log, f.parent, f.head, f.file, f.line, f.col, f.diag_kind, f.message, " \
+	"f.excerpt, f.failures, f.runs, f.intermittent, f.repro_commit, f.repro_boots, " \
+	"f.suspects, f.reason FROM findings f LEFT JOIN trees t ON t.id = f.tree_id "
+
+/* Reads a row of FINDING_COLUMNS; its steps are loaded apart (finding_steps_load()). */
+static struct finding_row *finding_read(sqlite3_stmt *stmt)
+{
+	struct finding_row *f = g_new0(struct finding_row, 1);
+	const char *suspects;
+
+	f->id = sqlite3_column_int64(stmt, 0);
+	f->tree = db_col_text(stmt, 1);
+	f->branch = db_col_text(stmt, 2);
+	f->culprit = db_col_text(stmt, 3);
+	f->target = db_col_text(stmt, 4);
+	finding_kind_parse((const char *)sqlite3_column_text(stmt, 5), &f->kind, &f->console);
+	f->fingerprint = db_col_text(stmt, 6);
+	f->title = db_col_text(stmt, 7);
+	f->details = db_col_text(stmt, 8);
+	f->confidence = sqlite3_column_double(stmt, 9);
+	f->state = finding_state_parse((const char *)sqlite3_column_text(stmt, 10));
+	f->reproduce = db_col_text(stmt, 11);
+	f->created = sqlite3_column_int64(stmt, 12);
+	f->fixed_by = db_col_text(stmt, 13);
+	f->rate = sqlite3_column_double(stmt, 14);
+	f->bisect_log = db_col_text(stmt, 15);
+	f->parent = db_col_text(stmt, 16);
+	f->head = db_col_text(stmt, 17);
+	f->file = db_col_text(stmt, 18);
+	f->line = (unsigned)sqlite3_column_int64(stmt, 19);
+	f->column = (unsigned)sqlite3_column_int64(stmt, 20);
+	f->diag_kind = finding_diag_kind_parse((const char *)sqlite3_column_text(stmt, 21),
+					       f->kind);
+	f->message = db_col_text(stmt, 22);
+	f->excerpt = db_col_text(stmt, 23);
+	f->failures = (unsigned)sqlite3_column_int64(stmt, 24);
+	f->runs = (unsigned)sqlite3_column_int64(stmt, 25);
+	f->intermittent = sqlite3_column_int(stmt, 26) != 0;
+	f->repro_commit = db_col_text(stmt, 27);
+	f->repro_boots = (unsigned)sqlite3_column_int64(stmt, 28);
+	suspects = (const char *)sqlite3_column_text(stmt, 29);
+	f->suspects = suspects ? g_strsplit(suspects, " ", -1) : g_new0(char *, 1);
+	f->reason = db_col_text(stmt, 30);
+	f->steps = g_ptr_array_new_with_free_func((GDestroyNotify)finding_step_free);
+	return f;
+}
+
+/* Loads the steps of each finding of @findings, in order. */
+static bool finding_steps_load(struct db *db, GPtrArray *findings, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = NULL;
+	int rc;
+
+	if (findings->len == 0)
+		return true;
+	stmt = db_prepare(db,
+		"SELECT role, commit_id, tested, result, runs, failures FROM finding_steps "
+		"WHERE finding_id = ?1 ORDER BY seq", error);
+	if (!stmt)
+		return false;
+	for (guint i = 0; i < findings->len; i++) {
+		struct finding_row *f = findings->pdata[i];
+
+		sqlite3_reset(stmt);
+		sqlite3_bind_int64(stmt, 1, f->id);
+		while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+			struct finding_step *st = g_new0(struct finding_step, 1);
+
+			st->role = step_role_parse((const char *)sqlite3_column_text(stmt, 0));
+			st->commit = db_col_text(stmt, 1);
+			st->tested = db_col_text(stmt, 2);
+			st->result = step_result_parse((const char *)sqlite3_column_text(stmt, 3));
+			st->runs = (unsigned)sqlite3_column_int64(stmt, 4);
+			st->failures = (unsigned)sqlite3_column_int64(stmt, 5);
+			g_ptr_array_add(f->steps, st);
+		}
+		if (rc != SQLITE_DONE)
+			return db_sql_error(db, error, "listing bisection steps");
+	}
 	return true;
+}
+
+/* Runs @stmt, a query of FINDING_COLUMNS, and returns its findings with their steps. */
+static GPtrArray *finding_query(struct db *db, sqlite3_stmt *stmt, const char *what,
+				GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
+	int rc;
+
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		g_ptr_array_add(out, finding_read(stmt));
+	if (rc != SQLITE_DONE) {
+		db_sql_error(db, error, what);
+		return NULL;
+	}
+	if (!finding_steps_load(db, out, error))
+		return NULL;
+	return g_steal_pointer(&out);
 }
 
 GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error)
 {
-	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT f.id, t.name, f.branch, f.culprit, f.target, f.kind, f.fingerprint, f.title, "
-		"f.details, f.confidence, f.state, f.reproduce, f.created, f.fixed_by, f.rate, "
-		"f.bisect_log FROM findings f "
-		"LEFT JOIN trees t ON t.id = f.tree_id ORDER BY f.id DESC LIMIT ?1", error);
-	int rc;
+		"SELECT " FINDING_COLUMNS "ORDER BY f.id DESC LIMIT ?1", error);
 
 	if (!stmt)
 		return NULL;
 	sqlite3_bind_int64(stmt, 1, limit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct finding_row *f = g_new0(struct finding_row, 1);
-
-		f->id = sqlite3_column_int64(stmt, 0);
-		f->tree = db_col_text(stmt, 1);
-		f->branch = db_col_text(stmt, 2);
-		f->culprit = db_col_text(stmt, 3);
-		f->target = db_col_text(stmt, 4);
-		finding_kind_parse((const char *)sqlite3_column_text(stmt, 5), &f->kind, &f->console);
-		f->fingerprint = db_col_text(stmt, 6);
-		f->title = db_col_text(stmt, 7);
-		f->details = db_col_text(stmt, 8);
-		f->confidence = sqlite3_column_double(stmt, 9);
-		f->state = finding_state_parse((const char *)sqlite3_column_text(stmt, 10));
-		f->reproduce = db_col_text(stmt, 11);
-		f->created = sqlite3_column_int64(stmt, 12);
-		f->fixed_by = db_col_text(stmt, 13);
-		f->rate = sqlite3_column_double(stmt, 14);
-		f->bisect_log = db_col_text(stmt, 15);
-		g_ptr_array_add(out, f);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing findings");
-		return NULL;
-	}
-	return g_steal_pointer(&out);
+	return finding_query(db, stmt, "listing findings", error);
 }
 
 GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GError **error)
 {
-	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT id, culprit, kind, fingerprint, rate FROM findings WHERE tree_id = ?1 "
-		"AND target = ?2 AND state = 'open' ORDER BY id", error);
-	int rc;
+		"SELECT " FINDING_COLUMNS "WHERE f.tree_id = ?1 AND f.target = ?2 AND "
+		"f.state = 'open' ORDER BY f.id", error);
 
 	if (!stmt)
 		return NULL;
 	sqlite3_bind_int64(stmt, 1, tree_id);
 	db_bind_text(stmt, 2, target);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct finding_row *f = g_new0(struct finding_row, 1);
-
-		f->id = sqlite3_column_int64(stmt, 0);
-		f->culprit = db_col_text(stmt, 1);
-		finding_kind_parse((const char *)sqlite3_column_text(stmt, 2), &f->kind, &f->console);
-		f->fingerprint = db_col_text(stmt, 3);
-		f->rate = sqlite3_column_double(stmt, 4);
-		g_ptr_array_add(out, f);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing open findings");
-		return NULL;
-	}
-	return g_steal_pointer(&out);
+	return finding_query(db, stmt, "listing open findings", error);
 }
 
 bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error)

@@ -53,6 +53,8 @@ const char *db_job_result_name(enum job_result result)
 		return NULL;
 	if (result == JOB_RESULT_ERROR)
 		return "error";
+	if (result == JOB_RESULT_KNOWN_FAILURE)
+		return "known-failure";
 	for (size_t i = 0; i < G_N_ELEMENTS(job_verdicts); i++) {
 		if (job_verdicts[i].result == result)
 			return build_verdict_name(job_verdicts[i].verdict);

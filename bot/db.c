@@ -167,6 +167,39 @@ static const char *const migrations[] = {
 	"ALTER TABLE jobs ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE jobs ADD COLUMN last_error TEXT;"
 	"ALTER TABLE jobs ADD COLUMN not_before INTEGER NOT NULL DEFAULT 0;",
+
+	/*
+	 * 9 -> 10: findings as fields, not text: the culprit's parent, the
+	 * head that showed it, a build finding's diagnostic, a boot
+	 * finding's runs and excerpt, how to reproduce it, an inconclusive
+	 * bisection's suspects and reason, and the bisection's steps. Older
+	 * rows keep their details, reproduce and bisect_log text.
+	 */
+	"ALTER TABLE findings ADD COLUMN parent TEXT;"
+	"ALTER TABLE findings ADD COLUMN head TEXT;"
+	"ALTER TABLE findings ADD COLUMN file TEXT;"
+	"ALTER TABLE findings ADD COLUMN line INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE findings ADD COLUMN col INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE findings ADD COLUMN diag_kind TEXT;"
+	"ALTER TABLE findings ADD COLUMN message TEXT;"
+	"ALTER TABLE findings ADD COLUMN excerpt TEXT;"
+	"ALTER TABLE findings ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE findings ADD COLUMN runs INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE findings ADD COLUMN intermittent INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE findings ADD COLUMN repro_commit TEXT;"
+	"ALTER TABLE findings ADD COLUMN repro_boots INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE findings ADD COLUMN suspects TEXT;"
+	"ALTER TABLE findings ADD COLUMN reason TEXT;"
+	"CREATE TABLE finding_steps ("
+	"  finding_id INTEGER NOT NULL REFERENCES findings(id) ON DELETE CASCADE,"
+	"  seq INTEGER NOT NULL,"
+	"  role TEXT NOT NULL,"
+	"  commit_id TEXT NOT NULL,"
+	"  tested TEXT,"
+	"  result TEXT NOT NULL,"
+	"  runs INTEGER NOT NULL,"
+	"  failures INTEGER NOT NULL,"
+	"  PRIMARY KEY (finding_id, seq));",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

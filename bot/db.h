@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <glib.h>
 
+#include "engine/bisect.h"
 #include "engine/build.h"
 #include "engine/diag.h"
 #include "engine/engine.h"
@@ -17,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 9
+#define DB_SCHEMA_VERSION 10
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -296,12 +297,18 @@ enum job_result {
 	JOB_RESULT_FAIL_PARENT_FAILING,
 	JOB_RESULT_INFRA,
 	JOB_RESULT_SKIPPED,
+	/*
+	 * Built, but its boots show a failure its comparison base shows too:
+	 * never a pass; the job's last error says what, and since where.
+	 */
+	JOB_RESULT_KNOWN_FAILURE,
 	JOB_RESULT_ERROR, /* could not be run: see the job's last error */
 };
 
 /*
  * A verdict's result is stored and printed as build_verdict_name() ("pass",
- * "new-diagnostics", ...), JOB_RESULT_ERROR as "error"; JOB_RESULT_NONE is
+ * "new-diagnostics", ...), JOB_RESULT_KNOWN_FAILURE as "known-failure",
+ * JOB_RESULT_ERROR as "error"; JOB_RESULT_NONE is
  * NULL.
  */
 const char *db_job_result_name(enum job_result result);
@@ -433,36 +440,83 @@ enum finding_state {
 /* "open", "fixed", "inconclusive". */
 const char *db_finding_state_name(enum finding_state state);
 
-/* A regression found, with its culprit. */
+/* One step of the bisection that named a finding's culprit. */
+struct finding_step {
+	enum bisect_role role;     /* stored as bisect_role_name() */
+	char *commit;              /* the commit tested; a revert: the culprit reverted */
+	char *tested;              /* a revert: the commit made for it, or NULL */
+	enum bisect_result result; /* stored as bisect_result_name() */
+	unsigned runs;
+	unsigned failures;         /* of the runs, those that showed it */
+};
+
+void finding_step_free(struct finding_step *step);
+
+/*
+ * A regression found, with its culprit. A finding is kept as fields;
+ * status_finding_details(), status_finding_reproduce() and
+ * status_finding_log() (bot/status.h) render them. Rows stored before
+ * schema 10 have only the text of details, reproduce and bisect_log, and
+ * no head; an older caller may still set that text, which the renderers
+ * then print as it is.
+ */
 struct finding_row {
 	gint64 id;
 	char *tree;
 	char *branch;
 	char *culprit;
+	char *parent;      /* the culprit's first parent, or NULL */
+	char *head;        /* the commit the job tested, where it showed; NULL in older rows */
 	char *target;
 	enum finding_kind kind;
 	enum console_kind console; /* of a FINDING_BOOT */
 	char *fingerprint;
 	char *title;
-	char *details;     /* the diagnostic as printed, or a console excerpt */
+	/*
+	 * A build finding's diagnostic: where (@line 0 when unknown), what
+	 * kind, and its text. @diag_kind is stored for a build finding with a
+	 * @message; read back without one, it follows @kind.
+	 */
+	char *file;
+	unsigned line;
+	unsigned column;
+	enum diag_kind diag_kind;
+	char *message;
+	/* A boot finding: @failures of @runs boots at the head showed it, and its console lines. */
+	char *excerpt;
+	unsigned failures;
+	unsigned runs;
+	bool intermittent; /* it did not show in every boot at the head */
+	/* To reproduce it: build @repro_commit and, for a boot finding, boot it @repro_boots times. */
+	char *repro_commit;
+	unsigned repro_boots; /* 0: no boot */
+	/* An inconclusive finding: the commits one of which is the culprit, and why no one is named. */
+	char **suspects;   /* NULL-terminated; read back, empty when none (never NULL) */
+	char *reason;
+	GPtrArray *steps;  /* struct finding_step, in order; read back, empty when none (never NULL) */
+	char *details;     /* older rows: the diagnostic as printed, or a console excerpt */
 	double confidence;
 	enum finding_state state; /* on insert: FINDING_OPEN, or FINDING_INCONCLUSIVE */
-	char *reproduce;
+	char *reproduce;   /* older rows: the command line */
 	char *fixed_by;    /* the fixing commit, or the first head seen without it */
 	double rate;       /* the share of runs that showed it (boots); 0 on insert: 1.0 */
-	char *bisect_log;  /* one line per step: commit, result, failures/runs */
+	char *bisect_log;  /* older rows: one line per step: commit, result, failures/runs */
 	gint64 created;
 };
 
+/* Frees @row, its suspects and its steps. */
 void finding_row_free(struct finding_row *row);
 
 /*
  * Records a finding once: the same fingerprint caused by the same culprit
- * is one finding, however many heads, targets or trees show it.
+ * is one finding, however many heads, targets or trees show it. Its
+ * steps (@row->steps, may be NULL) are stored with it, only when it is
+ * new (*@added). The caller holds a transaction (db_tx_begin()), so that
+ * a finding is never stored without its steps.
  */
 bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row, bool *added,
 		    GError **error);
-/* Returns the open findings of @tree_id for @target (struct finding_row). */
+/* Returns the open findings of @tree_id for @target, oldest first (struct finding_row). */
 GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GError **error);
 /* Marks a finding fixed: @head no longer shows it. */
 bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error);

@@ -87,6 +87,67 @@ fail:
 	return false;
 }
 
+char *status_finding_details(const struct finding_row *f)
+{
+	if (f->details || !f->head)
+		return g_strdup(f->details);
+	if (f->kind == FINDING_BOOT)
+		return g_strdup_printf("%u/%u boots at the head%s\n%s", f->failures, f->runs,
+				       f->intermittent ? " (intermittent)" : "",
+				       f->excerpt ? f->excerpt : "");
+	if (f->line)
+		return g_strdup_printf("%s:%u:%u: %s: %s", f->file ? f->file : "", f->line,
+				       f->column, diag_kind_name(f->diag_kind),
+				       f->message ? f->message : "");
+	return g_strdup_printf("%s: %s", diag_kind_name(f->diag_kind),
+			       f->message ? f->message : "");
+}
+
+char *status_finding_reproduce(const struct finding_row *f)
+{
+	GString *out;
+
+	if (f->reproduce || !f->head)
+		return g_strdup(f->reproduce);
+	out = g_string_new(NULL);
+	g_string_append_printf(out, "zeroday build %s %s --target '%s'", f->tree ? f->tree : "-",
+			       f->repro_commit ? f->repro_commit : f->culprit, f->target);
+	if (f->repro_boots > 0)
+		g_string_append_printf(out, " && zeroday boot BUILD-ID --repeat %u", f->repro_boots);
+	return g_string_free(out, FALSE);
+}
+
+char *status_finding_log(const struct finding_row *f)
+{
+	GString *out;
+
+	if (f->bisect_log || !f->head)
+		return g_strdup(f->bisect_log);
+	out = g_string_new(NULL);
+	for (guint i = 0; f->steps && i < f->steps->len; i++) {
+		const struct finding_step *st = f->steps->pdata[i];
+		bool revert = st->role == BISECT_ROLE_REVERT;
+
+		g_string_append_printf(out, "%s %s %u/%u (%s%s%s)\n",
+				       st->tested ? st->tested : st->commit,
+				       bisect_result_name(st->result), st->failures, st->runs,
+				       bisect_role_name(st->role), revert ? " of " : "",
+				       revert ? st->commit : "");
+	}
+	if (f->state != FINDING_INCONCLUSIVE) {
+		g_string_append_printf(out, "culprit %s, confidence %.4f\n", f->culprit,
+				       f->confidence);
+	} else {
+		g_autofree char *suspects = f->suspects ? g_strjoinv(" ", f->suspects) : NULL;
+		bool reason = f->reason && *f->reason;
+
+		g_string_append_printf(out, "inconclusive%s%s%s%s\n", reason ? ": " : "",
+				       reason ? f->reason : "", suspects && *suspects ? "; one of " : "",
+				       suspects ? suspects : "");
+	}
+	return g_string_free(out, FALSE);
+}
+
 void status_format_text(GString *out, const struct status *s)
 {
 	g_string_append_printf(out, "Trees: %u\n", s->trees->len);
@@ -218,6 +279,51 @@ static void json_jobs(GString *out, const GPtrArray *jobs)
 	g_string_append_c(out, ']');
 }
 
+/* Appends finding @f as a JSON object, after a comma unless @first. */
+static void json_finding(GString *out, const struct finding_row *f, bool first)
+{
+	g_autofree char *reproduce = status_finding_reproduce(f);
+	g_autofree char *details = status_finding_details(f);
+	g_autofree char *log = status_finding_log(f);
+	const struct { const char *key, *value; } fields[] = {
+		{ "tree", f->tree }, { "culprit", f->culprit }, { "target", f->target },
+		{ "kind", db_finding_kind_name(f->kind, f->console) },
+		{ "fingerprint", f->fingerprint }, { "title", f->title },
+		{ "state", db_finding_state_name(f->state) }, { "reproduce", reproduce },
+		{ "fixed_by", f->fixed_by }, { "details", details }, { "bisect_log", log },
+		{ "parent", f->parent }, { "head", f->head },
+	};
+
+	g_string_append(out, first ? "{" : ", {");
+	for (size_t k = 0; k < G_N_ELEMENTS(fields); k++) {
+		g_string_append_printf(out, "%s\"%s\": ", k ? ", " : "", fields[k].key);
+		json_str(out, fields[k].value);
+	}
+	g_string_append_printf(out, ", \"confidence\": %.4f, \"rate\": %.4f, \"failures\": %u, "
+			       "\"runs\": %u, \"suspects\": [", f->confidence, f->rate, f->failures,
+			       f->runs);
+	for (size_t k = 0; f->suspects && f->suspects[k]; k++) {
+		g_string_append(out, k ? ", " : "");
+		json_str(out, f->suspects[k]);
+	}
+	g_string_append(out, "], \"steps\": [");
+	for (guint k = 0; f->steps && k < f->steps->len; k++) {
+		const struct finding_step *st = f->steps->pdata[k];
+
+		g_string_append(out, k ? ", {\"role\": " : "{\"role\": ");
+		json_str(out, bisect_role_name(st->role));
+		g_string_append(out, ", \"commit\": ");
+		json_str(out, st->commit);
+		g_string_append(out, ", \"tested\": ");
+		json_str(out, st->tested);
+		g_string_append(out, ", \"result\": ");
+		json_str(out, bisect_result_name(st->result));
+		g_string_append_printf(out, ", \"runs\": %u, \"failures\": %u}", st->runs,
+				       st->failures);
+	}
+	g_string_append(out, "]}");
+}
+
 void status_format_json(GString *out, const struct status *s)
 {
 	g_string_append(out, "{\"trees\": [");
@@ -240,24 +346,7 @@ void status_format_json(GString *out, const struct status *s)
 	g_string_append(out, ", \"errors\": ");
 	json_jobs(out, s->errors);
 	g_string_append(out, ", \"findings\": [");
-	for (guint i = 0; i < s->findings->len; i++) {
-		const struct finding_row *f = s->findings->pdata[i];
-		const struct { const char *key, *value; } fields[] = {
-			{ "tree", f->tree }, { "culprit", f->culprit }, { "target", f->target },
-			{ "kind", db_finding_kind_name(f->kind, f->console) },
-			{ "fingerprint", f->fingerprint }, { "title", f->title },
-			{ "state", db_finding_state_name(f->state) }, { "reproduce", f->reproduce },
-			{ "fixed_by", f->fixed_by }, { "details", f->details },
-			{ "bisect_log", f->bisect_log },
-		};
-
-		g_string_append(out, i ? ", {" : "{");
-		for (size_t k = 0; k < G_N_ELEMENTS(fields); k++) {
-			g_string_append_printf(out, "%s\"%s\": ", k ? ", " : "", fields[k].key);
-			json_str(out, fields[k].value);
-		}
-		g_string_append_printf(out, ", \"confidence\": %.4f, \"rate\": %.4f}", f->confidence,
-				       f->rate);
-	}
+	for (guint i = 0; i < s->findings->len; i++)
+		json_finding(out, s->findings->pdata[i], i == 0);
 	g_string_append(out, "]}\n");
 }

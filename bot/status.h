@@ -57,6 +57,36 @@ void status_format_text(GString *out, const struct status *status);
 /* Appends @status as one JSON object and a newline, as `zeroday status --json` prints it. */
 void status_format_json(GString *out, const struct status *status);
 
+/*
+ * A finding's texts, rendered from its fields, for `zeroday status` and
+ * the mail templates. Each returns a newly allocated string (caller
+ * frees). A text an older row stored (details, reproduce, bisect_log) is
+ * returned as it is; an older row without it (no head recorded) gives
+ * NULL.
+ *
+ * status_finding_details(): a build finding's diagnostic as the compiler
+ * printed it, "FILE:LINE:COL: KIND: MESSAGE" ("KIND: MESSAGE" without a
+ * line); a boot finding's "K/N boots at the head", " (intermittent)" when
+ * it did not show in every one, a newline and the console excerpt.
+ */
+char *status_finding_details(const struct finding_row *f);
+
+/*
+ * status_finding_reproduce(): "zeroday build TREE REPRO_COMMIT --target
+ * 'TARGET'" and, when it is booted, " && zeroday boot BUILD-ID --repeat
+ * REPRO_BOOTS".
+ */
+char *status_finding_reproduce(const struct finding_row *f);
+
+/*
+ * status_finding_log(): one line per bisection step, "ID RESULT
+ * FAILURES/RUNS (ROLE)" (a revert: the commit made for it, and the role
+ * "revert of CULPRIT"), then "culprit CULPRIT, confidence C" or, when
+ * inconclusive, "inconclusive: REASON; one of SUSPECTS"; each line ends
+ * in '\n'.
+ */
+char *status_finding_log(const struct finding_row *f);
+
 /* Returns @when (unix seconds) as "YYYY-MM-DD HH:MM:SS UTC", or "never" for 0 (caller frees). */
 char *status_format_time(gint64 when);
 

@@ -1,10 +1,40 @@
 /*
- * Culprit bisection over a commit DAG: good/bad/skip results in, the next
- * commit to test out. Flaky-aware: a run that shows the failure proves a
- * commit bad; clean runs only make "good" likely, so each step repeats the
- * test until the chance that a bad commit stayed clean is small, and the
- * outcome carries the confidence that follows. No guessing: when that
- * confidence is too low, or skips hide the culprit, the outcome is a range.
+ * The whole culprit bisection procedure over a commit DAG: given the
+ * boundaries (commits taken as good, and which of them still need to be
+ * shown clean), it hands out every probe as a step (boundary checks and
+ * the revert check of the culprit included) and ends with a final
+ * outcome: a culprit with its confidence, "predates the range" since a
+ * boundary, or the suspects. The caller only runs the probes.
+ *
+ * The model. One failure (one fingerprint) is bisected. Hypothesis k: k
+ * is the commit that brought it; then a commit that contains k (k is k
+ * or an ancestor of it) shows it in each run with an unknown rate p, and
+ * one that does not never shows it. A boundary b that needs verifying
+ * adds the hypothesis "it predates the range, at b already" with a small
+ * prior. Per commit the clean runs and the failing runs are kept; with p
+ * integrated out under a Beta(a, b) prior, the posterior of k is
+ *
+ *   log w(k) = log prior(k) + lgamma(b + C(k)) - lgamma(a + b + f + C(k)) + const
+ *
+ * where f is all failing runs and C(k) the clean runs at commits that
+ * contain k; w(k) = 0 when some commit seen failing does not contain k.
+ * A hypothesis whose posterior reaches the confidence is named. Until
+ * then the next probe is the commit with the most expected information
+ * about k per second of cost (a commit not built yet costs a build; F,
+ * the lowest commit seen failing, and the head are probes too: they
+ * teach p), run as many times at once as there are slots. A failure
+ * that shows every time needs no special case: the same rule stops
+ * after a few runs. With a known rate (a build diagnostic shows every
+ * time: rate 1) clean runs rule hypotheses out, as in git bisect.
+ *
+ * The revert check: once a commit k of the range reaches a posterior of
+ * 0.99, the head with k reverted is tested, as many times as, all
+ * clean, would bring k to the confidence. Those runs are evidence like
+ * any other (that commit contains every hypothesis but k). One that
+ * still shows the failure rules k out and the search goes on; a second
+ * one means no single commit explains it, and nobody is named. No
+ * commit of the range is named without a clean revert, unless it does
+ * not revert cleanly (then it is named, unchecked).
  */
 #ifndef ZERODAY_BISECT_H
 #define ZERODAY_BISECT_H
@@ -22,68 +52,158 @@ struct bisect_commit {
 	const char *const *parents;
 };
 
+/* A commit taken as good: where the range starts. */
+struct bisect_boundary {
+	const char *id;
+	/*
+	 * Not known to be clean of this failure (a merge base, the last
+	 * tested head, a fork point): "the failure predates the range" stays
+	 * a hypothesis until runs of it say otherwise.
+	 */
+	bool verify;
+};
+
+struct bisect_params {
+	unsigned slots;        /* runs of one step, at once; 1 when the rate is 1 */
+	double rate;           /* > 0: the known rate (1: it always shows); 0: unknown */
+	double prior_a;        /* the Beta prior of an unknown rate */
+	double prior_b;
+	double predates_prior; /* the prior that it predates the range (verify boundaries) */
+	double confidence;     /* a hypothesis is named at this posterior */
+	double build_cost;     /* seconds: a build of a commit not built yet */
+	double run_cost;       /* seconds: one round of runs of a built commit */
+	unsigned max_runs;     /* past this many runs, the outcome is inconclusive */
+	bool revert_check;     /* test the head with the culprit reverted (see above) */
+};
+
 /*
- * Starts a bisection of the failure over @commits (every commit reachable
- * from @bad; others are ignored), between the known-good @good commits
- * (NULL-terminated) and @bad.
- *
- * @p_show: the chance that one run of a bad commit shows the failure, as
- * measured where it was found (1.0 for a failure that always shows).
- * @max_error: the accepted chance that one "good" step is wrong; each step
- * repeats its test ceil(log(max_error) / log(1 - p_show)) times.
- * @min_confidence: below this, the outcome is inconclusive.
+ * Boot failures: an unknown rate under a near-log-uniform prior, which
+ * keeps the named culprit calibrated down to p = 0.05 (a uniform prior
+ * does not).
+ */
+#define BISECT_PARAMS_BOOT                                                                   \
+	((struct bisect_params){ .slots = 1, .rate = 0.0, .prior_a = 0.05, .prior_b = 1.0,   \
+				 .predates_prior = 0.02, .confidence = 0.999,                \
+				 .build_cost = 120.0, .run_cost = 60.0, .max_runs = 1500,    \
+				 .revert_check = true })
+/* Build diagnostics: they show every time. */
+#define BISECT_PARAMS_BUILD                                                                  \
+	((struct bisect_params){ .slots = 1, .rate = 1.0, .prior_a = 0.05, .prior_b = 1.0,   \
+				 .predates_prior = 0.02, .confidence = 0.999,                \
+				 .build_cost = 1.0, .run_cost = 0.0, .max_runs = 400,        \
+				 .revert_check = true })
+
+/*
+ * Starts a bisection of a failure that @bad shows, over @commits (the
+ * commits reachable from @bad and from none of the boundaries, as
+ * repo_walk_new() lists them; others are ignored), from the @n_good
+ * boundaries. @bad is seen failing.
  */
 struct bisect *bisect_new(const struct bisect_commit *commits, size_t n_commits,
-			  const char *const *good, const char *bad, double p_show,
-			  double max_error, double min_confidence, GError **error);
+			  const struct bisect_boundary *good, size_t n_good, const char *bad,
+			  const struct bisect_params *params, GError **error);
 void bisect_free(struct bisect *b);
 ZD_AUTOPTR_DEFINE(bisect, bisect_free)
 
 /*
- * Returns the next commit to test (borrowed) and in *@runs how many times,
- * or NULL when the bisection is over.
+ * Runs known before the bisection: @runs of @id, @failures of them
+ * showing the failure (the comparison base's routine boots, boots stored
+ * earlier). Logged as routine.
  */
-const char *bisect_next(struct bisect *b, unsigned *runs);
+void bisect_observe(struct bisect *b, const char *id, unsigned runs, unsigned failures);
+
+/*
+ * The routine runs of the commit that triggered the bisection (the
+ * head), in the order they ran (@shows[i]: run i showed it). Those up to
+ * and including the first failure are discarded: they were the trigger,
+ * and counting them would overstate the rate.
+ */
+void bisect_observe_trigger(struct bisect *b, const char *id, const bool *shows, size_t n);
+
+/* @id is built already: a probe of it costs no build. */
+void bisect_mark_built(struct bisect *b, const char *id);
+
+enum bisect_role {
+	BISECT_ROLE_ROUTINE,  /* known before the bisection */
+	BISECT_ROLE_BOUNDARY, /* a boundary: does the failure predate the range? */
+	BISECT_ROLE_SEARCH,   /* a commit of the range */
+	BISECT_ROLE_REVERT,   /* the head with the culprit reverted */
+};
+
+const char *bisect_role_name(enum bisect_role role);
+
+/* A probe to run. */
+struct bisect_step {
+	enum bisect_role role;
+	const char *commit; /* borrowed; for BISECT_ROLE_REVERT, the culprit to revert on the head */
+	const char *head;   /* for BISECT_ROLE_REVERT: where to revert it */
+	unsigned runs;
+	bool build;         /* @commit is not built yet */
+};
+
+/* Fills @step with the next probe; false when the bisection is over. */
+bool bisect_next(struct bisect *b, struct bisect_step *step);
 
 enum bisect_result {
 	BISECT_GOOD, /* every run clean of this failure */
 	BISECT_BAD,  /* at least one run showed this failure's fingerprint */
-	BISECT_SKIP, /* it could not be tested: another failure, or infra */
+	BISECT_SKIP, /* it could not be tested: another failure, no image, no revert */
 };
 
-/* Records the result of testing @id: @runs runs, @failures of them showed it. */
-void bisect_record(struct bisect *b, const char *id, enum bisect_result result,
-		   unsigned runs, unsigned failures);
+const char *bisect_result_name(enum bisect_result result);
 
-struct bisect_step {
-	char *id;
+/*
+ * Records the result of @step: @runs runs (more than asked when earlier
+ * runs were stored), @failures of them showing the failure. For a revert,
+ * @tested is the commit made for it (NULL, with BISECT_SKIP, when the
+ * culprit does not revert cleanly).
+ */
+void bisect_record(struct bisect *b, const struct bisect_step *step, const char *tested,
+		   enum bisect_result result, unsigned runs, unsigned failures);
+
+/* One line of the bisection log. */
+struct bisect_entry {
+	enum bisect_role role;
+	char *commit;      /* the commit tested; a revert: the culprit reverted */
+	char *tested;      /* a revert: the commit made for it, or NULL */
 	enum bisect_result result;
 	unsigned runs;
 	unsigned failures;
+	double belief;     /* after it: the posterior of the most likely hypothesis */
 };
 
+enum bisect_verdict {
+	BISECT_FOUND,        /* the culprit is named */
+	BISECT_PREDATES,     /* it predates the range: a boundary has it */
+	BISECT_INCONCLUSIVE, /* see the suspects and the reason */
+};
+
+const char *bisect_verdict_name(enum bisect_verdict verdict);
+
 struct bisect_outcome {
-	bool found;          /* a culprit; else inconclusive */
-	char *culprit;       /* when found */
-	double confidence;   /* that no "good" step was wrong */
-	char **suspects;     /* when inconclusive: every commit that may be it */
-	unsigned total_runs;
-	GPtrArray *log;      /* struct bisect_step, in order */
+	enum bisect_verdict verdict;
+	char *culprit;     /* BISECT_FOUND */
+	char *since;       /* BISECT_PREDATES: the boundary that has it */
+	double confidence; /* the posterior of the culprit, or of "predates" */
+	double rate;       /* the rate's posterior mean, given the culprit (or the head) */
+	char **suspects;   /* BISECT_INCONCLUSIVE: the most likely first, 99% of the posterior */
+	char *reason;      /* BISECT_INCONCLUSIVE: why */
+	bool reverted;     /* the culprit's revert check ran clean */
+	unsigned runs;     /* runs of the bisection's own steps */
+	unsigned builds;   /* commits it built */
+	unsigned rounds;   /* steps */
+	GPtrArray *log;    /* struct bisect_entry, in order */
 };
 
 void bisect_outcome_clear(struct bisect_outcome *out);
 
-/* The outcome, once bisect_next() returned NULL. */
+/* The outcome, once bisect_next() returned false. */
 void bisect_outcome(struct bisect *b, struct bisect_outcome *out);
 
 /*
- * A rate to bisect with, from @failures of @runs: the lower bound of its
- * one-sided 95% Wilson score interval, so that a failure seen in 2 of 2
- * runs is not taken to show every time (10/10 gives 0.79, 5/10 0.27).
+ * The runs after which a failure of @rate has shown at least once with
+ * probability 1 - @miss.
  */
-double bisect_rate_lower_bound(unsigned failures, unsigned runs);
-
-/* The runs per step for @p_show and @max_error. */
-unsigned bisect_runs_per_step(double p_show, double max_error);
+unsigned bisect_runs_to_show(double rate, double miss);
 
 #endif

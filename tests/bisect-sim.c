@@ -3,6 +3,8 @@
  */
 #include "autoconfig.h"
 
+#include <string.h>
+
 #include "tests/bisect-sim.h"
 
 static struct sim *sim_new(double p, guint32 seed)
@@ -12,6 +14,7 @@ static struct sim *sim_new(double p, guint32 seed)
 	s->ids = g_ptr_array_new_with_free_func(g_free);
 	s->parents = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
 	s->skip = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	s->boundaries = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	s->p = p;
 	s->rand = g_rand_new_with_seed(seed);
 	return s;
@@ -31,29 +34,30 @@ static guint add(struct sim *s, const char *p1, const char *p2)
 	return s->ids->len - 1;
 }
 
-/* Marks every commit that has the culprit among its ancestors (or is it). */
+guint sim_index(const char *id)
+{
+	return (guint)g_ascii_strtoull(id + 1, NULL, 10);
+}
+
+/* Marks the commits that contain the culprit (parents come first). */
 static void mark_bad(struct sim *s)
 {
 	s->bad = g_new0(guint8, s->ids->len);
 	s->bad[s->culprit] = 1;
-	/* Commits are created parents first, so one pass in order suffices. */
 	for (guint i = 0; i < s->ids->len; i++) {
-		char **parents = s->parents->pdata[i];
-
-		for (char **p = parents; *p; p++) {
-			guint j = (guint)g_ascii_strtoull(*p + 1, NULL, 10);
-
-			if (s->bad[j])
+		for (char **p = s->parents->pdata[i]; *p; p++) {
+			if (s->bad[sim_index(*p)])
 				s->bad[i] = 1;
 		}
 	}
+	g_hash_table_add(s->boundaries, g_strdup("c0"));
 }
 
 struct sim *sim_linear(guint n, guint culprit, double p, guint32 seed)
 {
 	struct sim *s = sim_new(p, seed);
 
-	for (guint i = 0; i < n; i++)
+	for (guint i = 0; i <= n; i++)
 		add(s, i ? s->ids->pdata[i - 1] : NULL, NULL);
 	s->culprit = culprit;
 	mark_bad(s);
@@ -65,8 +69,8 @@ struct sim *sim_merges(guint n, guint culprit, double p, guint32 seed)
 	struct sim *s = sim_new(p, seed);
 	guint main_tip = add(s, NULL, NULL);
 
-	while (s->ids->len < n) {
-		if (s->ids->len % 8 == 0 && s->ids->len + 4 < n) {
+	while (s->ids->len <= n) {
+		if (s->ids->len % 8 == 0 && s->ids->len + 4 <= n) {
 			/* A topic forked from mainline, merged back. */
 			guint t = add(s, s->ids->pdata[main_tip], NULL);
 
@@ -77,7 +81,6 @@ struct sim *sim_merges(guint n, guint culprit, double p, guint32 seed)
 			main_tip = add(s, s->ids->pdata[main_tip], NULL);
 		}
 	}
-	/* The last created commit must be the mainline tip: make it so. */
 	if (main_tip != s->ids->len - 1)
 		main_tip = add(s, s->ids->pdata[main_tip], NULL);
 	s->culprit = culprit;
@@ -90,38 +93,87 @@ void sim_free(struct sim *s)
 	g_ptr_array_unref(s->ids);
 	g_ptr_array_unref(s->parents);
 	g_hash_table_unref(s->skip);
+	g_hash_table_unref(s->boundaries);
 	g_free(s->bad);
 	g_rand_free(s->rand);
 	g_free(s);
 }
 
-void sim_bisect(struct sim *s, double p_estimate, double max_error, double min_confidence,
+static unsigned runs_of(struct sim *s, bool bad, unsigned runs)
+{
+	unsigned failures = 0;
+
+	for (unsigned r = 0; r < runs; r++)
+		failures += bad && g_rand_double(s->rand) < s->p;
+	return failures;
+}
+
+void sim_bisect(struct sim *s, const struct bisect_params *params, struct sim_run *run,
 		struct bisect_outcome *out)
 {
+	guint head = s->ids->len - 1;
 	g_autofree struct bisect_commit *commits = g_new0(struct bisect_commit, s->ids->len);
-	const char *good[] = { s->ids->pdata[0], NULL };
+	g_autoptr(GArray) good = g_array_new(FALSE, FALSE, sizeof(struct bisect_boundary));
+	g_autofree bool *shows = NULL;
+	unsigned slots = params->slots ? params->slots : 1;
+	unsigned n_commits = 0, routine = run->routine;
+	struct bisect_step step;
 	struct bisect *b;
-	const char *next;
-	unsigned runs;
 
 	for (guint i = 0; i < s->ids->len; i++) {
-		commits[i].id = s->ids->pdata[i];
-		commits[i].parents = (const char *const *)s->parents->pdata[i];
-	}
-	b = bisect_new(commits, s->ids->len, good, s->ids->pdata[s->ids->len - 1], p_estimate,
-		       max_error, min_confidence, NULL);
-	g_assert_nonnull(b);
-	while ((next = bisect_next(b, &runs))) {
-		guint i = (guint)g_ascii_strtoull(next + 1, NULL, 10);
-		unsigned failures = 0;
+		if (g_hash_table_contains(s->boundaries, s->ids->pdata[i])) {
+			struct bisect_boundary boundary = { s->ids->pdata[i], run->verify };
 
-		if (g_hash_table_contains(s->skip, next)) {
-			bisect_record(b, next, BISECT_SKIP, 1, 0);
+			g_array_append_val(good, boundary);
 			continue;
 		}
-		for (unsigned r = 0; r < runs; r++)
-			failures += s->bad[i] && g_rand_double(s->rand) < s->p;
-		bisect_record(b, next, failures ? BISECT_BAD : BISECT_GOOD, runs, failures);
+		commits[n_commits].id = s->ids->pdata[i];
+		commits[n_commits++].parents = (const char *const *)s->parents->pdata[i];
+	}
+	b = bisect_new(commits, n_commits, (struct bisect_boundary *)good->data, good->len,
+		       s->ids->pdata[head], params, NULL);
+	g_assert_nonnull(b);
+	/* The routine runs of the head, given that one showed it (what triggers a bisection). */
+	run->boots = run->rounds = 0;
+	if (routine) {
+		shows = g_new0(bool, routine);
+		for (bool any = false; !any;) {
+			for (unsigned r = 0; r < routine; r++)
+				any |= shows[r] = g_rand_double(s->rand) < s->p;
+		}
+		bisect_observe_trigger(b, s->ids->pdata[head], shows, routine);
+		run->boots += routine;
+		run->rounds += (routine + slots - 1) / slots;
+	}
+	for (guint g = 0; g < good->len && run->base_runs; g++) {
+		const char *id = g_array_index(good, struct bisect_boundary, g).id;
+
+		bisect_observe(b, id, run->base_runs,
+			       runs_of(s, s->bad[sim_index(id)], run->base_runs));
+	}
+	while (bisect_next(b, &step)) {
+		guint i = sim_index(step.commit);
+		unsigned failures;
+
+		if (step.role == BISECT_ROLE_REVERT) {
+			if (run->no_revert) {
+				bisect_record(b, &step, NULL, BISECT_SKIP, 0, 0);
+				continue;
+			}
+			/* The head without the named commit still has the real culprit unless it is it. */
+			failures = runs_of(s, i != s->culprit && s->bad[head], step.runs);
+			bisect_record(b, &step, "revert", failures ? BISECT_BAD : BISECT_GOOD,
+				      step.runs, failures);
+		} else if (g_hash_table_contains(s->skip, step.commit)) {
+			bisect_record(b, &step, NULL, BISECT_SKIP, 0, 0);
+			continue;
+		} else {
+			failures = runs_of(s, s->bad[i], step.runs);
+			bisect_record(b, &step, NULL, failures ? BISECT_BAD : BISECT_GOOD,
+				      step.runs, failures);
+		}
+		run->boots += step.runs;
+		run->rounds += (step.runs + slots - 1) / slots;
 	}
 	bisect_outcome(b, out);
 	bisect_free(b);

@@ -3,9 +3,10 @@
 # git daemon: push 1 hides a build error under nine innocent commits; push
 # 2 reverts it and hides a boot panic under nine more; push 3 reverts the
 # panic; push 4 hides a panic that shows in about three boots of four
-# under three innocent commits. Each culprit is bisected by building (and
+# under three innocent commits; push 5 adds two new branches, one with
+# its own intermittent panic, one that carries push 4's. Each culprit is bisected by building (and
 # booting) the commits in between and verified by reverting it on the
-# head; each fix is found.
+# head; each fix is found. The boots and builds of each push are printed.
 # Speaks TAP.
 # The state directory's build and source trees persist in the test cache,
 # so reruns build incrementally.
@@ -70,9 +71,22 @@ git -C "$repo" show "$push3:init/main.c" |
 		print "\t\tpanic(\"zeroday: a flaky boot panic for the test\");" }' > "$scratch/file"
 flaky=$(commit_file "$push3" init/main.c "$scratch/file" "init: the flaky culprit")
 push4=$(innocent "$flaky" 3)
+# Push 5: two new branches. zd/topic leaves master at push 3 and brings
+# its own panic, in about three boots of four, under an innocent commit;
+# zd/carry leaves master at push 4 and only carries its flaky panic.
+topic_base=$(innocent "$push3" 1)
+git -C "$repo" show "$push3:init/main.c" |
+	awk '{ print } /^\trcu_end_inkernel_boot\(\);$/ {
+		print "\tif (get_random_u32() % 4)"
+		print "\t\tpanic(\"zeroday: a flaky panic of a new branch\");" }' > "$scratch/file"
+topic_culprit=$(commit_file "$topic_base" init/main.c "$scratch/file" "init: the new branch's culprit")
+topic=$(innocent "$topic_culprit" 1)
+carry=$(innocent "$push4" 1)
 unset GIT_INDEX_FILE
 check "the flaky culprit adds the panic" \
 	sh -c "git -C '$repo' show '$flaky:init/main.c' | grep -q 'a flaky boot panic for the test'"
+check "the new branch's culprit adds its panic" \
+	sh -c "git -C '$repo' show '$topic_culprit:init/main.c' | grep -q 'a flaky panic of a new branch'"
 check "the boot culprit adds the panic" \
 	sh -c "git -C '$repo' show '$culprit:init/main.c' | grep -q 'a boot panic for the test'"
 
@@ -102,11 +116,12 @@ push() {
 	z run --once --poll-interval 3600 > "$scratch/push$1.log" 2>&1
 	check "push $1" test $? -eq 0
 	t1=$(date +%s.%N)
-	sed 's/^/# /' "$scratch/push$1.log" | grep -E "finding|bisect|verify|fixed" | head -24
+	sed 's/^/# /' "$scratch/push$1.log" | grep -E "finding|bisect|predates|fixed" | head -40
 	z status --json | sed 's/}, {/\n/g' > "$scratch/push$1.json"
+	echo "# push $1: $(sqlite3 "$state/zeroday.db" "SELECT count(*) FROM boots WHERE created >= $since") boots, $(sqlite3 "$state/zeroday.db" "SELECT count(*) FROM builds WHERE created >= $since") builds"
 }
 git -C "$repo" update-ref refs/heads/master "$base"
-z tree add linux "git://127.0.0.1:$port/linux.git" master --non-rebasable \
+z tree add linux "git://127.0.0.1:$port/linux.git" master 'zd/*' --non-rebasable \
 	--target x86_64:tinyconfig+serial >/dev/null
 z run --once --poll-interval 3600 > "$scratch/first.log" 2>&1
 check "the first head" test $? -eq 0
@@ -130,12 +145,12 @@ check "the boot panic is blamed on its commit, under nine innocent ones" \
 check "with its title" grep -q 'Kernel panic - not syncing: zeroday: a boot panic for the test' \
 	"$scratch/push2.json"
 check "every culprit was verified by reverting it on the head" \
-	test "$(grep -c 'good 0/[0-9]* (the head with the culprit reverted)' "$scratch/push2.json")" -eq \
+	test "$(grep -c 'good 0/[0-9]* (revert of ' "$scratch/push2.json")" -eq \
 	"$(grep -c '"culprit"' "$scratch/push2.json")"
-check "the panic's rate was measured over ten boots of the head, two of them stored" \
-	grep -q "2 stored results reused, 8 booted" "$scratch/push2.log"
-check "and bisected at its lower bound: 5 boots a step, not 1" \
-	grep -q '"bisect_log": "[0-9a-f]* bad 10/10 (head)\\n[^"]*\\n[0-9a-f]* bad [1-5]/5\\n' "$scratch/push2.json"
+check "the panic's bisection started from the head's routine boots" \
+	grep -q '"bisect_log": "[0-9a-f]* [a-z]* [0-9]*/[0-9]* (routine)' "$scratch/push2.json"
+check "and booted as many at once as there are boot slots" \
+	grep -Eq '[0-9a-f]{40} (good|bad) [0-9]/2 \((search|boundary)\)' "$scratch/push2.json"
 check "the build error is fixed, by the revert (bisected)" \
 	grep -q "\"culprit\": \"$err\".*\"state\": \"fixed\", .*\"fixed_by\": \"$revert\"" "$scratch/push2.json"
 check "no other commit is blamed" \
@@ -147,9 +162,9 @@ check "the panic is fixed once a head boots clean" \
 check "nothing new is blamed" \
 	test "$(grep -o '"culprit": "[0-9a-f]*"' "$scratch/push3.json" | sort -u | wc -l)" -eq 2
 
-# A flaky failure: every step repeats its boots as often as the failure's
-# (lower-bound) rate requires, and the outcome is the culprit or an honest
-# "inconclusive", never an innocent commit.
+# A flaky failure: the bisection learns its rate as it goes, and the
+# outcome is the culprit or an honest "inconclusive", never an innocent
+# commit.
 push 4 "$push4"
 flaky_line=$(grep 'a flaky boot panic for the test' "$scratch/push4.json")
 check "the flaky panic is found" test -n "$flaky_line"
@@ -163,11 +178,35 @@ check "its culprit is exact, or the bisection is inconclusive and names it among
 	test "$flaky_outcome" != wrong
 printf '%s\n' "$flaky_line" > "$scratch/flaky.json"
 check "its steps were repeated" \
-	grep -Eq '\\n[0-9a-f]{40} (good|bad) [0-9]+/([2-9]|[1-9][0-9]+)\\n' "$scratch/flaky.json"
-check "the last tested head was booted as often as a verified step before it was taken as good" \
-	grep -Eq '\\n[0-9a-f]{40} good 0/([2-9]|[1-9][0-9]+) \(last tested head\)\\n' "$scratch/flaky.json"
+	grep -Eq '\\n[0-9a-f]{40} (good|bad) [0-9]+/([2-9]|[1-9][0-9]+) \(' "$scratch/flaky.json"
+check "the last tested head was shown clean of it, not taken as good" \
+	grep -Eq "$push3 good 0/[0-9]+ \((routine|boundary)\)" "$scratch/flaky.json"
 check "no innocent commit is blamed" \
 	test -z "$(grep -v '"state": "inconclusive"' "$scratch/push4.json" |
 		grep -o '"culprit": "[0-9a-f]*"' | grep -v -e "$err" -e "$culprit" -e "$flaky")"
+
+# New branches are judged from where they left known ground, not from
+# their parents: the fork point is booted, and what is new against it is
+# bisected over the branch's own commits.
+git -C "$repo" update-ref refs/heads/zd/topic "$topic"
+git -C "$repo" update-ref refs/heads/zd/carry "$carry"
+push 5 "$push4"
+check "the new branch is compared with its fork point" \
+	grep -q "a new branch, from $(echo "$push3" | cut -c1-12)" "$scratch/push5.log"
+topic_line=$(grep 'a flaky panic of a new branch' "$scratch/push5.json")
+check "the new branch's own intermittent panic is reported" test -n "$topic_line"
+case $topic_line in
+*"\"culprit\": \"$topic_culprit\""*'"state": "open"'*) topic_outcome=exact ;;
+*'"state": "inconclusive"'*"one of "*"$topic_culprit"*) topic_outcome=inconclusive ;;
+*) topic_outcome=wrong ;;
+esac
+echo "# the new branch's bisection: $topic_outcome"
+check "and bisected into the branch: its culprit, or honestly inconclusive" \
+	test "$topic_outcome" != wrong
+check "the branch that carries its fork point's panic gets no finding" \
+	test -z "$(grep -o '"culprit": "[0-9a-f]*"' "$scratch/push5.json" | grep -e "$carry")"
+check "its job says the failure was already there, and since where" \
+	grep -q "known-failure: .*a flaky boot panic for the test.*$(echo "$push4" | cut -c1-12)" \
+	"$scratch/push5.log"
 
 tap_end

@@ -1,7 +1,10 @@
 /*
- * Bisection, table-driven over synthetic histories with a known culprit:
- * exact culprits, merges, skips, and a 30%-flaky failure over many seeds
- * with no wrong culprit at the stated confidence.
+ * The bisection procedure (engine/bisect.c), with scripted probes over
+ * synthetic histories with a known culprit: failures that always show
+ * (builds) on linear histories and merge DAGs, skips, flaky boot failures
+ * over many seeds (no wrong culprit at the stated confidence), a failure
+ * that predates the range, boundaries that are not ancestors (force-push
+ * bases), the revert check, and the routine runs that triggered it.
  */
 #include "autoconfig.h"
 
@@ -11,66 +14,75 @@
 #include "tests/bisect-sim.h"
 #include "tests/testlib.h"
 
-static void expect_culprit(struct sim *s, unsigned max_runs)
+static void expect_culprit(struct sim *s, const struct bisect_params *params,
+			   struct sim_run *run, unsigned max_builds)
 {
 	struct bisect_outcome o;
-	g_autofree char *want = g_strdup_printf("c%u", s->culprit);
 
-	sim_bisect(s, s->p, 0.001, 0.95, &o);
-	g_assert_true(o.found);
-	g_assert_cmpstr(o.culprit, ==, want);
-	if (max_runs)
-		g_assert_cmpuint(o.total_runs, <=, max_runs);
+	sim_bisect(s, params, run, &o);
+	g_assert_cmpstr(bisect_verdict_name(o.verdict), ==, "found");
+	g_assert_cmpuint(sim_index(o.culprit), ==, s->culprit);
+	g_assert_cmpfloat(o.confidence, >=, params->confidence);
+	if (max_builds)
+		g_assert_cmpuint(o.builds, <=, max_builds);
 	bisect_outcome_clear(&o);
 }
 
-static void test_linear(void)
+static void test_build_linear(void)
 {
-	static const guint sizes[] = { 2, 3, 16, 128, 1024 };
+	static const guint sizes[] = { 1, 2, 3, 16, 128, 1024 };
+	struct bisect_params params = BISECT_PARAMS_BUILD;
 
 	for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
 		guint n = sizes[i];
-		unsigned bound = (unsigned)ceil(log2((double)n));
-		guint culprits[] = { 1, n / 3 ? n / 3 : 1, n - 1 };
+		/* git bisect's count, and the build of the revert check. */
+		unsigned bound = (unsigned)ceil(log2((double)n)) + 1;
+		guint culprits[] = { 1, n / 3 ? n / 3 : 1, n };
 
 		for (size_t c = 0; c < G_N_ELEMENTS(culprits); c++) {
 			struct sim *s = sim_linear(n, culprits[c], 1.0, 1);
+			struct sim_run run = { 0 };
 
-			g_test_message("linear %u, culprit c%u, at most %u runs", n, culprits[c], bound);
-			expect_culprit(s, bound ? bound : 1);
+			g_test_message("linear %u, culprit c%u, at most %u builds", n, culprits[c], bound);
+			expect_culprit(s, &params, &run, bound);
 			sim_free(s);
 		}
 	}
 }
 
-static void test_merges(void)
+static void test_build_merges(void)
 {
 	/* Every commit of a history with topic merges, as the culprit in turn. */
+	struct bisect_params params = BISECT_PARAMS_BUILD;
 	struct sim *probe = sim_merges(60, 1, 1.0, 1);
 	guint n = probe->ids->len;
 
 	sim_free(probe);
 	for (guint c = 1; c < n; c++) {
 		struct sim *s = sim_merges(60, c, 1.0, 1);
+		struct sim_run run = { 0 };
 
 		g_test_message("merges, culprit c%u", c);
-		expect_culprit(s, 0);
+		expect_culprit(s, &params, &run, 9);
 		sim_free(s);
 	}
 }
 
 static void test_skips(void)
 {
-	/* The culprit's parent cannot be tested: the outcome names both. */
-	struct sim *s = sim_linear(64, 40, 1.0, 1);
+	struct bisect_params params = BISECT_PARAMS_BUILD;
+	struct sim_run run = { 0 };
 	struct bisect_outcome o;
+	struct sim *s = sim_linear(64, 40, 1.0, 1);
 
+	/* The culprit's parent cannot be tested: the outcome names both. */
 	g_hash_table_add(s->skip, g_strdup("c39"));
-	sim_bisect(s, 1.0, 0.001, 0.95, &o);
-	g_assert_false(o.found);
+	sim_bisect(s, &params, &run, &o);
+	g_assert_cmpint(o.verdict, ==, BISECT_INCONCLUSIVE);
+	g_assert_nonnull(o.reason);
+	g_assert_cmpuint(g_strv_length(o.suspects), ==, 2);
 	g_assert_true(g_strv_contains((const char *const *)o.suspects, "c40"));
 	g_assert_true(g_strv_contains((const char *const *)o.suspects, "c39"));
-	g_assert_cmpuint(g_strv_length(o.suspects), ==, 2);
 	bisect_outcome_clear(&o);
 	sim_free(s);
 
@@ -78,83 +90,258 @@ static void test_skips(void)
 	s = sim_linear(64, 40, 1.0, 1);
 	g_hash_table_add(s->skip, g_strdup("c32"));
 	g_hash_table_add(s->skip, g_strdup("c48"));
-	expect_culprit(s, 0);
+	expect_culprit(s, &params, &run, 0);
 	sim_free(s);
+
+	/* The same with a flaky failure: the two suspects, never one of them named. */
+	params = BISECT_PARAMS_BOOT;
+	params.slots = 2;
+	for (guint32 seed = 1; seed <= 20; seed++) {
+		struct sim_run flaky = { .routine = 3 };
+
+		s = sim_linear(32, 20, 0.5, seed);
+		g_hash_table_add(s->skip, g_strdup("c19"));
+		sim_bisect(s, &params, &flaky, &o);
+		g_assert_cmpint(o.verdict, ==, BISECT_INCONCLUSIVE);
+		g_assert_true(g_strv_contains((const char *const *)o.suspects, "c20"));
+		bisect_outcome_clear(&o);
+		sim_free(s);
+	}
 }
 
-static void test_flaky(void)
+/* Flaky failures over many seeds: no wrong culprit, and few inconclusive. */
+static void flaky(struct sim *(*make)(guint, guint, double, guint32), guint n, double p,
+		  unsigned seeds, unsigned max_mean_boots)
 {
-	unsigned found = 0, inconclusive = 0, wrong = 0, runs = 0;
-	const unsigned seeds = 300;
+	struct bisect_params params = BISECT_PARAMS_BOOT;
+	unsigned found = 0, inconclusive = 0, boots = 0;
 
+	params.slots = 2;
 	for (guint32 seed = 1; seed <= seeds; seed++) {
 		GRand *r = g_rand_new_with_seed(seed * 7919);
-		guint culprit = 1 + g_rand_int_range(r, 0, 127);
-		struct sim *s = sim_linear(128, culprit, 0.3, seed);
+		guint culprit = 1 + g_rand_int_range(r, 0, (gint32)n - 1);
+		struct sim *s = make(n, culprit, p, seed);
+		struct sim_run run = { .routine = 3, .verify = true, .base_runs = 3 };
 		struct bisect_outcome o;
-		g_autofree char *want = g_strdup_printf("c%u", culprit);
 
 		g_rand_free(r);
-		sim_bisect(s, 0.3, 0.001, 0.95, &o);
-		runs += o.total_runs;
-		if (o.found) {
+		sim_bisect(s, &params, &run, &o);
+		boots += run.boots;
+		if (o.verdict == BISECT_FOUND) {
 			found++;
-			if (strcmp(o.culprit, want) != 0) {
-				wrong++;
-				g_test_message("seed %u: wrong culprit %s (want %s), confidence %.4f",
-					       seed, o.culprit, want, o.confidence);
-			}
-			g_assert_cmpfloat(o.confidence, >=, 0.95);
+			if (sim_index(o.culprit) != culprit)
+				g_error("seed %u: wrong culprit %s (want c%u), confidence %.4f", seed,
+					o.culprit, culprit, o.confidence);
+			g_assert_cmpfloat(o.confidence, >=, 0.999);
+			g_assert_true(o.reverted);
 		} else {
+			g_assert_cmpint(o.verdict, ==, BISECT_INCONCLUSIVE);
 			inconclusive++;
-			g_assert_true(g_strv_contains((const char *const *)o.suspects, want));
 		}
 		bisect_outcome_clear(&o);
 		sim_free(s);
 	}
-	g_test_message("flaky p=0.3: %u found, %u inconclusive, %u wrong, %.1f runs per bisection",
-		       found, inconclusive, wrong, (double)runs / seeds);
-	g_assert_cmpuint(wrong, ==, 0);
-	g_assert_cmpuint(found, >, seeds * 9 / 10);
-	g_assert_cmpuint(bisect_runs_per_step(0.3, 0.001), ==, 20);
+	g_test_message("flaky N=%u p=%.2f: %u found, %u inconclusive, %.1f boots per bisection",
+		       n, p, found, inconclusive, (double)boots / seeds);
+	g_assert_cmpuint(inconclusive, <=, seeds / 100);
+	g_assert_cmpuint(boots / seeds, <=, max_mean_boots);
 }
 
-static void test_log(void)
+static void test_flaky(void)
 {
-	struct sim *s = sim_linear(16, 5, 1.0, 1);
+	flaky(sim_linear, 128, 0.3, 200, 200);
+	flaky(sim_linear, 64, 0.1, 40, 600);
+}
+
+static void test_flaky_merges(void)
+{
+	flaky(sim_merges, 60, 0.5, 100, 150);
+}
+
+static void test_always(void)
+{
+	/* A boot failure that shows every time needs no special case: a few boots a step. */
+	flaky(sim_linear, 128, 1.0, 100, 40);
+}
+
+static void test_predates(void)
+{
+	struct bisect_params params = BISECT_PARAMS_BOOT;
+
+	params.slots = 2;
+	for (guint32 seed = 1; seed <= 30; seed++) {
+		/* The boundary has it already: the culprit is c0. */
+		struct sim *s = sim_linear(64, 0, 0.5, seed);
+		struct sim_run run = { .routine = 3, .verify = true };
+		struct bisect_outcome o;
+
+		sim_bisect(s, &params, &run, &o);
+		g_assert_cmpstr(bisect_verdict_name(o.verdict), ==, "predates");
+		g_assert_cmpstr(o.since, ==, "c0");
+		g_assert_null(o.culprit);
+		bisect_outcome_clear(&o);
+		sim_free(s);
+	}
+}
+
+/*
+ * A force-pushed branch: the last tested head c5 is not an ancestor of the
+ * new head. The range is then what the new head has and its merge base
+ * with the old head (c2) does not, from c2, which must be shown clean.
+ * (The caller passes the merge bases; a boundary that the failing commit
+ * does not contain is ignored.)
+ */
+static void test_force_push(void)
+{
+	static const char *const p0[] = { NULL }, *const p1[] = { "c0", NULL },
+		*const p2[] = { "c1", NULL }, *const p3[] = { "c2", NULL },
+		*const p4[] = { "c3", NULL }, *const p5[] = { "c4", NULL },
+		*const n1[] = { "c2", NULL }, *const n2[] = { "n1", NULL },
+		*const n3[] = { "n2", NULL };
+	const struct bisect_commit commits[] = {
+		{ "n1", n1 }, { "n2", n2 }, { "n3", n3 },
+	};
+	const struct bisect_boundary good[] = { { "c5", false }, { "c2", true } };
+	struct bisect_params params = BISECT_PARAMS_BUILD;
 	struct bisect_outcome o;
-	const struct bisect_step *last;
+	struct bisect_step step;
+	g_autoptr(GPtrArray) asked = g_ptr_array_new();
+	struct bisect *b;
 
-	sim_bisect(s, 1.0, 0.001, 0.95, &o);
-	g_assert_cmpuint(o.log->len, ==, 4);
-	last = o.log->pdata[o.log->len - 1];
-	g_assert_true(strcmp(last->id, "c5") == 0 || strcmp(last->id, "c4") == 0);
+	(void)p0, (void)p1, (void)p2, (void)p3, (void)p4, (void)p5;
+	b = bisect_new(commits, G_N_ELEMENTS(commits), good, G_N_ELEMENTS(good), "n3", &params,
+		       NULL);
+	g_assert_nonnull(b);
+	/* n2 brought it. */
+	while (bisect_next(b, &step)) {
+		bool bad;
+
+		g_ptr_array_add(asked, (gpointer)step.commit);
+		g_assert_cmpstr(step.commit, !=, "c5");
+		if (step.role == BISECT_ROLE_REVERT) {
+			g_assert_cmpstr(step.commit, ==, "n2");
+			g_assert_cmpstr(step.head, ==, "n3");
+			bisect_record(b, &step, "n3-revert", BISECT_GOOD, 1, 0);
+			continue;
+		}
+		bad = strcmp(step.commit, "n2") == 0 || strcmp(step.commit, "n3") == 0;
+		g_assert_cmpint(step.role, ==, strcmp(step.commit, "c2") == 0 ? BISECT_ROLE_BOUNDARY
+									    : BISECT_ROLE_SEARCH);
+		bisect_record(b, &step, NULL, bad ? BISECT_BAD : BISECT_GOOD, 1, bad);
+	}
+	bisect_outcome(b, &o);
+	g_assert_cmpint(o.verdict, ==, BISECT_FOUND);
+	g_assert_cmpstr(o.culprit, ==, "n2");
+	g_assert_true(o.reverted);
+	/* The merge base was verified: the only way past the "predates" prior. */
+	g_assert_true(g_ptr_array_find_with_equal_func(asked, "c2", g_str_equal, NULL));
 	bisect_outcome_clear(&o);
-	sim_free(s);
+	bisect_free(b);
 }
 
-static void test_rate_bound(void)
+/* A culprit whose revert does not make the head clean is not named. */
+static void test_revert(void)
 {
-	/* Wilson's lower bound at one-sided 95%, against values computed by hand. */
-	g_assert_cmpfloat_with_epsilon(bisect_rate_lower_bound(10, 10), 0.7870, 0.001);
-	g_assert_cmpfloat_with_epsilon(bisect_rate_lower_bound(5, 10), 0.2693, 0.001);
-	g_assert_cmpfloat_with_epsilon(bisect_rate_lower_bound(2, 2), 0.4250, 0.001);
-	g_assert_cmpfloat(bisect_rate_lower_bound(0, 10), ==, 0.0);
-	/* More evidence, a tighter bound. */
-	g_assert_cmpfloat(bisect_rate_lower_bound(100, 100), >, bisect_rate_lower_bound(10, 10));
-	/* What a step costs at those rates, for a 0.1% chance of a wrong "good". */
-	g_assert_cmpuint(bisect_runs_per_step(bisect_rate_lower_bound(10, 10), 0.001), ==, 5);
-	g_assert_cmpuint(bisect_runs_per_step(bisect_rate_lower_bound(5, 10), 0.001), ==, 23);
+	struct bisect_params params = BISECT_PARAMS_BUILD;
+
+	for (int variant = 0; variant < 2; variant++) {
+		struct sim *s = sim_linear(16, 9, 1.0, 1);
+		g_autofree struct bisect_commit *commits = g_new0(struct bisect_commit, 16);
+		const struct bisect_boundary good[] = { { "c0", false } };
+		struct bisect_outcome o;
+		struct bisect_step step;
+		struct bisect *b;
+
+		for (guint i = 1; i <= 16; i++) {
+			commits[i - 1].id = s->ids->pdata[i];
+			commits[i - 1].parents = (const char *const *)s->parents->pdata[i];
+		}
+		b = bisect_new(commits, 16, good, 1, "c16", &params, NULL);
+		while (bisect_next(b, &step)) {
+			bool bad = step.role != BISECT_ROLE_REVERT && s->bad[sim_index(step.commit)];
+
+			if (step.role == BISECT_ROLE_REVERT && variant == 0)
+				bisect_record(b, &step, "reverted", BISECT_BAD, 1, 1);
+			else if (step.role == BISECT_ROLE_REVERT)
+				bisect_record(b, &step, NULL, BISECT_SKIP, 0, 0);
+			else
+				bisect_record(b, &step, NULL, bad ? BISECT_BAD : BISECT_GOOD, 1, bad);
+		}
+		bisect_outcome(b, &o);
+		if (variant == 0) {
+			/* The head still fails without it: it is not (alone) the culprit. */
+			g_assert_cmpint(o.verdict, ==, BISECT_INCONCLUSIVE);
+			g_assert_cmpstr(o.suspects[0], ==, "c9");
+			g_assert_null(o.suspects[1]);
+			g_assert_nonnull(strstr(o.reason, "reverted"));
+		} else {
+			/* It does not revert cleanly: named, unchecked. */
+			g_assert_cmpint(o.verdict, ==, BISECT_FOUND);
+			g_assert_cmpstr(o.culprit, ==, "c9");
+			g_assert_false(o.reverted);
+		}
+		g_assert_cmpint(((struct bisect_entry *)o.log->pdata[o.log->len - 1])->role, ==,
+				BISECT_ROLE_REVERT);
+		bisect_outcome_clear(&o);
+		bisect_free(b);
+		sim_free(s);
+	}
+}
+
+static void test_trigger(void)
+{
+	static const char *const p1[] = { "c0", NULL };
+	const struct bisect_commit commits[] = { { "c1", p1 } };
+	const struct bisect_boundary good[] = { { "c0", true } };
+	struct bisect_params params = BISECT_PARAMS_BOOT;
+	const bool routine[] = { false, true, false, true, false };
+	const struct bisect_entry *e;
+	struct bisect_outcome o;
+	struct bisect_step step;
+	struct bisect *b = bisect_new(commits, 1, good, 1, "c1", &params, NULL);
+
+	/* The boots up to the first failure are dropped: 3 runs, 1 failure remain. */
+	bisect_observe_trigger(b, "c1", routine, G_N_ELEMENTS(routine));
+	while (bisect_next(b, &step)) {
+		bool head = strcmp(step.commit, "c1") == 0;
+
+		/* Only the boundary is in question; the head teaches the rate. */
+		g_assert_true(head || strcmp(step.commit, "c0") == 0);
+		bisect_record(b, &step, NULL, head ? BISECT_BAD : BISECT_GOOD, step.runs,
+			      head ? step.runs : 0);
+	}
+	bisect_outcome(b, &o);
+	e = o.log->pdata[0];
+	g_assert_cmpint(e->role, ==, BISECT_ROLE_ROUTINE);
+	g_assert_cmpuint(e->runs, ==, 3);
+	g_assert_cmpuint(e->failures, ==, 1);
+	g_assert_cmpint(o.verdict, ==, BISECT_FOUND);
+	g_assert_cmpstr(o.culprit, ==, "c1");
+	g_assert_cmpfloat(o.rate, >, 0.0);
+	bisect_outcome_clear(&o);
+	bisect_free(b);
+}
+
+static void test_runs_to_show(void)
+{
+	g_assert_cmpuint(bisect_runs_to_show(1.0, 0.05), ==, 1);
+	g_assert_cmpuint(bisect_runs_to_show(0.3, 0.05), ==, 9);
+	g_assert_cmpuint(bisect_runs_to_show(0.5, 0.001), ==, 10);
 }
 
 int main(int argc, char **argv)
 {
-	testlib_init(&argc, &argv);
-	g_test_add_func("/bisect/linear", test_linear);
-	g_test_add_func("/bisect/merges", test_merges);
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/bisect/build-linear", test_build_linear);
+	g_test_add_func("/bisect/build-merges", test_build_merges);
 	g_test_add_func("/bisect/skips", test_skips);
 	g_test_add_func("/bisect/flaky", test_flaky);
-	g_test_add_func("/bisect/log", test_log);
-	g_test_add_func("/bisect/rate-bound", test_rate_bound);
+	g_test_add_func("/bisect/flaky-merges", test_flaky_merges);
+	g_test_add_func("/bisect/always", test_always);
+	g_test_add_func("/bisect/predates", test_predates);
+	g_test_add_func("/bisect/force-push", test_force_push);
+	g_test_add_func("/bisect/revert", test_revert);
+	g_test_add_func("/bisect/trigger", test_trigger);
+	g_test_add_func("/bisect/runs-to-show", test_runs_to_show);
 	return g_test_run();
 }

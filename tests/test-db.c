@@ -709,10 +709,12 @@ static void test_stored_text(void)
 		g_assert_true(db_job_complete(db, job->id, "w", JOB_RESULT_FAIL_PARENT_FAILING, NULL,
 					      101, &error));
 	g_clear_pointer(&job, job_row_free);
+	g_assert_true(db_tx_begin(db, &error));
 	for (size_t i = 0; i < G_N_ELEMENTS(findings); i++) {
 		g_assert_true(db_finding_add(db, tree, &findings[i], &added, &error));
 		g_assert_true(added);
 	}
+	g_assert_true(db_tx_commit(db, &error));
 	open = db_finding_open(db, tree, target, &error);
 	g_assert_cmpuint(open ? open->len : 0, ==, 2);
 	if (open && open->len == 2) {
@@ -788,6 +790,271 @@ static void test_stored_text(void)
 	g_assert_no_error(error);
 }
 
+#define C_CULPRIT "1111111111111111111111111111111111111111"
+#define C_PARENT "2222222222222222222222222222222222222222"
+#define C_HEAD "3333333333333333333333333333333333333333"
+#define C_BOUNDARY "4444444444444444444444444444444444444444"
+#define C_REVERT "5555555555555555555555555555555555555555"
+#define C_SUSPECT "6666666666666666666666666666666666666666"
+
+/*
+ * A finding with every field set (the finding fields are stored whatever
+ * its kind) and three steps: a boundary, a search step and the revert
+ * check. The caller frees the steps (@row->steps) and the suspects.
+ */
+static void structured_finding(struct finding_row *row)
+{
+	static const struct finding_step steps[] = {
+		{ .role = BISECT_ROLE_BOUNDARY, .commit = (char *)C_PARENT, .result = BISECT_GOOD,
+		  .runs = 4, .failures = 0 },
+		{ .role = BISECT_ROLE_SEARCH, .commit = (char *)C_CULPRIT, .result = BISECT_BAD,
+		  .runs = 2, .failures = 1 },
+		{ .role = BISECT_ROLE_REVERT, .commit = (char *)C_CULPRIT, .tested = (char *)C_REVERT,
+		  .result = BISECT_SKIP, .runs = 0, .failures = 0 },
+	};
+
+	*row = (struct finding_row){
+		.branch = (char *)"master", .culprit = (char *)C_CULPRIT,
+		.parent = (char *)C_PARENT, .head = (char *)C_HEAD,
+		.target = (char *)"x86_64:defconfig", .kind = FINDING_BUILD_ERROR,
+		.fingerprint = (char *)"00000000deadbeef",
+		.title = (char *)"fs/a.c: implicit declaration of function 'f'",
+		.file = (char *)"fs/a.c", .line = 12, .column = 5, .diag_kind = DIAG_ERROR,
+		.message = (char *)"implicit declaration of function 'f'",
+		.excerpt = (char *)"line one\nline two", .failures = 3, .runs = 8,
+		.intermittent = true, .repro_commit = (char *)C_CULPRIT, .repro_boots = 7,
+		.suspects = g_strsplit(C_CULPRIT " " C_SUSPECT, " ", -1),
+		.reason = (char *)"the revert did not apply", .confidence = 0.75,
+		.state = FINDING_INCONCLUSIVE, .rate = 0.375,
+		.steps = g_ptr_array_new(),
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(steps); i++)
+		g_ptr_array_add(row->steps, (struct finding_step *)&steps[i]);
+}
+
+/* Checks that @got, read back, holds what structured_finding() sets. */
+static void assert_structured(const struct finding_row *got, const struct finding_row *want)
+{
+	g_assert_cmpstr(got->tree, ==, "t");
+	g_assert_cmpstr(got->branch, ==, want->branch);
+	g_assert_cmpstr(got->culprit, ==, want->culprit);
+	g_assert_cmpstr(got->parent, ==, want->parent);
+	g_assert_cmpstr(got->head, ==, want->head);
+	g_assert_cmpstr(got->target, ==, want->target);
+	g_assert_cmpint(got->kind, ==, want->kind);
+	g_assert_cmpstr(got->fingerprint, ==, want->fingerprint);
+	g_assert_cmpstr(got->title, ==, want->title);
+	g_assert_cmpstr(got->file, ==, want->file);
+	g_assert_cmpuint(got->line, ==, want->line);
+	g_assert_cmpuint(got->column, ==, want->column);
+	g_assert_cmpint(got->diag_kind, ==, want->diag_kind);
+	g_assert_cmpstr(got->message, ==, want->message);
+	g_assert_cmpstr(got->excerpt, ==, want->excerpt);
+	g_assert_cmpuint(got->failures, ==, want->failures);
+	g_assert_cmpuint(got->runs, ==, want->runs);
+	g_assert_true(got->intermittent == want->intermittent);
+	g_assert_cmpstr(got->repro_commit, ==, want->repro_commit);
+	g_assert_cmpuint(got->repro_boots, ==, want->repro_boots);
+	g_assert_nonnull(got->suspects);
+	if (got->suspects)
+		g_assert_true(g_strv_equal((const char *const *)got->suspects,
+					   (const char *const *)want->suspects));
+	g_assert_cmpstr(got->reason, ==, want->reason);
+	g_assert_null(got->details);
+	g_assert_null(got->reproduce);
+	g_assert_null(got->bisect_log);
+	g_assert_null(got->fixed_by);
+	g_assert_cmpfloat(got->confidence, ==, want->confidence);
+	g_assert_cmpint(got->state, ==, want->state);
+	g_assert_cmpfloat(got->rate, ==, want->rate);
+	g_assert_cmpint(got->created, >, 0);
+	g_assert_cmpuint(got->steps ? got->steps->len : 0, ==, want->steps->len);
+	for (guint i = 0; got->steps && i < MIN(got->steps->len, want->steps->len); i++) {
+		const struct finding_step *g = got->steps->pdata[i], *w = want->steps->pdata[i];
+
+		g_assert_cmpint(g->role, ==, w->role);
+		g_assert_cmpstr(g->commit, ==, w->commit);
+		g_assert_cmpstr(g->tested, ==, w->tested);
+		g_assert_cmpint(g->result, ==, w->result);
+		g_assert_cmpuint(g->runs, ==, w->runs);
+		g_assert_cmpuint(g->failures, ==, w->failures);
+	}
+}
+
+/*
+ * Schema 10: a database schema 9 wrote keeps its findings' text, gains
+ * the finding fields (empty) and the steps, and takes new findings.
+ */
+static void test_migrate_v9(void)
+{
+	g_autofree char *fixture = g_build_filename(ZERODAY_SRCDIR, "tests", "data",
+						    "schema-v9.sql", NULL);
+	g_autofree char *sql = NULL;
+	g_autofree char *path = NULL;
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = NULL;
+	g_autoptr(GPtrArray) list = NULL;
+	struct finding_row row;
+	bool added = false;
+
+	g_assert_true(g_file_get_contents(fixture, &sql, NULL, NULL));
+	path = make_db("v9.db", sql);
+	db = db_open(path, &error);
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	g_assert_cmpint(db_schema_version(db), ==, 10);
+	list = db_finding_list(db, 10, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(list ? list->len : 0, ==, 2);
+	if (list && list->len == 2) {
+		const struct finding_row *boot = list->pdata[0], *warning = list->pdata[1];
+
+		g_assert_cmpstr(warning->tree, ==, "mainline");
+		g_assert_cmpint(warning->kind, ==, FINDING_BUILD_WARNING);
+		g_assert_cmpstr(warning->details, ==, "fs/a.c:3:7: warning: unused variable 'x'");
+		g_assert_cmpstr(warning->reproduce, ==, "zeroday build mainline " C_CULPRIT
+				" --target 'x86_64:defconfig'");
+		g_assert_cmpstr(warning->bisect_log, ==, "0000000000000000000000000000000000000000"
+				" good (parent)\n" C_CULPRIT " bad\n");
+		/* The new fields are empty; the diagnostic's kind follows the finding's. */
+		g_assert_null(warning->parent);
+		g_assert_null(warning->head);
+		g_assert_null(warning->file);
+		g_assert_cmpuint(warning->line, ==, 0);
+		g_assert_cmpuint(warning->column, ==, 0);
+		g_assert_cmpint(warning->diag_kind, ==, DIAG_WARNING);
+		g_assert_null(warning->message);
+		g_assert_null(warning->excerpt);
+		g_assert_cmpuint(warning->failures, ==, 0);
+		g_assert_cmpuint(warning->runs, ==, 0);
+		g_assert_false(warning->intermittent);
+		g_assert_null(warning->repro_commit);
+		g_assert_cmpuint(warning->repro_boots, ==, 0);
+		g_assert_cmpuint(warning->suspects ? g_strv_length(warning->suspects) : 99, ==, 0);
+		g_assert_null(warning->reason);
+		g_assert_cmpuint(warning->steps ? warning->steps->len : 99, ==, 0);
+		g_assert_cmpint(boot->kind, ==, FINDING_BOOT);
+		g_assert_cmpint(boot->console, ==, CONSOLE_PANIC);
+		g_assert_cmpint(boot->state, ==, FINDING_FIXED);
+		g_assert_cmpstr(boot->fixed_by, ==, C_HEAD);
+		g_assert_cmpfloat(boot->rate, ==, 0.5);
+		g_assert_cmpstr(boot->details, ==, "2/4 boots at the head (intermittent)\n"
+				"Kernel panic - not syncing: VFS");
+		g_assert_null(boot->reproduce);
+		g_assert_null(boot->bisect_log);
+	}
+	assert_shell(path, "SELECT group_concat(name, ' ') FROM pragma_table_info('findings') "
+		     "WHERE cid >= 16",
+		     "parent head file line col diag_kind message excerpt failures runs "
+		     "intermittent repro_commit repro_boots suspects reason");
+	assert_shell(path, "SELECT group_concat(name || ' ' || type || ' ' || \"notnull\", ', ') "
+		     "FROM pragma_table_info('finding_steps')",
+		     "finding_id INTEGER 1, seq INTEGER 1, role TEXT 1, commit_id TEXT 1, "
+		     "tested TEXT 0, result TEXT 1, runs INTEGER 1, failures INTEGER 1");
+	assert_shell(path, "SELECT \"table\" || ' ' || \"from\" || ' ' || on_delete "
+		     "FROM pragma_foreign_key_list('finding_steps')", "findings finding_id CASCADE");
+
+	/* A migrated store takes a structured finding; reopening migrates nothing. */
+	structured_finding(&row);
+	g_assert_true(db_tx_begin(db, &error));
+	g_assert_true(db_finding_add(db, 1, &row, &added, &error));
+	g_assert_true(db_tx_commit(db, &error));
+	g_assert_true(added);
+	g_clear_pointer(&db, db_close);
+	db = db_open(path, &error);
+	g_assert_no_error(error);
+	g_clear_pointer(&list, g_ptr_array_unref);
+	list = db ? db_finding_list(db, 10, &error) : NULL;
+	g_assert_cmpuint(list ? list->len : 0, ==, 3);
+	if (list && list->len == 3)
+		g_assert_cmpuint(((struct finding_row *)list->pdata[0])->steps->len, ==, 3);
+	g_strfreev(row.suspects);
+	g_ptr_array_unref(row.steps);
+}
+
+/*
+ * A finding's fields and steps go in and come out as they were, by both
+ * queries; its steps are stored once, and go with its tree.
+ */
+static void test_finding_fields(void)
+{
+	g_autofree char *dir = testlib_mkdir("fields");
+	g_autofree char *path = g_build_filename(dir, "z.db", NULL);
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(path, &error);
+	g_autoptr(GPtrArray) list = NULL;
+	g_autoptr(GPtrArray) open = NULL;
+	struct finding_row row, bare = { 0 };
+	bool added = false;
+	gint64 tree;
+
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	tree = add_tree_named(db, "t");
+	structured_finding(&row);
+	g_assert_true(db_tx_begin(db, &error));
+	g_assert_true(db_finding_add(db, tree, &row, &added, &error));
+	g_assert_true(added);
+	/* Seen again (another head, say): the same finding, and its steps are not doubled. */
+	g_assert_true(db_finding_add(db, tree, &row, &added, &error));
+	g_assert_false(added);
+	/* The least a caller sets: no steps, no suspects. */
+	bare.culprit = (char *)C_HEAD;
+	bare.target = (char *)"x86_64:defconfig";
+	bare.kind = FINDING_BOOT;
+	bare.console = CONSOLE_OOPS;
+	bare.fingerprint = (char *)"ffff";
+	bare.title = (char *)"Oops";
+	g_assert_true(db_finding_add(db, tree, &bare, &added, &error));
+	g_assert_true(added);
+	g_assert_true(db_tx_commit(db, &error));
+	g_assert_no_error(error);
+
+	list = db_finding_list(db, 10, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(list ? list->len : 0, ==, 2);
+	if (list && list->len == 2) {
+		const struct finding_row *b = list->pdata[0];
+
+		assert_structured(list->pdata[1], &row);
+		g_assert_cmpuint(b->steps->len, ==, 0);
+		g_assert_cmpuint(g_strv_length(b->suspects), ==, 0);
+		g_assert_null(b->message);
+		g_assert_cmpint(b->diag_kind, ==, DIAG_WARNING);
+		g_assert_cmpfloat(b->rate, ==, 1.0);
+	}
+	/* Open, it is loaded the same by db_finding_open(), the tree's name included. */
+	g_free(shell(path, "UPDATE findings SET state = 'open' WHERE id = 1"));
+	row.state = FINDING_OPEN;
+	open = db_finding_open(db, tree, "x86_64:defconfig", &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(open ? open->len : 0, ==, 2);
+	if (open && open->len == 2)
+		assert_structured(open->pdata[0], &row);
+
+	/* Stored as the engine's names; the suspects space-separated. */
+	assert_shell(path, "SELECT group_concat(seq || ' ' || role || ' ' || commit_id || ' ' || "
+		     "coalesce(tested, '-') || ' ' || result || ' ' || failures || '/' || runs, ',') "
+		     "FROM (SELECT * FROM finding_steps ORDER BY seq)",
+		     "0 boundary " C_PARENT " - good 0/4,"
+		     "1 search " C_CULPRIT " - bad 1/2,"
+		     "2 revert " C_CULPRIT " " C_REVERT " skip 0/0");
+	assert_shell(path, "SELECT diag_kind || ' ' || suspects || ' ' || intermittent FROM findings "
+		     "WHERE id = 1", "error " C_CULPRIT " " C_SUSPECT " 1");
+	assert_shell(path, "SELECT coalesce(diag_kind, '-') || ' ' || coalesce(suspects, '-') "
+		     "FROM findings WHERE id = 2", "- -");
+
+	/* A tree's removal takes its findings and their steps. */
+	g_assert_true(db_tree_delete(db, "t", &error));
+	g_assert_no_error(error);
+	assert_shell(path, "SELECT count(*) FROM findings", "0");
+	assert_shell(path, "SELECT count(*) FROM finding_steps", "0");
+	g_strfreev(row.suspects);
+	g_ptr_array_unref(row.steps);
+}
+
 /*
  * A store that cannot grow (a full disk; here a file size limit, which
  * sqlite sees as a failed write) fails with BOT_ERROR_TEMPORARY, and
@@ -832,6 +1099,7 @@ int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
 	g_test_add_func("/db/migrate-v1", test_migrate_v1);
+	g_test_add_func("/db/migrate-v9", test_migrate_v9);
 	g_test_add_func("/db/newer-schema-refused", test_newer_schema_refused);
 	g_test_add_func("/db/wal", test_wal);
 	g_test_add_func("/db/queries", test_queries);
@@ -845,6 +1113,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/db/job-lists", test_job_lists);
 	g_test_add_func("/db/names", test_names);
 	g_test_add_func("/db/stored-text", test_stored_text);
+	g_test_add_func("/db/finding-fields", test_finding_fields);
 	g_test_add_func("/db/full", test_full);
 	return g_test_run();
 }

@@ -558,11 +558,13 @@ static struct db *status_db(void)
 				      &error));
 	g_clear_pointer(&job, job_row_free);
 
+	g_assert_true(db_tx_begin(db, &error));
 	for (size_t i = 0; i < G_N_ELEMENTS(findings); i++) {
 		g_assert_true(db_finding_add(db, i == 1 ? beta->id : alpha->id, &findings[i], &added,
 					     &error));
 		g_assert_true(added);
 	}
+	g_assert_true(db_tx_commit(db, &error));
 	stored_findings = db_finding_list(db, 10, &error);
 	g_assert_cmpuint(stored_findings ? stored_findings->len : 0, ==, 3);
 	if (stored_findings && stored_findings->len == 3)
@@ -615,18 +617,23 @@ static const char status_json[] =
 	"\"kind\": \"build-error\", \"fingerprint\": \"00000000deadbeef\", "
 	"\"title\": \"implicit declaration of function 'f'\", \"state\": \"inconclusive\", "
 	"\"reproduce\": null, \"fixed_by\": null, \"details\": null, \"bisect_log\": null, "
-	"\"confidence\": 0.5000, \"rate\": 1.0000}, "
+	"\"parent\": null, \"head\": null, \"confidence\": 0.5000, \"rate\": 1.0000, "
+	"\"failures\": 0, \"runs\": 0, \"suspects\": [], \"steps\": []}, "
 	"{\"tree\": \"beta\", \"culprit\": \"" C_PANIC "\", "
 	"\"target\": \"x86_64:tinyconfig+serial\", \"kind\": \"boot-panic\", "
 	"\"fingerprint\": \"fedcba9876543210\", \"title\": \"Kernel panic - not syncing: VFS\", "
 	"\"state\": \"fixed\", \"reproduce\": null, \"fixed_by\": \"" C_FIX "\", "
 	"\"details\": \"line \\\"one\\\"\\\\\\n\\u0009line two\", "
-	"\"bisect_log\": \"" C_PANIC " bad 2/4\\n\", \"confidence\": 0.9000, \"rate\": 0.5000}, "
+	"\"bisect_log\": \"" C_PANIC " bad 2/4\\n\", \"parent\": null, \"head\": null, "
+	"\"confidence\": 0.9000, \"rate\": 0.5000, \"failures\": 0, \"runs\": 0, "
+	"\"suspects\": [], \"steps\": []}, "
 	"{\"tree\": \"alpha\", \"culprit\": \"" C_WARN "\", \"target\": \"x86_64:defconfig\", "
 	"\"kind\": \"build-warning\", \"fingerprint\": \"0123456789abcdef\", "
 	"\"title\": \"unused variable 'x'\", \"state\": \"open\", "
 	"\"reproduce\": \"zeroday build alpha " C_WARN "\", \"fixed_by\": null, "
-	"\"details\": null, \"bisect_log\": null, \"confidence\": 1.0000, \"rate\": 1.0000}"
+	"\"details\": null, \"bisect_log\": null, \"parent\": null, \"head\": null, "
+	"\"confidence\": 1.0000, \"rate\": 1.0000, \"failures\": 0, \"runs\": 0, "
+	"\"suspects\": [], \"steps\": []}"
 	"]}\n";
 
 static void test_status(void)
@@ -700,6 +707,212 @@ static void test_status_empty(void)
 			"\"retrying\": [], \"errors\": [], \"findings\": []}\n");
 }
 
+#define C_PARENT "1010101010101010101010101010101010101010"
+#define C_REVERT "2020202020202020202020202020202020202020"
+#define C_SUSPECT "3030303030303030303030303030303030303030"
+
+/*
+ * Findings stored as fields: a boot failure bisected to its culprit with
+ * the revert check, and a build error whose bisection was inconclusive.
+ */
+static const struct finding_step panic_steps[] = {
+	{ .role = BISECT_ROLE_ROUTINE, .commit = (char *)C_HEAD, .result = BISECT_BAD, .runs = 8,
+	  .failures = 3 },
+	{ .role = BISECT_ROLE_BOUNDARY, .commit = (char *)C_PARENT, .result = BISECT_GOOD,
+	  .runs = 8 },
+	{ .role = BISECT_ROLE_SEARCH, .commit = (char *)C_PANIC, .result = BISECT_BAD, .runs = 2,
+	  .failures = 1 },
+	{ .role = BISECT_ROLE_REVERT, .commit = (char *)C_PANIC, .tested = (char *)C_REVERT,
+	  .result = BISECT_GOOD, .runs = 8 },
+};
+
+static const struct finding_step error_steps[] = {
+	{ .role = BISECT_ROLE_SEARCH, .commit = (char *)C_SUSPECT, .result = BISECT_SKIP,
+	  .runs = 0 },
+};
+
+static char *suspects[] = { (char *)C_HEADLESS, (char *)C_SUSPECT, NULL };
+
+static const struct finding_row structured[] = {
+	{ .branch = (char *)"master", .culprit = (char *)C_PANIC, .parent = (char *)C_PARENT,
+	  .head = (char *)C_HEAD, .target = (char *)"x86_64:tinyconfig+serial",
+	  .kind = FINDING_BOOT, .console = CONSOLE_PANIC, .fingerprint = (char *)"fedcba9876543210",
+	  .title = (char *)"Kernel panic - not syncing: VFS",
+	  .excerpt = (char *)"Kernel panic - not syncing: VFS\nCPU: 0 PID: 1 Comm: init",
+	  .failures = 3, .runs = 8, .intermittent = true, .repro_commit = (char *)C_PANIC,
+	  .repro_boots = 7, .confidence = 0.9987, .rate = 0.375 },
+	{ .branch = (char *)"master", .culprit = (char *)C_HEADLESS, .parent = (char *)C_SUSPECT,
+	  .head = (char *)C_HEADLESS, .target = (char *)"x86_64:defconfig",
+	  .kind = FINDING_BUILD_ERROR, .fingerprint = (char *)"00000000deadbeef",
+	  .title = (char *)"fs/a.c: implicit declaration of function 'f'",
+	  .file = (char *)"fs/a.c", .line = 12, .column = 5, .diag_kind = DIAG_ERROR,
+	  .message = (char *)"implicit declaration of function 'f'",
+	  .repro_commit = (char *)C_HEADLESS, .suspects = suspects,
+	  .reason = (char *)"no step could be built", .state = FINDING_INCONCLUSIVE },
+};
+
+static const char structured_text[] =
+	"Findings: 2\n"
+	"  alpha cccccccccccc x86_64:defconfig build-error: fs/a.c: implicit declaration of "
+	"function 'f' [00000000deadbeef] (inconclusive)\n"
+	"  alpha dddddddddddd x86_64:tinyconfig+serial boot-panic: Kernel panic - not syncing: "
+	"VFS [fedcba9876543210] (shows in >= 38% of boots) (confidence 0.999)\n"
+	"Recent branch changes:\n";
+
+static const char structured_json[] =
+	"\"findings\": ["
+	"{\"tree\": \"alpha\", \"culprit\": \"" C_HEADLESS "\", \"target\": \"x86_64:defconfig\", "
+	"\"kind\": \"build-error\", \"fingerprint\": \"00000000deadbeef\", "
+	"\"title\": \"fs/a.c: implicit declaration of function 'f'\", \"state\": \"inconclusive\", "
+	"\"reproduce\": \"zeroday build alpha " C_HEADLESS " --target 'x86_64:defconfig'\", "
+	"\"fixed_by\": null, "
+	"\"details\": \"fs/a.c:12:5: error: implicit declaration of function 'f'\", "
+	"\"bisect_log\": \"" C_SUSPECT " skip 0/0 (search)\\n"
+	"inconclusive: no step could be built; one of " C_HEADLESS " " C_SUSPECT "\\n\", "
+	"\"parent\": \"" C_SUSPECT "\", \"head\": \"" C_HEADLESS "\", "
+	"\"confidence\": 0.0000, \"rate\": 1.0000, \"failures\": 0, \"runs\": 0, "
+	"\"suspects\": [\"" C_HEADLESS "\", \"" C_SUSPECT "\"], "
+	"\"steps\": [{\"role\": \"search\", \"commit\": \"" C_SUSPECT "\", \"tested\": null, "
+	"\"result\": \"skip\", \"runs\": 0, \"failures\": 0}]}, "
+	"{\"tree\": \"alpha\", \"culprit\": \"" C_PANIC "\", "
+	"\"target\": \"x86_64:tinyconfig+serial\", \"kind\": \"boot-panic\", "
+	"\"fingerprint\": \"fedcba9876543210\", \"title\": \"Kernel panic - not syncing: VFS\", "
+	"\"state\": \"open\", "
+	"\"reproduce\": \"zeroday build alpha " C_PANIC " --target 'x86_64:tinyconfig+serial' "
+	"&& zeroday boot BUILD-ID --repeat 7\", \"fixed_by\": null, "
+	"\"details\": \"3/8 boots at the head (intermittent)\\n"
+	"Kernel panic - not syncing: VFS\\nCPU: 0 PID: 1 Comm: init\", "
+	"\"bisect_log\": \"" C_HEAD " bad 3/8 (routine)\\n"
+	C_PARENT " good 0/8 (boundary)\\n"
+	C_PANIC " bad 1/2 (search)\\n"
+	C_REVERT " good 0/8 (revert of " C_PANIC ")\\n"
+	"culprit " C_PANIC ", confidence 0.9987\\n\", "
+	"\"parent\": \"" C_PARENT "\", \"head\": \"" C_HEAD "\", "
+	"\"confidence\": 0.9987, \"rate\": 0.3750, \"failures\": 3, \"runs\": 8, \"suspects\": [], "
+	"\"steps\": ["
+	"{\"role\": \"routine\", \"commit\": \"" C_HEAD "\", \"tested\": null, "
+	"\"result\": \"bad\", \"runs\": 8, \"failures\": 3}, "
+	"{\"role\": \"boundary\", \"commit\": \"" C_PARENT "\", \"tested\": null, "
+	"\"result\": \"good\", \"runs\": 8, \"failures\": 0}, "
+	"{\"role\": \"search\", \"commit\": \"" C_PANIC "\", \"tested\": null, "
+	"\"result\": \"bad\", \"runs\": 2, \"failures\": 1}, "
+	"{\"role\": \"revert\", \"commit\": \"" C_PANIC "\", \"tested\": \"" C_REVERT "\", "
+	"\"result\": \"good\", \"runs\": 8, \"failures\": 0}]}"
+	"]}\n";
+
+/* Returns the part of @text from @start on, or "" (borrowed). */
+static const char *from(const char *text, const char *start)
+{
+	const char *p = strstr(text, start);
+
+	return p ? p : "";
+}
+
+/*
+ * Structured findings, stored and loaded, render in the shape the text
+ * findings had: the same keys and lines, and the new fields in JSON.
+ */
+static void test_status_structured(void)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(config) config = load_config("");
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	const struct tree_spec spec = { .name = "alpha", .url = "git://example.org/a.git" };
+	zd_autoptr(tree_row) alpha = NULL;
+	g_autoptr(GString) text = g_string_new("");
+	g_autoptr(GString) json = g_string_new("");
+	g_autoptr(GPtrArray) panic = g_ptr_array_new();
+	g_autoptr(GPtrArray) build = g_ptr_array_new();
+	struct finding_row rows[G_N_ELEMENTS(structured)];
+	struct status s;
+	bool added = false;
+
+	g_assert_no_error(error);
+	if (!db || !config)
+		return;
+	alpha = trees_add(db, config, &spec, &error);
+	g_assert_no_error(error);
+	if (!alpha)
+		return;
+	for (size_t i = 0; i < G_N_ELEMENTS(panic_steps); i++)
+		g_ptr_array_add(panic, (struct finding_step *)&panic_steps[i]);
+	for (size_t i = 0; i < G_N_ELEMENTS(error_steps); i++)
+		g_ptr_array_add(build, (struct finding_step *)&error_steps[i]);
+	memcpy(rows, structured, sizeof(rows));
+	rows[0].steps = panic;
+	rows[1].steps = build;
+	g_assert_true(db_tx_begin(db, &error));
+	for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+		g_assert_true(db_finding_add(db, alpha->id, &rows[i], &added, &error));
+		g_assert_true(added);
+	}
+	g_assert_true(db_tx_commit(db, &error));
+	g_assert_true(status_load(&s, db, 1, &error));
+	g_assert_no_error(error);
+	if (error)
+		return;
+	status_format_text(text, &s);
+	status_format_json(json, &s);
+	status_release(&s);
+	g_assert_cmpstr(from(text->str, "Findings:"), ==, structured_text);
+	g_assert_cmpstr(from(json->str, "\"findings\":"), ==, structured_json);
+}
+
+/* The renderers' edge cases, on rows as db_finding_list() returns them. */
+static void test_finding_render(void)
+{
+	char *no_suspects[] = { NULL };
+	char *one[] = { (char *)C_SUSPECT, NULL };
+	const struct finding_row warning = {
+		.culprit = (char *)C_WARN, .head = (char *)C_WARN, .target = (char *)"x86_64:defconfig",
+		.kind = FINDING_BUILD_WARNING, .diag_kind = DIAG_WARNING,
+		.message = (char *)"modpost: section mismatch", .suspects = one,
+		.state = FINDING_INCONCLUSIVE,
+	};
+	const struct finding_row boot = {
+		.tree = (char *)"beta", .culprit = (char *)C_PANIC, .head = (char *)C_HEAD,
+		.target = (char *)"x86_64:tinyconfig", .kind = FINDING_BOOT, .failures = 2,
+		.runs = 2, .suspects = no_suspects, .reason = (char *)"", .confidence = 1.0,
+		.state = FINDING_INCONCLUSIVE,
+	};
+	const struct finding_row fixed = {
+		.tree = (char *)"beta", .culprit = (char *)C_PANIC, .head = (char *)C_HEAD,
+		.target = (char *)"x86_64:tinyconfig", .kind = FINDING_BOOT,
+		.repro_commit = (char *)C_FIX, .repro_boots = 1, .confidence = 0.5,
+		.state = FINDING_FIXED,
+	};
+	/* Older rows: their text as stored, or none. */
+	const struct finding_row old = {
+		.culprit = (char *)C_WARN, .kind = FINDING_BUILD_WARNING, .message = (char *)"m",
+		.details = (char *)"a.c:1:2: warning: m", .reproduce = (char *)"zeroday build x y",
+		.bisect_log = (char *)"y bad\n",
+	};
+	const struct finding_row old_bare = { .culprit = (char *)C_WARN, .kind = FINDING_BOOT };
+	const struct { const struct finding_row *f; const char *details, *reproduce, *log; } cases[] = {
+		{ &warning, "warning: modpost: section mismatch",
+		  "zeroday build - " C_WARN " --target 'x86_64:defconfig'",
+		  "inconclusive; one of " C_SUSPECT "\n" },
+		{ &boot, "2/2 boots at the head\n",
+		  "zeroday build beta " C_PANIC " --target 'x86_64:tinyconfig'", "inconclusive\n" },
+		{ &fixed, "0/0 boots at the head\n", "zeroday build beta " C_FIX " --target "
+		  "'x86_64:tinyconfig' && zeroday boot BUILD-ID --repeat 1",
+		  "culprit " C_PANIC ", confidence 0.5000\n" },
+		{ &old, "a.c:1:2: warning: m", "zeroday build x y", "y bad\n" },
+		{ &old_bare, NULL, NULL, NULL },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *details = status_finding_details(cases[i].f);
+		g_autofree char *reproduce = status_finding_reproduce(cases[i].f);
+		g_autofree char *log = status_finding_log(cases[i].f);
+
+		g_test_message("case %zu", i);
+		g_assert_cmpstr(details, ==, cases[i].details);
+		g_assert_cmpstr(reproduce, ==, cases[i].reproduce);
+		g_assert_cmpstr(log, ==, cases[i].log);
+	}
+}
+
 static void test_format_time(void)
 {
 	g_autofree char *never = status_format_time(0);
@@ -741,6 +954,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/trees/remove", test_remove);
 	g_test_add_func("/status/stored-state", test_status);
 	g_test_add_func("/status/empty", test_status_empty);
+	g_test_add_func("/status/structured", test_status_structured);
+	g_test_add_func("/status/finding-render", test_finding_render);
 	g_test_add_func("/status/format-time", test_format_time);
 	return g_test_run();
 }
