@@ -207,9 +207,13 @@ void status_format_text(GString *out, const struct status *s)
 		g_string_append_printf(out, "  %s %.12s %s %s: %s [%s]", f->tree ? f->tree : "-",
 				       f->culprit, f->target, db_finding_kind_name(f->kind, f->console),
 				       f->title, f->fingerprint);
-		/* Boot failures: the rate is the lower bound they were bisected with. */
+		/*
+		 * Boot failures: the rate's posterior mean, from the bisection (rows
+		 * with a head); older rows kept the lower bound they were bisected with.
+		 */
 		if (f->rate < 1.0)
-			g_string_append_printf(out, " (shows in >= %.0f%% of boots)", 100.0 * f->rate);
+			g_string_append_printf(out, " (shows in %s %.0f%% of boots)",
+					       f->head ? "about" : ">=", 100.0 * f->rate);
 		if (f->confidence < 0.9995 && f->state != FINDING_INCONCLUSIVE)
 			g_string_append_printf(out, " (confidence %.3f)", f->confidence);
 		if (f->state != FINDING_OPEN)

@@ -756,7 +756,7 @@ static const char structured_text[] =
 	"  alpha cccccccccccc x86_64:defconfig build-error: fs/a.c: implicit declaration of "
 	"function 'f' [00000000deadbeef] (inconclusive)\n"
 	"  alpha dddddddddddd x86_64:tinyconfig+serial boot-panic: Kernel panic - not syncing: "
-	"VFS [fedcba9876543210] (shows in >= 38% of boots) (confidence 0.999)\n"
+	"VFS [fedcba9876543210] (shows in about 38% of boots) (confidence 0.999)\n"
 	"Recent branch changes:\n";
 
 static const char structured_json[] =
