@@ -683,9 +683,13 @@ static bool tested_heads(const struct culprit_ctx *c, gint64 tree_id, const char
 	return true;
 }
 
-/* The merge base of the job's commit with one of @heads nearest to it; NULL if none. */
+/*
+ * The merge base of the job's commit with one of @heads nearest to it;
+ * NULL if none. A head whose merge base cannot be computed is passed
+ * over: it is only a candidate.
+ */
 static char *nearest_base(const struct culprit_ctx *c, const struct job_row *job,
-			  GPtrArray *heads, GError **error)
+			  GPtrArray *heads)
 {
 	g_autofree char *best = NULL;
 	guint best_distance = G_MAXUINT;
@@ -707,7 +711,6 @@ static char *nearest_base(const struct culprit_ctx *c, const struct job_row *job
 			}
 		}
 	}
-	(void)error;
 	return g_steal_pointer(&best);
 }
 
@@ -730,13 +733,13 @@ char *culprit_fork_point(const struct culprit_ctx *c, const struct job_row *job,
 		if (upstream && !tested_heads(c, upstream->id, slash ? slash + 1 : NULL, job->commit,
 					      heads, error))
 			return NULL;
-		if ((fork = nearest_base(c, job, heads, error)))
+		if ((fork = nearest_base(c, job, heads)))
 			return fork;
 		g_ptr_array_set_size(heads, 0);
 	}
 	if (!tested_heads(c, job->tree_id, NULL, job->commit, heads, error))
 		return NULL;
-	if ((fork = nearest_base(c, job, heads, error)))
+	if ((fork = nearest_base(c, job, heads)))
 		return fork;
 	g_ptr_array_set_size(heads, 0);
 	trees = db_tree_list(c->db, error);
@@ -748,5 +751,5 @@ char *culprit_fork_point(const struct culprit_ctx *c, const struct job_row *job,
 		if (t->id != job->tree_id && !tested_heads(c, t->id, NULL, job->commit, heads, error))
 			return NULL;
 	}
-	return nearest_base(c, job, heads, error);
+	return nearest_base(c, job, heads);
 }
