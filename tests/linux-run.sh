@@ -2,7 +2,7 @@
 # zeroday run end to end on the real Linux tree, a non-rebasable tree over
 # git daemon: push 1 hides a build error under nine innocent commits; push
 # 2 reverts it and hides a boot panic under nine more; push 3 reverts the
-# panic; push 4 hides a panic that shows in about three boots of four
+# panic; push 4 hides a panic that shows in about seven boots of eight
 # under three innocent commits; push 5 adds two new branches, one with
 # its own intermittent panic, one that carries push 4's. Each culprit is bisected by building (and
 # booting) the commits in between and verified by reverting it on the
@@ -45,6 +45,16 @@ innocent() {
 	done
 	echo "$tip"
 }
+# flaky_panic PARENT TEXT MESSAGE: a commit on PARENT whose kernel panics
+# with "zeroday: TEXT" in about seven boots of eight (the kernel's own random
+# numbers decide), on push 3's init/main.c; prints it.
+flaky_panic() {
+	git -C "$repo" show "$push3:init/main.c" |
+		awk -v text="$2" '{ print } /^\trcu_end_inkernel_boot\(\);$/ {
+			print "\tif (get_random_u32() % 8)"
+			print "\t\tpanic(\"zeroday: " text "\");" }' > "$scratch/file"
+	commit_file "$1" init/main.c "$scratch/file" "$3"
+}
 # Push 1: a build error, under nine innocent commits.
 git -C "$repo" show "$base:kernel/exit.c" > "$scratch/file"
 printf '\nint zd_broken(void);\nint zd_broken(void)\n{\n\treturn zd_undeclared;\n}\n' >> "$scratch/file"
@@ -63,23 +73,16 @@ push2=$(innocent "$culprit" 9)
 git -C "$repo" show "$revert:init/main.c" > "$scratch/file"
 unpanic=$(commit_file "$push2" init/main.c "$scratch/file" "Revert the boot culprit")
 push3=$(innocent "$unpanic" 2)
-# Push 4: a panic in about three boots of four (the kernel's own random
+# Push 4: a panic in about seven boots of eight (the kernel's own random
 # numbers decide), under three innocent commits.
-git -C "$repo" show "$push3:init/main.c" |
-	awk '{ print } /^\trcu_end_inkernel_boot\(\);$/ {
-		print "\tif (get_random_u32() % 4)"
-		print "\t\tpanic(\"zeroday: a flaky boot panic for the test\");" }' > "$scratch/file"
-flaky=$(commit_file "$push3" init/main.c "$scratch/file" "init: the flaky culprit")
+flaky=$(flaky_panic "$push3" "a flaky boot panic for the test" "init: the flaky culprit")
 push4=$(innocent "$flaky" 3)
 # Push 5: two new branches. zd/topic leaves master at push 3 and brings
-# its own panic, in about three boots of four, under an innocent commit;
+# its own panic, in about seven boots of eight, under an innocent commit;
 # zd/carry leaves master at push 4 and only carries its flaky panic.
 topic_base=$(innocent "$push3" 1)
-git -C "$repo" show "$push3:init/main.c" |
-	awk '{ print } /^\trcu_end_inkernel_boot\(\);$/ {
-		print "\tif (get_random_u32() % 4)"
-		print "\t\tpanic(\"zeroday: a flaky panic of a new branch\");" }' > "$scratch/file"
-topic_culprit=$(commit_file "$topic_base" init/main.c "$scratch/file" "init: the new branch's culprit")
+topic_culprit=$(flaky_panic "$topic_base" "a flaky panic of a new branch" \
+	"init: the new branch's culprit")
 topic=$(innocent "$topic_culprit" 1)
 carry=$(innocent "$push4" 1)
 unset GIT_INDEX_FILE
@@ -103,7 +106,7 @@ trap 'kill "$(cat "$scratch/daemon.pid" 2>/dev/null)" 2>/dev/null; cleanup' EXIT
 # A fresh store, keeping the persistent source and build trees.
 mkdir -p "$state"
 rm -f "$state/zeroday.db" "$state/zeroday.db-wal" "$state/zeroday.db-shm"
-printf '[boot]\nrepeat = 2\n' > "$scratch/z.conf"
+printf '[boot]\nrepeat = 4\n' > "$scratch/z.conf"
 z() { "$ZERODAY" --config="$scratch/z.conf" --state-dir="$state" "$@"; }
 z init >/dev/null
 # push N HEAD: points master at HEAD and runs zeroday run --once (timed,
