@@ -14,12 +14,14 @@
 #include "bot/cli.h"
 #include "bot/booter.h"
 #include "bot/builder.h"
+#include "bot/report.h"
 #include "bot/sched.h"
 #include "bot/status.h"
 #include "bot/trees.h"
 #include "bot/watch.h"
 #include "engine/build.h"
 #include "engine/diag.h"
+#include "mail/compose.h"
 
 #define EXIT_USAGE 2
 
@@ -752,6 +754,11 @@ int cli_run(struct cli *cli, int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	if (!load_config(cli, &error))
+		return fail(error);
+	/* A template with a mistake stops the daemon here, not a report later. */
+	if (!report_check_templates(cli->config->mail_templates, &error))
+		return fail(error);
 	/* The daemon outlasts a store that fails for a while (a full disk); --once does not. */
 	for (unsigned pause = 0; !cli_open(cli, true, &error);) {
 		if (once || !g_error_matches(error, BOT_ERROR, BOT_ERROR_TEMPORARY))
@@ -773,6 +780,196 @@ int cli_run(struct cli *cli, int argc, char **argv)
 	opts.retry_delay = (unsigned)retry_delay;
 	if (!sched_run(cli->db, cli->repo, cli->config, &opts, &stop_requested, &error))
 		return fail(error);
+	return 0;
+}
+
+/* report */
+
+/* The domain of the bot's address: Message-IDs are made in it. */
+static const char *address_domain(const char *address)
+{
+	const char *at = strrchr(address, '@');
+
+	return at ? at + 1 : "localhost";
+}
+
+static int report_show(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(finding_row) f = NULL;
+	g_autofree char *message_id = NULL;
+	g_autofree char *text = NULL;
+	struct report_ctx ctx;
+	struct reply reply;
+	gint64 id;
+	char *end;
+	int status;
+
+	if (!parse_options(&argc, &argv, "FINDING-ID",
+			   "Print the mail zeroday would send about a finding (zeroday status "
+			   "--json lists their ids).", NULL, &status))
+		return status;
+	if (argc != 2)
+		return usage("report show", "expects one finding id");
+	errno = 0;
+	id = g_ascii_strtoll(argv[1], &end, 10);
+	if (errno || *end || end == argv[1] || id <= 0)
+		return usage("report show", "a finding id is a positive number");
+	if (!cli_open(cli, true, &error))
+		return fail(error);
+	f = db_finding_get(cli->db, id, &error);
+	if (!f)
+		return fail(error);
+	ctx = (struct report_ctx){ .config = cli->config, .db = cli->db, .repo = cli->repo };
+	message_id = compose_message_id("preview", address_domain(cli->config->mail_address));
+	if (!report_finding(&reply, &ctx, f, message_id, g_get_real_time() / G_USEC_PER_SEC,
+			    &error)) {
+		reply_release(&reply);
+		return fail(error);
+	}
+	text = compose_message(&reply, &error);
+	reply_release(&reply);
+	if (!text)
+		return fail(error);
+	fputs(text, stdout);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*run)(struct cli *cli, int argc, char **argv);
+	const char *summary;
+} report_commands[] = {
+	{ "show", report_show, "print the mail about a finding" },
+};
+
+static void report_usage(FILE *out)
+{
+	fprintf(out, "Usage: zeroday report COMMAND [OPTION...]\n\nCommands:\n");
+	for (size_t i = 0; i < G_N_ELEMENTS(report_commands); i++)
+		fprintf(out, "  %-6s %s\n", report_commands[i].name, report_commands[i].summary);
+}
+
+int cli_report(struct cli *cli, int argc, char **argv)
+{
+	if (argc < 2) {
+		report_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		report_usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(report_commands); i++) {
+		if (strcmp(argv[1], report_commands[i].name) == 0)
+			return report_commands[i].run(cli, argc - 1, argv + 1);
+	}
+	fprintf(stderr, "zeroday report: unknown command '%s'\n", argv[1]);
+	report_usage(stderr);
+	return EXIT_USAGE;
+}
+
+/* outbox */
+
+/* Appends @s as a JSON string, or null. */
+static void json_string(GString *out, const char *s)
+{
+	if (!s) {
+		g_string_append(out, "null");
+		return;
+	}
+	g_string_append_c(out, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			g_string_append_printf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			g_string_append_printf(out, "\\u%04x", *p);
+		else
+			g_string_append_c(out, (char)*p);
+	}
+	g_string_append_c(out, '"');
+}
+
+int cli_outbox(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) rows = NULL;
+	g_autoptr(GString) out = g_string_new(NULL);
+	gboolean json = FALSE;
+	GOptionEntry entries[] = {
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON for scripts", NULL },
+		G_OPTION_ENTRY_NULL,
+	};
+	int status;
+
+	if (!parse_options(&argc, &argv, "",
+			   "List the mails zeroday queued and sent: Message-ID, In-Reply-To, "
+			   "recipients, subject, state and where the raw text went.", entries,
+			   &status))
+		return status;
+	if (argc != 1)
+		return usage("outbox", "takes no arguments");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	rows = db_outbox_list(cli->db, -1, G_MAXINT, &error);
+	if (!rows)
+		return fail(error);
+	if (json)
+		g_string_append(out, "[");
+	for (guint i = 0; i < rows->len; i++) {
+		const struct outbox_row *r = rows->pdata[i];
+
+		if (!json) {
+			g_autofree char *to = g_strjoinv(", ", r->recipients);
+
+			g_string_append_printf(out, "%" G_GINT64_FORMAT " %s %s finding %" G_GINT64_FORMAT
+					       " <%s>%s%s%s\n  %s\n  to %s\n", r->id,
+					       db_outbox_state_name(r->state),
+					       db_outbox_kind_name(r->kind), r->finding_id, r->message_id,
+					       r->in_reply_to ? " in reply to <" : "",
+					       r->in_reply_to ? r->in_reply_to : "",
+					       r->in_reply_to ? ">" : "", r->subject, to);
+			if (r->path)
+				g_string_append_printf(out, "  in %s\n", r->path);
+			if (r->last_error)
+				g_string_append_printf(out, "  %s: %s\n",
+						       r->state == OUTBOX_ERROR ? "not sent" : "last try",
+						       r->last_error);
+			continue;
+		}
+		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"finding\": %"
+				       G_GINT64_FORMAT ", \"kind\": ", i ? ", " : "", r->id,
+				       r->finding_id);
+		json_string(out, db_outbox_kind_name(r->kind));
+		g_string_append(out, ", \"state\": ");
+		json_string(out, db_outbox_state_name(r->state));
+		g_string_append(out, ", \"message_id\": ");
+		json_string(out, r->message_id);
+		g_string_append(out, ", \"in_reply_to\": ");
+		json_string(out, r->in_reply_to);
+		g_string_append(out, ", \"references\": [");
+		for (size_t k = 0; r->references && r->references[k]; k++) {
+			g_string_append(out, k ? ", " : "");
+			json_string(out, r->references[k]);
+		}
+		g_string_append(out, "], \"recipients\": [");
+		for (size_t k = 0; r->recipients && r->recipients[k]; k++) {
+			g_string_append(out, k ? ", " : "");
+			json_string(out, r->recipients[k]);
+		}
+		g_string_append(out, "], \"subject\": ");
+		json_string(out, r->subject);
+		g_string_append_printf(out, ", \"created\": %" G_GINT64_FORMAT ", \"sent\": %"
+				       G_GINT64_FORMAT ", \"attempts\": %u, \"last_error\": ",
+				       r->created, r->sent, r->attempts);
+		json_string(out, r->last_error);
+		g_string_append(out, ", \"path\": ");
+		json_string(out, r->path);
+		g_string_append(out, "}");
+	}
+	if (json)
+		g_string_append(out, "]\n");
+	fputs(out->str, stdout);
 	return 0;
 }
 

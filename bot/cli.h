@@ -28,6 +28,8 @@ int cli_status(struct cli *cli, int argc, char **argv);
 int cli_build(struct cli *cli, int argc, char **argv);
 int cli_boot(struct cli *cli, int argc, char **argv);
 int cli_run(struct cli *cli, int argc, char **argv);
+int cli_report(struct cli *cli, int argc, char **argv);
+int cli_outbox(struct cli *cli, int argc, char **argv);
 int cli_version(struct cli *cli, int argc, char **argv);
 
 #endif

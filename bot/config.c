@@ -15,6 +15,7 @@
 #include "bot/bot.h"
 #include "bot/config.h"
 #include "engine/build.h"
+#include "mail/address.h"
 
 G_DEFINE_QUARK(zeroday-bot-error-quark, bot_error)
 
@@ -27,7 +28,8 @@ G_DEFINE_QUARK(zeroday-bot-error-quark, bot_error)
 /* The payload names engine/initramfs.c accepts. */
 #define PAYLOAD_NAME_MAX 64
 
-enum key_type { KEY_BOOL, KEY_UINT, KEY_UINT64, KEY_PATH, KEY_LIST, KEY_KVM };
+enum key_type { KEY_BOOL, KEY_UINT, KEY_UINT64, KEY_PATH, KEY_LIST, KEY_KVM, KEY_TEXT, KEY_ADDRESS,
+		KEY_URL, KEY_OUTBOX };
 
 /*
  * The checks of list keys: each looks at every item and, on failure, sets
@@ -79,6 +81,12 @@ static const struct key {
 	{ "boot", "payload-timeout", KEY_UINT, offsetof(struct config, boot_payload_timeout), 1, 86400 },
 	{ "boot", "kvm", KEY_KVM, offsetof(struct config, boot_kvm), 0, 0 },
 	{ "boot", "busybox", KEY_PATH, offsetof(struct config, boot_busybox), 0, 0 },
+	{ "mail", "address", KEY_ADDRESS, offsetof(struct config, mail_address), 0, 0 },
+	{ "mail", "name", KEY_TEXT, offsetof(struct config, mail_name), 1, 64 },
+	{ "mail", "archive-url", KEY_URL, offsetof(struct config, mail_archive_url), 0, 0 },
+	{ "mail", "templates", KEY_PATH, offsetof(struct config, mail_templates), 0, 0 },
+	{ "mail", "cc-max", KEY_UINT, offsetof(struct config, mail_cc_max), 1, 1000 },
+	{ "mail", "outbox", KEY_OUTBOX, offsetof(struct config, mail_outbox), 0, 0 },
 };
 
 static struct config *config_defaults(void)
@@ -109,6 +117,11 @@ static struct config *config_defaults(void)
 	c->boot_payload_timeout = 600;
 	c->boot_kvm = g_strdup("false");
 	c->boot_busybox = g_strdup("/bin/busybox");
+	c->mail_address = g_strdup("zeroday@localhost");
+	c->mail_name = g_strdup("zeroday kernel test robot");
+	c->mail_archive_url = g_strdup("https://lore.kernel.org/r/");
+	c->mail_templates = config_template_dir();
+	c->mail_cc_max = 20;
 	return c;
 }
 
@@ -123,6 +136,11 @@ void config_free(struct config *config)
 	g_strfreev(config->boot_payloads);
 	g_free(config->boot_kvm);
 	g_free(config->boot_busybox);
+	g_free(config->mail_address);
+	g_free(config->mail_name);
+	g_free(config->mail_archive_url);
+	g_free(config->mail_templates);
+	g_free(config->mail_outbox);
 	g_free(config);
 }
 
@@ -383,6 +401,47 @@ static bool set_key(struct config *c, GKeyFile *kf, const char *origin, const st
 		g_free(*(char **)field);
 		*(char **)field = g_strdup(raw);
 		return true;
+	case KEY_TEXT:
+		if (g_utf8_strlen(raw, -1) < (glong)k->min || g_utf8_strlen(raw, -1) > (glong)k->max) {
+			g_autofree char *why = g_strdup_printf(
+				"expected %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT " characters",
+				k->min, k->max);
+
+			return bad_key(error, origin, k->group, k->name, why);
+		}
+		g_free(*(char **)field);
+		*(char **)field = g_strdup(raw);
+		return true;
+	case KEY_ADDRESS: {
+		g_autoptr(GError) local = NULL;
+		g_autofree char *normal = address_normalize(raw, &local);
+
+		/* The bot's own address: an addr-spec, its name is [mail] name. */
+		if (!normal || strcmp(normal, raw) != 0 || strchr(raw, '<'))
+			return bad_key(error, origin, k->group, k->name,
+				       "expected one address, user@domain, without a name");
+		g_free(*(char **)field);
+		*(char **)field = g_steal_pointer(&normal);
+		return true;
+	}
+	case KEY_URL:
+		if ((!g_str_has_prefix(raw, "https://") && !g_str_has_prefix(raw, "http://")) ||
+		    !g_uri_is_valid(raw, G_URI_FLAGS_NONE, NULL) || strpbrk(raw, " \t\"<>"))
+			return bad_key(error, origin, k->group, k->name,
+				       "expected an http:// or https:// URL");
+		g_free(*(char **)field);
+		*(char **)field = g_strdup(raw);
+		return true;
+	case KEY_OUTBOX:
+		if (g_str_has_prefix(raw, "smtp://") || g_str_has_prefix(raw, "smtps://"))
+			return bad_key(error, origin, k->group, k->name,
+				       "sending over SMTP is not implemented yet; use maildir:PATH");
+		if (!g_str_has_prefix(raw, "maildir:") || !g_path_is_absolute(raw + 8))
+			return bad_key(error, origin, k->group, k->name,
+				       "expected maildir:PATH, with an absolute path");
+		g_free(*(char **)field);
+		*(char **)field = g_strdup(raw + 8);
+		return true;
 	case KEY_PATH:
 		if (!g_path_is_absolute(raw))
 			return bad_key(error, origin, k->group, k->name,
@@ -444,18 +503,23 @@ static char *find_config_file(void)
 	return NULL;
 }
 
-/*
- * Reads the file at @path once, from one descriptor: a regular file of at
- * most CONFIG_MAX_BYTES. O_NONBLOCK keeps a FIFO from blocking the open;
- * the type is checked on the descriptor, so nothing can swap the file
- * between the check and the read.
- */
-static char *read_config_file(const char *path, gsize *len, GError **error)
+/* "1 MiB", "256 KiB" or "N bytes": a size limit as errors say it (caller frees). */
+static char *size_limit_text(gsize max)
+{
+	if (max >= 1024 * 1024 && max % (1024 * 1024) == 0)
+		return g_strdup_printf("%" G_GSIZE_FORMAT " MiB", max / (1024 * 1024));
+	if (max >= 1024 && max % 1024 == 0)
+		return g_strdup_printf("%" G_GSIZE_FORMAT " KiB", max / 1024);
+	return g_strdup_printf("%" G_GSIZE_FORMAT " bytes", max);
+}
+
+char *config_read_file(const char *path, gsize max, gsize *len, GError **error)
 {
 	g_autoptr(GByteArray) buf = g_byte_array_new();
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	const char *why = NULL;
+	bool too_big = false;
 	int saved = 0;
 
 	if (fd < 0) {
@@ -470,8 +534,8 @@ static char *read_config_file(const char *path, gsize *len, GError **error)
 		why = "not a regular file";
 		goto out;
 	}
-	if (st.st_size > CONFIG_MAX_BYTES) {
-		why = "larger than 1 MiB";
+	if ((guint64)st.st_size > max) {
+		too_big = true;
 		goto out;
 	}
 	for (;;) {
@@ -488,14 +552,20 @@ static char *read_config_file(const char *path, gsize *len, GError **error)
 			break;
 		g_byte_array_append(buf, chunk, (guint)n);
 		/* It may grow while read. */
-		if (buf->len > CONFIG_MAX_BYTES) {
-			why = "larger than 1 MiB";
+		if (buf->len > max) {
+			too_big = true;
 			goto out;
 		}
 	}
 out:
 	if (fd >= 0)
 		close(fd);
+	if (too_big) {
+		g_autofree char *limit = size_limit_text(max);
+
+		g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG, "%s: larger than %s", path, limit);
+		return NULL;
+	}
 	if (saved || why) {
 		g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG, "%s: %s", path,
 			    why ? why : g_strerror(saved));
@@ -558,7 +628,7 @@ struct config *config_load(const char *path, const char *state_dir, GError **err
 		g_autofree char *data = NULL;
 		gsize len;
 
-		data = read_config_file(file, &len, error);
+		data = config_read_file(file, CONFIG_MAX_BYTES, &len, error);
 		if (!data || !check_nul(data, len, file, error))
 			return NULL;
 		c = config_load_data(data, file, error);
@@ -590,7 +660,17 @@ char *config_log_dir(const struct config *config)
 	return g_build_filename(config->state_dir, "logs", NULL);
 }
 
-static char *data_dir(const char *name)
+char *config_outbox_path(const struct config *config)
+{
+	return config->mail_outbox ? g_strdup(config->mail_outbox)
+				   : g_build_filename(config->state_dir, "outbox", NULL);
+}
+
+/*
+ * $ZERODAY_DATADIR/@name, else the installed one, else (run from the
+ * build tree, not installed) the source tree's @source.
+ */
+static char *data_dir(const char *name, const char *source)
 {
 	const char *env = g_getenv("ZERODAY_DATADIR");
 	g_autofree char *installed = g_build_filename(ZERODAY_DATADIR, name, NULL);
@@ -599,16 +679,20 @@ static char *data_dir(const char *name)
 		return g_build_filename(env, name, NULL);
 	if (g_file_test(installed, G_FILE_TEST_IS_DIR))
 		return g_steal_pointer(&installed);
-	/* Run from the build tree, not installed. */
-	return g_build_filename(ZERODAY_SRCDIR, "engine", name, NULL);
+	return g_build_filename(ZERODAY_SRCDIR, source, NULL);
 }
 
 char *config_fragment_dir(void)
 {
-	return data_dir("kconfig");
+	return data_dir("kconfig", "engine/kconfig");
 }
 
 char *config_payload_dir(void)
 {
-	return data_dir("payloads");
+	return data_dir("payloads", "engine/payloads");
+}
+
+char *config_template_dir(void)
+{
+	return data_dir("templates", "templates");
 }

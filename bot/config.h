@@ -40,6 +40,14 @@ struct config {
 	unsigned boot_payload_timeout;
 	char *boot_kvm;         /* "false", "true" or "auto" */
 	char *boot_busybox;
+
+	/* [mail] */
+	char *mail_address;     /* the bot's address (addr-spec): the From of every mail */
+	char *mail_name;        /* its display name */
+	char *mail_archive_url; /* a report's link is this and its Message-ID */
+	char *mail_templates;   /* the directory of the report templates */
+	char *mail_outbox;      /* the Maildir mail is delivered to; NULL: STATE/outbox */
+	unsigned mail_cc_max;   /* recipients of one report, To and Cc together, at most */
 };
 
 /*
@@ -62,6 +70,15 @@ struct config *config_load(const char *path, const char *state_dir, GError **err
  */
 struct config *config_load_data(const char *data, const char *origin, GError **error);
 
+/*
+ * Reads the file at @path once, from one descriptor: a regular file of at
+ * most @max bytes (a FIFO does not block the open; the type is checked on
+ * the descriptor, so nothing can swap the file between the check and the
+ * read). Returns its bytes with a NUL after them and *@len their count
+ * (caller frees); BOT_ERROR_CONFIG naming @path on failure.
+ */
+char *config_read_file(const char *path, gsize max, gsize *len, GError **error);
+
 void config_free(struct config *config);
 ZD_AUTOPTR_DEFINE(config, config_free)
 
@@ -69,11 +86,15 @@ ZD_AUTOPTR_DEFINE(config, config_free)
 char *config_db_path(const struct config *config);
 char *config_git_path(const struct config *config);
 char *config_log_dir(const struct config *config);
+char *config_outbox_path(const struct config *config);
 
 /* Where zeroday's config fragments are: $ZERODAY_DATADIR/kconfig, else the installed ones. */
 char *config_fragment_dir(void);
 
 /* Where zeroday's boot payloads are, likewise. */
 char *config_payload_dir(void);
+
+/* Where zeroday's report templates are, likewise ($ZERODAY_DATADIR/templates). */
+char *config_template_dir(void);
 
 #endif

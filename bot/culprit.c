@@ -15,6 +15,7 @@
 #include "bot/bot.h"
 #include "bot/booter.h"
 #include "bot/culprit.h"
+#include "bot/outbox.h"
 #include "engine/bisect.h"
 #include "engine/diag.h"
 
@@ -382,14 +383,24 @@ static char *first_parent(const struct culprit_ctx *c, const char *commit)
 	return rc->parent_ids && rc->parent_ids[0] ? g_strdup(rc->parent_ids[0]) : NULL;
 }
 
-static bool store_finding(const struct culprit_ctx *c, const struct job_row *job,
-			  const struct finding_row *f, GError **error)
+/* The report context of a culprit context. */
+static struct report_ctx report_ctx_of(const struct culprit_ctx *c)
 {
+	return (struct report_ctx){ .config = c->config, .db = c->db, .repo = c->repo };
+}
+
+/* Stores @f and, when it is new, its report in the outbox: one transaction. */
+static bool store_finding(const struct culprit_ctx *c, const struct job_row *job,
+			  struct finding_row *f, GError **error)
+{
+	const struct report_ctx rc = report_ctx_of(c);
 	bool added;
 
 	if (!db_tx_begin(c->db, error))
 		return false;
-	if (!db_finding_add(c->db, job->tree_id, f, &added, error)) {
+	if (!db_finding_add(c->db, job->tree_id, f, &added, error) ||
+	    (added && !outbox_queue_report(&rc, f->id, g_get_real_time() / G_USEC_PER_SEC,
+					   error))) {
 		db_tx_rollback(c->db);
 		return false;
 	}
@@ -604,6 +615,7 @@ static char *bisect_fix(const struct culprit_ctx *c, const struct job_row *job,
 bool culprit_mark_fixed(const struct culprit_ctx *c, const struct job_row *job,
 			const struct builder_result *r, GPtrArray *boots, GError **error)
 {
+	const struct report_ctx rc = report_ctx_of(c);
 	g_autoptr(GPtrArray) open = db_finding_open(c->db, job->tree_id, job->target, error);
 
 	if (!open)
@@ -640,7 +652,8 @@ bool culprit_mark_fixed(const struct culprit_ctx *c, const struct job_row *job,
 		}
 		if (!db_tx_begin(c->db, error))
 			return false;
-		if (!db_finding_fixed(c->db, f->id, fix, error)) {
+		if (!db_finding_fixed(c->db, f->id, fix, error) ||
+		    !outbox_queue_fixed(&rc, f->id, g_get_real_time() / G_USEC_PER_SEC, error)) {
 			db_tx_rollback(c->db);
 			return false;
 		}

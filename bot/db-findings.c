@@ -180,7 +180,7 @@ static bool finding_steps_add(struct db *db, gint64 finding_id, const GPtrArray 
 	return true;
 }
 
-bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row, bool *added,
+bool db_finding_add(struct db *db, gint64 tree_id, struct finding_row *row, bool *added,
 		    GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
@@ -230,8 +230,10 @@ bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row
 	if (!db_step_done(db, stmt, error))
 		return false;
 	*added = sqlite3_changes(db->sql) == 1;
-	return !*added || finding_steps_add(db, sqlite3_last_insert_rowid(db->sql), row->steps,
-					    error);
+	if (!*added)
+		return true;
+	row->id = sqlite3_last_insert_rowid(db->sql);
+	return finding_steps_add(db, row->id, row->steps, error);
 }
 
 /* The columns finding_read() reads, in its order; the findings table is f, trees t. */
@@ -347,6 +349,25 @@ GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error)
 		return NULL;
 	sqlite3_bind_int64(stmt, 1, limit);
 	return finding_query(db, stmt, "listing findings", error);
+}
+
+struct finding_row *db_finding_get(struct db *db, gint64 id, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "SELECT " FINDING_COLUMNS "WHERE f.id = ?1",
+						  error);
+	g_autoptr(GPtrArray) found = NULL;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, id);
+	found = finding_query(db, stmt, "reading a finding", error);
+	if (!found)
+		return NULL;
+	if (found->len == 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no finding %" G_GINT64_FORMAT, id);
+		return NULL;
+	}
+	return g_ptr_array_steal_index(found, 0);
 }
 
 GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GError **error)

@@ -200,6 +200,30 @@ static const char *const migrations[] = {
 	"  runs INTEGER NOT NULL,"
 	"  failures INTEGER NOT NULL,"
 	"  PRIMARY KEY (finding_id, seq));",
+
+	/*
+	 * 10 -> 11: the outbox: every mail zeroday sends, rendered with its
+	 * final Message-ID in the transaction of the event that caused it,
+	 * then sent; one of each kind per finding.
+	 */
+	"CREATE TABLE outbox ("
+	"  id INTEGER PRIMARY KEY,"
+	"  finding_id INTEGER REFERENCES findings(id) ON DELETE SET NULL,"
+	"  kind TEXT NOT NULL,"
+	"  message_id TEXT NOT NULL UNIQUE,"
+	"  in_reply_to TEXT,"
+	"  refs TEXT,"
+	"  subject TEXT NOT NULL,"
+	"  recipients TEXT NOT NULL,"
+	"  raw TEXT,"
+	"  state TEXT NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  sent INTEGER NOT NULL DEFAULT 0,"
+	"  attempts INTEGER NOT NULL DEFAULT 0,"
+	"  last_error TEXT,"
+	"  path TEXT);"
+	"CREATE UNIQUE INDEX outbox_once ON outbox (finding_id, kind) WHERE finding_id IS NOT NULL;"
+	"CREATE INDEX outbox_state ON outbox (state, id);",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

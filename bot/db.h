@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 10
+#define DB_SCHEMA_VERSION 11
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -506,15 +506,17 @@ struct finding_row {
 
 /* Frees @row, its suspects and its steps. */
 void finding_row_free(struct finding_row *row);
+ZD_AUTOPTR_DEFINE(finding_row, finding_row_free)
 
 /*
  * Records a finding once: the same fingerprint caused by the same culprit
  * is one finding, however many heads, targets or trees show it. Its
  * steps (@row->steps, may be NULL) are stored with it, only when it is
- * new (*@added). The caller holds a transaction (db_tx_begin()), so that
- * a finding is never stored without its steps.
+ * new (*@added, and then @row->id is set). The caller holds a
+ * transaction (db_tx_begin()), so that a finding is never stored without
+ * its steps (nor its report: see db_outbox_add()).
  */
-bool db_finding_add(struct db *db, gint64 tree_id, const struct finding_row *row, bool *added,
+bool db_finding_add(struct db *db, gint64 tree_id, struct finding_row *row, bool *added,
 		    GError **error);
 /* Returns the open findings of @tree_id for @target, oldest first (struct finding_row). */
 GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GError **error);
@@ -522,6 +524,68 @@ GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GE
 bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error);
 /* Returns the @limit newest findings, newest first. */
 GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error);
+/* Returns finding @id with its steps, or NULL with BOT_ERROR_NOT_FOUND. */
+struct finding_row *db_finding_get(struct db *db, gint64 id, GError **error);
+
+/* The outbox (bot/db-mail.c). */
+
+enum outbox_kind {
+	OUTBOX_REPORT, /* a finding's report: starts its thread */
+	OUTBOX_FIXED,  /* the finding was fixed: a reply in the report's thread */
+};
+
+/* "report", "fixed". */
+const char *db_outbox_kind_name(enum outbox_kind kind);
+
+enum outbox_state {
+	OUTBOX_QUEUED, /* committed, not sent yet */
+	OUTBOX_SENT,   /* handed to the sink: see outbox_row.path */
+	OUTBOX_ERROR,  /* could not be rendered: see last_error; never sent */
+};
+
+/* "queued", "sent", "error". */
+const char *db_outbox_state_name(enum outbox_state state);
+
+struct outbox_row {
+	gint64 id;
+	gint64 finding_id;  /* 0: none */
+	enum outbox_kind kind;
+	char *message_id;   /* without brackets */
+	char *in_reply_to;  /* or NULL */
+	char **references;  /* NULL-terminated, oldest first; empty when none */
+	char *subject;
+	char **recipients;  /* To then Cc, normalized; NULL-terminated */
+	char *raw;          /* the RFC 5322 text; NULL for OUTBOX_ERROR */
+	enum outbox_state state;
+	gint64 created;
+	gint64 sent;
+	unsigned attempts;
+	char *last_error;
+	char *path;         /* where the sink put it, once sent */
+};
+
+void outbox_row_free(struct outbox_row *row);
+ZD_AUTOPTR_DEFINE(outbox_row, outbox_row_free)
+
+/*
+ * Queues @row (its id is set); one row per (finding, kind): a second
+ * one is left out and *@added is false. Run it in the transaction of
+ * the event that caused the mail.
+ */
+bool db_outbox_add(struct db *db, struct outbox_row *row, bool *added, GError **error);
+
+/* Returns the rows in @state (all when @state < 0), oldest first, at most @limit. */
+GPtrArray *db_outbox_list(struct db *db, int state, unsigned limit, GError **error);
+
+/* Returns finding @finding_id's mail of @kind, or NULL (no error) when there is none. */
+struct outbox_row *db_outbox_of_finding(struct db *db, gint64 finding_id, enum outbox_kind kind,
+					GError **error);
+
+/* Marks row @id sent at @when to @path. */
+bool db_outbox_sent(struct db *db, gint64 id, gint64 when, const char *path, GError **error);
+
+/* Counts a failed attempt to send row @id, and why. */
+bool db_outbox_failed(struct db *db, gint64 id, const char *why, GError **error);
 
 /* Returns "sqlite 3.x.y" (caller frees). */
 char *db_version_string(void);

@@ -27,6 +27,8 @@ static const struct command {
 	{ "boot", cli_boot, "boot a kernel image (or a build's) and classify the console" },
 	{ "run", cli_run, "the daemon: poll, build, record findings" },
 	{ "status", cli_status, "show trees, the test queue and recent changes" },
+	{ "report", cli_report, "print the mail zeroday would send about a finding" },
+	{ "outbox", cli_outbox, "list the mails queued and sent" },
 	{ "version", cli_version, "print the version" },
 };
 

@@ -13,6 +13,7 @@
 #include "bot/bot.h"
 #include "bot/builder.h"
 #include "bot/culprit.h"
+#include "bot/outbox.h"
 #include "bot/sched.h"
 #include "bot/watch.h"
 /* The longest wait, in seconds, before the store is tried again after a temporary failure. */
@@ -497,6 +498,28 @@ static bool poll_and_enqueue(struct sched *s, struct db *db, struct repo *repo, 
 	return true;
 }
 
+/*
+ * Sends what the outbox holds. A sink that refuses a mail leaves it
+ * queued; a store failure that is temporary waits for the next round.
+ */
+static bool send_mail(struct db *db, struct repo *repo, const struct config *config,
+		      GError **error)
+{
+	const struct report_ctx rc = { .config = config, .db = db, .repo = repo };
+	GError *local = NULL;
+	unsigned sent;
+
+	if (outbox_send_due(&rc, &sent, &local))
+		return true;
+	if (g_error_matches(local, BOT_ERROR, BOT_ERROR_TEMPORARY)) {
+		g_warning("outbox: %s; trying again later", local->message);
+		g_error_free(local);
+		return true;
+	}
+	g_propagate_error(error, local);
+	return false;
+}
+
 /* With --once: what is left waiting for its retry time, logged. */
 static bool report_waiting(struct db *db, GError **error)
 {
@@ -533,7 +556,7 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	};
 	GError *local = NULL;
 	unsigned poll_pause = 0;
-	gint64 next_poll;
+	gint64 next_poll, last_send = 0;
 	bool ok = true;
 
 	if (opts->retry_delay)
@@ -572,10 +595,17 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 		workers[i].owner = g_strdup_printf("%s%d.%u", prefix, (int)getpid(), i + 1);
 		threads[i] = g_thread_new("worker", worker_main, &workers[i]);
 	}
-	/* The main thread polls; the workers run the jobs. */
+	/* The main thread polls and sends the mail; the workers run the jobs. */
 	while (!opts->once && !stopping(&s)) {
 		gint64 now = g_get_real_time() / G_USEC_PER_SEC;
 
+		if (now != last_send) {
+			last_send = now;
+			if (!send_mail(db, repo, config, &local)) {
+				fail(&s, local);
+				local = NULL;
+			}
+		}
 		if (now >= next_poll) {
 			if (poll_and_enqueue(&s, db, repo, &local)) {
 				poll_pause = 0;
@@ -599,6 +629,9 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	}
 	if (s.error) {
 		g_propagate_error(error, s.error);
+		ok = false;
+	} else if (!send_mail(db, repo, config, error)) {
+		/* Whatever the jobs queued goes out before the daemon stops. */
 		ok = false;
 	} else if (opts->once && !report_waiting(db, error)) {
 		ok = false;

@@ -298,9 +298,9 @@ static void json_finding(GString *out, const struct finding_row *f, bool first)
 		{ "parent", f->parent }, { "head", f->head },
 	};
 
-	g_string_append(out, first ? "{" : ", {");
+	g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT, first ? "" : ", ", f->id);
 	for (size_t k = 0; k < G_N_ELEMENTS(fields); k++) {
-		g_string_append_printf(out, "%s\"%s\": ", k ? ", " : "", fields[k].key);
+		g_string_append_printf(out, ", \"%s\": ", fields[k].key);
 		json_str(out, fields[k].value);
 	}
 	g_string_append_printf(out, ", \"confidence\": %.4f, \"rate\": %.4f, \"failures\": %u, "

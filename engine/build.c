@@ -254,6 +254,55 @@ void build_target_clear(struct build_target *t)
 	memset(t, 0, sizeof(*t));
 }
 
+static char *cross_prefix(const char *arch);
+
+char *build_reproduce_command(const struct build_target *t, const char *config_name)
+{
+	GString *s = g_string_new(NULL);
+	g_autoptr(GString) make = g_string_new(NULL);
+	bool from_file = (t->fragments && t->fragments[0]) || strcmp(t->config, "file") == 0;
+
+	g_string_append_printf(make, "make O=build ARCH=%s", t->arch);
+	if (from_file) {
+		g_string_append_printf(s, "mkdir -p build && cp %s build/.config && %s olddefconfig",
+				       config_name, make->str);
+	} else if (strcmp(t->config, "randconfig") == 0) {
+		g_string_append_printf(s, "%s KCONFIG_SEED=%" G_GUINT64_FORMAT " randconfig",
+				       make->str, t->seed);
+	} else {
+		g_string_append_printf(s, "%s %s", make->str, t->config);
+	}
+	g_string_append_printf(s, " && %s", make->str);
+	if (t->checks & BUILD_W1)
+		g_string_append(s, " W=1");
+	if (t->checks & BUILD_SPARSE_ALL)
+		g_string_append(s, " C=2");
+	else if (t->checks & BUILD_SPARSE)
+		g_string_append(s, " C=1");
+	g_string_append(s, " -j$(nproc)");
+	return g_string_free(s, FALSE);
+}
+
+char *build_compiler_version(const char *arch)
+{
+	g_autofree char *prefix = cross_prefix(arch);
+	g_autofree char *gcc = prefix ? g_strconcat(prefix, "gcc", NULL) : NULL;
+	g_autofree char *path = gcc ? run_find_program(gcc) : NULL;
+	g_autofree char *out = NULL;
+	const char *argv[] = { path, "--version", NULL };
+	int status = 0;
+	char *nl;
+
+	if (!path || !g_spawn_sync(NULL, (char **)argv, NULL,
+				   G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+				   &out, NULL, &status, NULL) ||
+	    !g_spawn_check_wait_status(status, NULL) || !out)
+		return NULL;
+	if ((nl = strchr(out, '\n')))
+		*nl = '\0';
+	return g_utf8_make_valid(out, -1);
+}
+
 void build_target_daily(struct build_target *t, const char *salt, GDateTime *day)
 {
 	g_autofree char *date = NULL;

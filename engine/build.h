@@ -63,6 +63,23 @@ void build_target_daily(struct build_target *target, const char *salt, GDateTime
  */
 char *build_target_dirname(const struct build_target *target);
 
+/*
+ * The one line a developer pastes to reproduce a build of @target in a
+ * checkout of the commit (caller frees): make with O=build, ARCH, the
+ * checks (W=1, C=1, C=2) and, for a randconfig, KCONFIG_SEED. A config
+ * made with fragments or from a file is not reproducible from the tree
+ * alone: the line then starts from the report's attached config, named
+ * @config_name.
+ */
+char *build_reproduce_command(const struct build_target *target, const char *config_name);
+
+/*
+ * The first line of `gcc --version` of the compiler that builds @arch
+ * here ("gcc (Debian 12.2.0-14) 12.2.0"), or NULL when there is none
+ * (caller frees).
+ */
+char *build_compiler_version(const char *arch);
+
 /* The default target of a tree that sets none. */
 #define BUILD_DEFAULT_TARGET "x86_64:tinyconfig+serial"
 

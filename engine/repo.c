@@ -732,6 +732,114 @@ out:
 	return result;
 }
 
+void repo_people_free(struct repo_people *p)
+{
+	if (!p)
+		return;
+	g_free(p->oid);
+	g_free(p->summary);
+	g_free(p->author_name);
+	g_free(p->author_email);
+	g_free(p->committer_name);
+	g_free(p->committer_email);
+	g_strfreev(p->signed_off_by);
+	g_free(p);
+}
+
+/* The most Signed-off-by: trailers read from one commit. */
+#define SIGNOFFS_MAX 64
+
+struct repo_people *repo_people_of(struct repo *repo, const char *oid, GError **error)
+{
+	g_autoptr(GStrvBuilder) signoffs = g_strv_builder_new();
+	git_message_trailer_array trailers = { 0 };
+	const git_signature *author, *committer;
+	struct repo_people *p;
+	git_commit *commit = NULL;
+	git_oid id;
+	int rc;
+
+	if (!parse_oid(&id, oid, error))
+		return NULL;
+	rc = git_commit_lookup(&commit, repo->git, &id);
+	if (rc < 0) {
+		set_git_error(error, rc, oid);
+		return NULL;
+	}
+	author = git_commit_author(commit);
+	committer = git_commit_committer(commit);
+	p = g_new0(struct repo_people, 1);
+	p->oid = g_strdup(git_oid_tostr_s(&id));
+	p->summary = summary_clean(git_commit_summary(commit));
+	p->author_name = summary_clean(author->name);
+	p->author_email = summary_clean(author->email);
+	p->author_time = (gint64)author->when.time;
+	p->author_offset = author->when.offset;
+	p->committer_name = summary_clean(committer->name);
+	p->committer_email = summary_clean(committer->email);
+	if (git_message_trailers(&trailers, git_commit_message(commit)) == 0) {
+		for (size_t i = 0, n = 0; i < trailers.count && n < SIGNOFFS_MAX; i++) {
+			g_autofree char *value = NULL;
+
+			if (g_ascii_strcasecmp(trailers.trailers[i].key, "Signed-off-by") != 0)
+				continue;
+			value = summary_clean(trailers.trailers[i].value);
+			g_strv_builder_add(signoffs, value);
+			n++;
+		}
+		git_message_trailer_array_free(&trailers);
+	}
+	p->signed_off_by = g_strv_builder_end(signoffs);
+	git_commit_free(commit);
+	return p;
+}
+
+char *repo_file_at(struct repo *repo, const char *oid, const char *path, gsize max, gsize *len,
+		   GError **error)
+{
+	git_commit *commit = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *entry = NULL;
+	git_blob *blob = NULL;
+	char *out = NULL;
+	git_oid id;
+	int rc;
+
+	if (!parse_oid(&id, oid, error))
+		return NULL;
+	if ((rc = git_commit_lookup(&commit, repo->git, &id)) < 0 ||
+	    (rc = git_commit_tree(&tree, commit)) < 0) {
+		set_git_error(error, rc, oid);
+		goto out;
+	}
+	rc = git_tree_entry_bypath(&entry, tree, path);
+	if (rc == GIT_ENOTFOUND || (rc == 0 && git_tree_entry_filemode(entry) != GIT_FILEMODE_BLOB &&
+				    git_tree_entry_filemode(entry) != GIT_FILEMODE_BLOB_EXECUTABLE)) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND,
+			    "%s: no regular file %s", oid, path);
+		goto out;
+	}
+	if (rc < 0 || (rc = git_blob_lookup(&blob, repo->git, git_tree_entry_id(entry))) < 0) {
+		set_git_error(error, rc, path);
+		goto out;
+	}
+	if ((guint64)git_blob_rawsize(blob) > max) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED,
+			    "%s:%s: larger than %" G_GSIZE_FORMAT " bytes", oid, path, max);
+		goto out;
+	}
+	*len = (gsize)git_blob_rawsize(blob);
+	out = g_malloc(*len + 1);
+	memcpy(out, git_blob_rawcontent(blob), *len);
+	out[*len] = '\0';
+out:
+	git_blob_free(blob);
+	git_tree_entry_free(entry);
+	git_tree_free(tree);
+	git_commit_free(commit);
+	return out;
+}
+
 static struct repo_commit *commit_info(git_repository *git, const git_oid *id, GError **error)
 {
 	struct repo_commit *info;

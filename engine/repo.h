@@ -134,6 +134,35 @@ struct repo_commit {
 
 void repo_commit_free(struct repo_commit *commit);
 
+/* Who wrote, committed and signed off a commit: for a report's recipients. */
+struct repo_people {
+	char *oid;
+	char *summary;         /* cleaned as struct repo_commit's */
+	char *author_name;     /* names: cleaned likewise; may be empty */
+	char *author_email;    /* as git has it; the caller checks it is an address */
+	gint64 author_time;    /* unix seconds */
+	int author_offset;     /* minutes east of UTC */
+	char *committer_name;
+	char *committer_email;
+	/* The Signed-off-by: trailers' values ("Name <addr>"), cleaned, in order. */
+	char **signed_off_by;  /* NULL-terminated */
+};
+
+void repo_people_free(struct repo_people *p);
+ZD_AUTOPTR_DEFINE(repo_people, repo_people_free)
+
+/* Returns the people of commit @oid, or NULL with @error set. */
+struct repo_people *repo_people_of(struct repo *repo, const char *oid, GError **error);
+
+/*
+ * Returns the file at @path in commit @oid's tree, of at most @max bytes,
+ * with a NUL after it, and *@len its length (caller frees). Not a regular
+ * file there (missing, a link, a submodule) or larger: NULL with
+ * ENGINE_ERROR_NOT_FOUND or ENGINE_ERROR_FAILED.
+ */
+char *repo_file_at(struct repo *repo, const char *oid, const char *path, gsize max, gsize *len,
+		   GError **error);
+
 /*
  * Lists the commits reachable from @head and from none of @hide (a
  * NULL-terminated list of commit ids; ids missing from the store are

@@ -70,3 +70,34 @@ char *address_normalize(const char *text, GError **error)
 	g_object_unref(list);
 	return out;
 }
+
+char *address_format(const char *name, const char *addr, GError **error)
+{
+	g_autofree char *bare = address_normalize(addr, error);
+	InternetAddress *ia;
+	char *out;
+
+	if (!bare)
+		return NULL;
+	if (strchr(bare, '<'))
+		return refuse(error, addr, "not a bare address");
+	if (!name || !*name)
+		return g_steal_pointer(&bare);
+	for (const char *p = name; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return refuse(error, name, "control character");
+	}
+	ia = internet_address_mailbox_new(name, bare);
+	out = internet_address_to_string(ia, NULL, FALSE);
+	g_object_unref(ia);
+	return out;
+}
+
+char *address_key(const char *normalized)
+{
+	const char *open = strrchr(normalized, '<');
+	const char *start = open ? open + 1 : normalized;
+	const char *end = open ? strchr(start, '>') : NULL;
+
+	return g_ascii_strdown(start, end ? end - start : -1);
+}

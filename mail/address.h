@@ -16,4 +16,18 @@
  */
 char *address_normalize(const char *text, GError **error);
 
+/*
+ * Returns the normalized address of mailbox @addr with display name
+ * @name (may be NULL or empty), checked as address_normalize() checks
+ * (caller frees). The name is taken as it is: commas, quotes and angle
+ * brackets in it are quoted, never parsed.
+ */
+char *address_format(const char *name, const char *addr, GError **error);
+
+/*
+ * Returns the addr-spec of @normalized (an address_normalize() result),
+ * in lower case: one mailbox's key, however it is written (caller frees).
+ */
+char *address_key(const char *normalized);
+
 #endif

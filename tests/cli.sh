@@ -39,7 +39,7 @@ expect 2 "tree add without a URL is misuse" "needs a NAME and a URL" -- "$z" tre
 expect 0 "version" "zeroday 0.1.0 (libgit2" -- version
 
 expect 1 "commands before init say so" "run 'zeroday init' first" -- "$z" status
-expect 0 "init" "zeroday state ready in $scratch/state (schema 10)" -- "$z" init
+expect 0 "init" "zeroday state ready in $scratch/state (schema 11)" -- "$z" init
 expect 0 "init again is harmless" "ready" -- "$z" init
 
 # Config errors name file, group and key.

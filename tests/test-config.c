@@ -48,7 +48,10 @@ static void test_all_keys(void)
 		"sandbox=false\nccache=false\ntargets=x86_64:defconfig:W=1,sparse; arm64:defconfig ;\n"
 		"[boot]\nhosts=qemu:///system*4;qemu+ssh://b/system\ntimeout=60\nmemory=1024\n"
 		"repeat=5\npayloads=smoke;/opt/ltp/run\npayload-timeout=30\nkvm=auto\n"
-		"busybox=/usr/bin/busybox\n";
+		"busybox=/usr/bin/busybox\n"
+		"[mail]\naddress = robot@lkml.example.org\nname = Kernel Test Robot\n"
+		"archive-url = https://lore.example.org/r/\ntemplates = /etc/zeroday/templates\n"
+		"cc-max = 7\noutbox = maildir:/var/mail/zeroday\n";
 	g_autoptr(GError) error = NULL;
 	zd_autoptr(config) c = config_load_data(text, "test.conf", &error);
 
@@ -56,6 +59,12 @@ static void test_all_keys(void)
 	if (!c)
 		return;
 	g_assert_cmpstr(c->state_dir, ==, "/srv/zeroday");
+	g_assert_cmpstr(c->mail_address, ==, "robot@lkml.example.org");
+	g_assert_cmpstr(c->mail_name, ==, "Kernel Test Robot");
+	g_assert_cmpstr(c->mail_archive_url, ==, "https://lore.example.org/r/");
+	g_assert_cmpstr(c->mail_templates, ==, "/etc/zeroday/templates");
+	g_assert_cmpuint(c->mail_cc_max, ==, 7);
+	g_assert_cmpstr(c->mail_outbox, ==, "/var/mail/zeroday");
 	g_assert_cmpuint(c->workers, ==, 6);
 	g_assert_true(c->allow_ssh);
 	g_assert_true(c->allow_local);
@@ -102,6 +111,23 @@ static const struct bad_case {
 	{ "[git]\npoll-jobs=99999999999999999999\n",
 	  "test.conf: [git] poll-jobs: expected a whole number" },
 	{ "[boot]\nkvm=maybe\n", "test.conf: [boot] kvm: expected true, false or auto" },
+	{ "[mail]\naddress=Bot <bot@example.org>\n",
+	  "test.conf: [mail] address: expected one address, user@domain, without a name" },
+	{ "[mail]\naddress=bot\n",
+	  "test.conf: [mail] address: expected one address, user@domain, without a name" },
+	{ "[mail]\naddress=a@example.org, b@example.org\n",
+	  "test.conf: [mail] address: expected one address, user@domain, without a name" },
+	{ "[mail]\nname=\n", "test.conf: [mail] name: expected 1 to 64 characters" },
+	{ "[mail]\narchive-url=ftp://lore.example.org/\n",
+	  "test.conf: [mail] archive-url: expected an http:// or https:// URL" },
+	{ "[mail]\narchive-url=https://lore.example.org/a b\n",
+	  "test.conf: [mail] archive-url: expected an http:// or https:// URL" },
+	{ "[mail]\noutbox=smtp://127.0.0.1\n",
+	  "test.conf: [mail] outbox: sending over SMTP is not implemented yet; use maildir:PATH" },
+	{ "[mail]\noutbox=maildir:relative/dir\n",
+	  "test.conf: [mail] outbox: expected maildir:PATH, with an absolute path" },
+	{ "[mail]\ncc-max=0\n", "test.conf: [mail] cc-max: 0 is out of range (1 to 1000)" },
+	{ "[mail]\ntemplates=templates\n", "test.conf: [mail] templates: expected an absolute path" },
 	{ "[build]\ntimeout=5\n", "test.conf: [build] timeout: 5 is out of range (60 to 604800)" },
 	{ "[build]\ntargets=\n", "test.conf: [build] targets: expected a list" },
 	{ "[zeroday]\nworkers=0\n",

@@ -903,7 +903,7 @@ static void test_migrate_v9(void)
 	g_assert_no_error(error);
 	if (!db)
 		return;
-	g_assert_cmpint(db_schema_version(db), ==, 10);
+	g_assert_cmpint(db_schema_version(db), ==, DB_SCHEMA_VERSION);
 	list = db_finding_list(db, 10, &error);
 	g_assert_no_error(error);
 	g_assert_cmpuint(list ? list->len : 0, ==, 2);
@@ -1095,6 +1095,102 @@ static void test_full(void)
 	g_assert_no_error(error);
 }
 
+/*
+ * The outbox: one mail of a kind per finding, its lists kept in order,
+ * states and failures recorded, a sent row not sent again.
+ */
+static void test_outbox(void)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	g_autoptr(GPtrArray) queued = NULL;
+	g_autoptr(GPtrArray) all = NULL;
+	zd_autoptr(outbox_row) got = NULL;
+	struct finding_row f = { 0 };
+	char *refs[] = { (char *)"a@x.org", (char *)"b@x.org", NULL };
+	char *rcpt[] = { (char *)"to:Ann <ann@x.org>", (char *)"cc:bob@x.org", NULL };
+	struct outbox_row report = {
+		.kind = OUTBOX_REPORT, .message_id = (char *)"zeroday-f1-1@x.org",
+		.subject = (char *)"[t] boom", .recipients = rcpt, .raw = (char *)"raw text",
+		.state = OUTBOX_QUEUED, .created = 1700000000,
+	};
+	struct outbox_row again = report;
+	struct outbox_row fixed = report;
+	struct outbox_row broken = { .kind = OUTBOX_REPORT, .message_id = (char *)"zeroday-x@x.org",
+				     .subject = (char *)"(not rendered)", .state = OUTBOX_ERROR,
+				     .last_error = (char *)"a template", .created = 1700000001 };
+	bool added = false;
+	gint64 tree;
+
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	tree = add_tree_named(db, "t");
+	f.culprit = (char *)C_HEAD;
+	f.target = (char *)"x86_64:defconfig";
+	f.fingerprint = (char *)"0001";
+	f.title = (char *)"boom";
+	g_assert_true(db_tx_begin(db, &error));
+	g_assert_true(db_finding_add(db, tree, &f, &added, &error));
+	g_assert_true(added);
+	g_assert_cmpint(f.id, >, 0);
+	report.finding_id = f.id;
+	g_assert_true(db_outbox_add(db, &report, &added, &error));
+	g_assert_true(added);
+	g_assert_cmpint(report.id, >, 0);
+	/* A second report of the same finding is left out, whatever its Message-ID. */
+	again.finding_id = f.id;
+	again.message_id = (char *)"zeroday-f1-2@x.org";
+	g_assert_true(db_outbox_add(db, &again, &added, &error));
+	g_assert_false(added);
+	fixed.finding_id = f.id;
+	fixed.kind = OUTBOX_FIXED;
+	fixed.message_id = (char *)"zeroday-f1-fixed@x.org";
+	fixed.in_reply_to = (char *)"zeroday-f1-1@x.org";
+	fixed.references = refs;
+	g_assert_true(db_outbox_add(db, &fixed, &added, &error));
+	g_assert_true(added);
+	g_assert_true(db_outbox_add(db, &broken, &added, &error));
+	g_assert_true(added);
+	g_assert_true(db_tx_commit(db, &error));
+
+	queued = db_outbox_list(db, OUTBOX_QUEUED, 100, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(queued ? queued->len : 0, ==, 2);
+	got = db_outbox_of_finding(db, f.id, OUTBOX_FIXED, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(got);
+	if (got) {
+		g_assert_cmpstr(got->in_reply_to, ==, "zeroday-f1-1@x.org");
+		g_assert_cmpstrv(got->references, refs);
+		g_assert_cmpstrv(got->recipients, rcpt);
+		g_assert_cmpstr(got->raw, ==, "raw text");
+		g_assert_cmpint(got->state, ==, OUTBOX_QUEUED);
+	}
+	g_assert_true(db_outbox_failed(db, report.id, "connection refused", &error));
+	g_assert_true(db_outbox_sent(db, report.id, 1700000100, "/o/new/1", &error));
+	/* Sent is final: a second "sent" changes nothing. */
+	g_assert_true(db_outbox_sent(db, report.id, 1700000200, "/o/new/2", &error));
+	all = db_outbox_list(db, -1, 100, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(all ? all->len : 0, ==, 3);
+	if (all && all->len == 3) {
+		const struct outbox_row *r = all->pdata[0], *e = all->pdata[2];
+
+		g_assert_cmpint(r->state, ==, OUTBOX_SENT);
+		g_assert_cmpstr(r->path, ==, "/o/new/1");
+		g_assert_cmpint(r->sent, ==, 1700000100);
+		g_assert_cmpuint(r->attempts, ==, 2);
+		g_assert_null(r->last_error);
+		g_assert_cmpint(e->state, ==, OUTBOX_ERROR);
+		g_assert_null(e->raw);
+		g_assert_cmpstr(e->last_error, ==, "a template");
+		g_assert_cmpint(e->finding_id, ==, 0);
+	}
+	g_assert_null(db_outbox_of_finding(db, f.id + 1, OUTBOX_REPORT, &error));
+	g_assert_no_error(error);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -1115,5 +1211,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/db/stored-text", test_stored_text);
 	g_test_add_func("/db/finding-fields", test_finding_fields);
 	g_test_add_func("/db/full", test_full);
+	g_test_add_func("/db/outbox", test_outbox);
 	return g_test_run();
 }

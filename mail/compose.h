@@ -1,0 +1,60 @@
+/*
+ * A reply as data, and its RFC 5322 bytes. The caller decides everything
+ * (recipients, Message-ID, threading, date); composing only writes it
+ * down safely: header values from strangers (display names, subjects,
+ * Message-IDs) cannot add a header line, names and subjects outside
+ * ASCII are RFC 2047 encoded, and the body is plain UTF-8 text.
+ */
+#ifndef ZERODAY_COMPOSE_H
+#define ZERODAY_COMPOSE_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+#include "engine/engine.h"
+
+/* A text attachment. */
+struct reply_attachment {
+	char *filename; /* plain name, no directory */
+	char *text;     /* UTF-8 (invalid bytes are replaced when composed) */
+};
+
+struct reply {
+	char *from;          /* "Name <addr>" or "addr" */
+	GPtrArray *to;       /* char *, "Name <addr>" or "addr" */
+	GPtrArray *cc;
+	char *subject;
+	char *message_id;    /* without the angle brackets */
+	char *in_reply_to;   /* likewise, or NULL */
+	GPtrArray *references; /* char *, Message-IDs without brackets, oldest first */
+	gint64 date;         /* unix seconds */
+	char *body;          /* UTF-8 text */
+	GPtrArray *attachments; /* struct reply_attachment */
+};
+
+/* An empty reply (every array allocated and empty). */
+void reply_init(struct reply *r);
+/* Frees what @r holds. */
+void reply_release(struct reply *r);
+
+/* Adds a text attachment (copies @filename and @text). */
+void reply_attach(struct reply *r, const char *filename, const char *text);
+
+/*
+ * Returns @r as RFC 5322 bytes, lines ending in "\n" (caller frees):
+ * From, To, Cc, Subject, Date (UTC), Message-ID, In-Reply-To,
+ * References, Auto-Submitted: auto-generated (RFC 3834, so that other
+ * robots do not answer it), MIME-Version, and a text/plain body, or
+ * multipart/mixed with the attachments after it. A recipient that is not
+ * one valid address, a Message-ID that is not one, or no recipient at
+ * all is refused with MAIL_ERROR_INVALID.
+ */
+char *compose_message(const struct reply *r, GError **error);
+
+/*
+ * Returns a new Message-ID, without brackets: "zeroday-@tag-RANDOM@@domain"
+ * with 128 random bits (caller frees).
+ */
+char *compose_message_id(const char *tag, const char *domain);
+
+#endif

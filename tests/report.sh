@@ -1,0 +1,167 @@
+#!/bin/sh
+# zeroday report show: the mail about a real finding of `zeroday run` on
+# the kbuild-like fixture tree. Its recipients (the author To; the
+# committer, the Signed-off-by people and the tree's recipients Cc; one
+# address once whatever its case; never the bot; a hostile trailer left
+# out; the cap), its subject and threading headers, the anatomy of the
+# body (verdict, provenance, reproduce line, ">>" diagnostic with the
+# source around it, bisection, author and date, Reported-by and Closes),
+# the attachments; and the reproduce line, run in a checkout of the
+# culprit, fails with the same error. Speaks TAP.
+test_name=report
+. "$ZERODAY_SRCDIR/tests/lib.sh"
+
+kb="$scratch/kb"
+kbuild_repo "$kb" root
+echo "/* innocent */" >> "$kb/src/main.c"
+git -C "$kb" commit -q -am "main: innocent"
+sed -i 's/return ready - 1;/undeclared_counter++;\n\treturn ready - 1;/' "$kb/src/net.c"
+GIT_AUTHOR_NAME="Ann O'Author, Jr" GIT_AUTHOR_EMAIL=ann@example.com \
+GIT_COMMITTER_NAME="Carl Committer" GIT_COMMITTER_EMAIL=carl@example.com \
+	git -C "$kb" commit -q -a -F - <<'EOF'
+net: count readiness
+
+Count how often the device is ready.
+
+Signed-off-by: Ann O'Author, Jr <ANN@example.com>
+Signed-off-by: Sam Sign <sam@example.com>
+Signed-off-by: zeroday <Bot@Example.org>
+Signed-off-by: Eve <eve@example.net>, Mallory <mallory@example.net>
+Signed-off-by: Carl Committer <carl@example.com>
+EOF
+err=$(git -C "$kb" rev-parse HEAD)
+parent=$(git -C "$kb" rev-parse HEAD~1)
+echo "/* innocent too */" >> "$kb/src/main.c"
+git -C "$kb" commit -q -am "main: innocent too"
+head=$(git -C "$kb" rev-parse HEAD)
+printf '[git]\nallow-local-trees = true\n[mail]\naddress = bot@example.org\nname = Test Robot\narchive-url = https://lists.example.org/r/\n' \
+	> "$scratch/z.conf"
+z() { "$ZERODAY" --config="$scratch/z.conf" --state-dir="$scratch/state" "$@"; }
+z init > /dev/null
+z tree add kb "$kb" master --non-rebasable --target x86_64:defconfig \
+	--to "Tree List <list@example.org>" > /dev/null
+# The root first, then the new head: its error is bisected over three commits.
+git -C "$kb" update-ref refs/heads/master "$(git -C "$kb" rev-parse HEAD~3)"
+z run --once --poll-interval 3600 > "$scratch/run1.log" 2>&1
+git -C "$kb" update-ref refs/heads/master "$head"
+z run --once --poll-interval 3600 > "$scratch/run2.log" 2>&1
+check "zeroday run finds the error" test $? -eq 0
+id=$(z status --json | sed 's/}, {/\n/g' | grep "\"culprit\": \"$err\", .*\"kind\": \"build-error\"" |
+	sed -n 's/.*"id": \([0-9]*\), "tree".*/\1/p' | head -1)
+check "status --json gives the finding's id" test -n "$id"
+
+z report show "$id" > "$scratch/mail" 2> "$scratch/report.err"
+check "report show prints the mail" test $? -eq 0
+# The headers, unfolded.
+sed '/^$/q' "$scratch/mail" | sed -e ':a' -e 'N' -e '$!ba' -e 's/\n[ \t]\+/ /g' > "$scratch/headers"
+header() { sed -n "s/^$1: //p" "$scratch/headers"; }
+check "From: the bot, with its name" test "$(header From)" = "Test Robot <bot@example.org>"
+check "To: the culprit's author" test "$(header To)" = "\"Ann O'Author, Jr\" <ann@example.com>"
+check "Cc: the committer, the other signer, the tree's recipients; each once; not the bot" \
+	test "$(header Cc)" = "Carl Committer <carl@example.com>, Sam Sign <sam@example.com>, Tree List <list@example.org>"
+check "a trailer with two addresses is left out, and said so" \
+	grep -q "a recipient is left out: refused address 'Eve <eve@example.net>, Mallory" "$scratch/report.err"
+check "Subject: tree and branch, FILE:LINE:COL: error: message" \
+	grep -q "^Subject: \[kb:master\] src/net.c:[0-9]*:[0-9]*: error: 'undeclared_counter' undeclared" \
+	"$scratch/headers"
+check "Message-ID made by zeroday, in the bot's domain" \
+	grep -Eq '^Message-Id: <zeroday-preview-[0-9a-f]{32}@example.org>$' "$scratch/headers"
+check "Auto-Submitted: auto-generated" grep -q '^Auto-Submitted: auto-generated$' "$scratch/headers"
+check "multipart/mixed with the attachments" grep -q '^Content-Type: multipart/mixed' "$scratch/headers"
+check "the verdict names the culprit and the target" \
+	grep -q "^commit ${err%"${err#????????????}"} (\"net: count readiness\") breaks the build of kb" \
+	"$scratch/mail"
+check "provenance: the head" grep -q "^head:     $head$" "$scratch/mail"
+check "provenance: the parent" grep -q "^parent:   $parent (builds without this error)" "$scratch/mail"
+check "provenance: the compiler" grep -q "^compiler: gcc" "$scratch/mail"
+check "the reproduce line" \
+	grep -q '^        make O=build ARCH=x86_64 defconfig && make O=build ARCH=x86_64 -j$(nproc)$' \
+	"$scratch/mail"
+check "the error, prefixed >>" \
+	grep -q "^>> src/net.c:[0-9]*:[0-9]*: error: 'undeclared_counter' undeclared" "$scratch/mail"
+check "with the source line marked" grep -q '^   > *[0-9]*		undeclared_counter++;$' "$scratch/mail"
+check "the bisection, checked by a revert" grep -q "Checked: the head with" "$scratch/mail"
+check "the author and date" grep -q "^    Author: \"Ann O'Author, Jr\" <ann@example.com>" "$scratch/mail"
+check "Reported-by" grep -q '^Reported-by: Test Robot <bot@example.org>$' "$scratch/mail"
+check "Closes: the archive link of this mail" \
+	grep -Eq '^Closes: https://lists.example.org/r/zeroday-preview-[0-9a-f]{32}@example.org$' "$scratch/mail"
+check "the config attached" grep -q '^Content-Disposition: attachment; filename=config$' "$scratch/mail"
+check "the build log attached" grep -q '^Content-Disposition: attachment; filename=build.log$' "$scratch/mail"
+check "the bisection log attached" grep -q '^Content-Disposition: attachment; filename=bisect.log$' "$scratch/mail"
+# The text part: after the first boundary and its headers, up to the next.
+awk '/^--zeroday-/ { part++; head = 1; next } part == 1 && head && /^$/ { head = 0; next }
+     part == 1 && !head { print }' "$scratch/mail" > "$scratch/body"
+check "the text part is there" grep -q '^Hi Ann' "$scratch/body"
+check "no prose line over 72 columns (code, logs and links aside)" \
+	sh -c "grep -v '^        \|^>>\|^   [> ] \|^Closes: \|^    \|^tree: \|^head: \|^commit: \|^parent: ' '$scratch/body' | awk 'length > 72 { print; bad = 1 } END { exit bad }'"
+
+# The reproduce line, as a developer pastes it, fails the same way.
+line=$(sed -n 's/^        \(make O=build .*\)$/\1/p' "$scratch/mail" | head -1)
+git clone -q "$kb" "$scratch/dev"
+git -C "$scratch/dev" checkout -q "$err"
+(cd "$scratch/dev" && LC_ALL=C sh -c "$line") > "$scratch/repro.log" 2>&1
+check "the reproduce line fails" test $? -ne 0
+check "with the reported error" grep -q "error: 'undeclared_counter' undeclared" "$scratch/repro.log"
+git -C "$scratch/dev" checkout -q "$parent"
+rm -rf "$scratch/dev/build"
+(cd "$scratch/dev" && LC_ALL=C sh -c "$line") > "$scratch/repro-parent.log" 2>&1
+check "and passes on the parent" test $? -eq 0
+
+# The outbox: the report was committed with the finding and delivered
+# to the Maildir under the state directory, once.
+z outbox --json | sed 's/}, {/\n/g' > "$scratch/outbox1"
+check "the outbox holds one mail" test "$(grep -c '"message_id"' "$scratch/outbox1")" -eq 1
+check "the report, sent" grep -q "\"finding\": $id, \"kind\": \"report\", \"state\": \"sent\"" "$scratch/outbox1"
+mid=$(sed -n 's/.*"message_id": "\([^"]*\)".*/\1/p' "$scratch/outbox1")
+path=$(sed -n 's/.*"path": "\([^"]*\)".*/\1/p' "$scratch/outbox1")
+check "its Message-ID is zeroday's, per finding" sh -c 'expr "$1" : "$2" > /dev/null' - "$mid" "zeroday-f$id-[0-9a-f]\{32\}@example.org$"
+check "delivered into the Maildir's new/" test -f "$path" -a "$(dirname "$path")" = "$scratch/state/outbox/new"
+check "the delivered mail carries that Message-ID" grep -q "^Message-Id: <$mid>\$" "$path"
+check "and the recipients the outbox lists" grep -q '"to:\\"Ann O'"'"'Author, Jr\\" <ann@example.com>", "cc:Carl Committer <carl@example.com>"' "$scratch/outbox1"
+z run --once --poll-interval 3600 > "$scratch/run3.log" 2>&1
+check "a second run mails nothing again" test "$(ls "$scratch/state/outbox/new" | wc -l)" -eq 1
+# A crash after the delivery and before the store recorded it: the row is
+# queued again; the next run finds the file delivered and makes no copy.
+sqlite3 "$scratch/state/zeroday.db" "UPDATE outbox SET state = 'queued', path = NULL"
+z run --once --poll-interval 3600 > "$scratch/run4.log" 2>&1
+check "after a crash between the sink and the store: no second copy" \
+	test "$(ls "$scratch/state/outbox/new" | wc -l)" -eq 1
+check "and the mail is recorded sent" test "$(z outbox --json | grep -c '"state": "sent"')" -eq 1
+
+# The fix: the error reverted on top. The finding is fixed, and the
+# follow-up goes in the report's thread, to the same people.
+git -C "$kb" revert --no-edit "$err" > /dev/null
+fix=$(git -C "$kb" rev-parse HEAD)
+z run --once --poll-interval 3600 > "$scratch/run5.log" 2>&1
+z outbox --json | sed 's/}, {/\n/g' > "$scratch/outbox2"
+check "a fixed follow-up is queued and sent" \
+	grep -q "\"finding\": $id, \"kind\": \"fixed\", \"state\": \"sent\"" "$scratch/outbox2"
+fixed=$(grep '"kind": "fixed"' "$scratch/outbox2" | sed -n 's/.*"path": "\([^"]*\)".*/\1/p')
+check "in reply to the report" grep -q "^In-Reply-To: <$mid>\$" "$fixed"
+check "References: the report" grep -q "^References: <$mid>\$" "$fixed"
+check "Subject: Re: the report's" grep -q "^Subject: Re: \[kb:master\] src/net.c" "$fixed"
+check "to the report's author" grep -q "^To: \"Ann O'Author, Jr\" <ann@example.com>\$" "$fixed"
+check "naming the fixing commit" grep -q "fixed by commit $(echo "$fix" | cut -c1-12)" "$fixed"
+
+# A cap on the recipients; an unknown finding; an edited template with a mistake.
+printf '[mail]\ncc-max = 2\n' >> "$scratch/z.conf"
+z report show "$id" > "$scratch/capped" 2>/dev/null
+check "at most cc-max recipients, the author first" \
+	test "$(sed -n 's/^To: //p' "$scratch/capped"), $(sed -n 's/^Cc: //p' "$scratch/capped")" = \
+	"\"Ann O'Author, Jr\" <ann@example.com>, Carl Committer <carl@example.com>"
+z report show 999 > /dev/null 2> "$scratch/missing.err"
+check "an unknown finding is an error" test $? -eq 1
+check "that says so" grep -q "no finding 999" "$scratch/missing.err"
+mkdir "$scratch/templates"
+cp "$ZERODAY_SRCDIR"/templates/*.txt "$scratch/templates/"
+sed -i 's/{{culprit_short}}/{{culprit_shrot}}/' "$scratch/templates/build-error.txt"
+printf 'templates = %s\n' "$scratch/templates" >> "$scratch/z.conf"
+z report show "$id" > /dev/null 2> "$scratch/template.err"
+check "a template with an unknown field is refused" test $? -eq 1
+check "naming its file and line" \
+	grep -q "build-error.txt:[0-9]*: unknown field \"culprit_shrot\"" "$scratch/template.err"
+z run --once --poll-interval 3600 > /dev/null 2> "$scratch/run-template.err"
+check "zeroday run refuses to start with it" test $? -eq 1
+check "and says where the mistake is" \
+	grep -q "build-error.txt:[0-9]*: unknown field \"culprit_shrot\"" "$scratch/run-template.err"
+tap_end
