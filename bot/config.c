@@ -117,7 +117,7 @@ static struct config *config_defaults(void)
 	c->boot_payload_timeout = 600;
 	c->boot_kvm = g_strdup("false");
 	c->boot_busybox = g_strdup("/bin/busybox");
-	c->mail_address = g_strdup("zeroday@localhost");
+	c->mail_address = g_strdup("zeroday@localhost.localdomain");
 	c->mail_name = g_strdup("zeroday kernel test robot");
 	c->mail_archive_url = g_strdup("https://lore.kernel.org/r/");
 	c->mail_templates = config_template_dir();

@@ -165,6 +165,35 @@ check "the panic is fixed once a head boots clean" \
 check "nothing new is blamed" \
 	test "$(grep -o '"culprit": "[0-9a-f]*"' "$scratch/push3.json" | sort -u | wc -l)" -eq 2
 
+# The mails of pushes 1 to 3: each finding's report, and its fixed
+# follow-up in the report's thread, delivered to the outbox Maildir.
+z outbox --json | sed 's/}, {/\n/g' > "$scratch/outbox.json"
+# mail KIND PATTERN: the delivered file of the first mail of KIND whose
+# outbox entry matches PATTERN.
+mail() {
+	grep "\"kind\": \"$1\"" "$scratch/outbox.json" | grep -e "$2" | head -1 |
+		sed -n 's/.*"path": "\([^"]*\)".*/\1/p'
+}
+short() { echo "$1" | cut -c1-12; }
+err_mail=$(mail report "kernel/exit.c")
+panic_mail=$(mail report "a boot panic for the test")
+check "the build error's report was mailed" test -f "$err_mail"
+check "it blames the culprit, in the thread's subject" \
+	grep -q "^Subject: \[linux:master\] kernel/exit.c:[0-9]*:[0-9]*: error: 'zd_undeclared' undeclared" "$err_mail"
+check "with the error, prefixed >>, and its source line" \
+	sh -c "grep -q '^>> kernel/exit.c:[0-9]*:[0-9]*: error:' '$err_mail' && grep -q '^   > *[0-9]*		return zd_undeclared;' '$err_mail'"
+check "the reproduce line and the tags" \
+	sh -c "grep -q '^        mkdir -p build && cp config build/.config && make O=build ARCH=x86_64 olddefconfig && make O=build ARCH=x86_64 -j\\\$(nproc)\$' '$err_mail' && grep -q '^Reported-by: ' '$err_mail' && grep -q '^Closes: https://lore.kernel.org/r/zeroday-f' '$err_mail'"
+check "the boot panic's report was mailed, with its console" \
+	sh -c "test -f '$panic_mail' && grep -q 'Kernel panic - not syncing: zeroday: a boot panic for the test' '$panic_mail' && grep -q '^commit:   $culprit\$' '$panic_mail'"
+for what in "kernel/exit.c" "a boot panic for the test"; do
+	report=$(grep '"kind": "report"' "$scratch/outbox.json" | grep -e "$what" | head -1 |
+		sed -n 's/.*"message_id": "\([^"]*\)".*/\1/p')
+	fixed=$(mail fixed "\"in_reply_to\": \"$report\"")
+	check "its fix followed up in its thread: $what" \
+		sh -c "test -n '$report' && test -f '$fixed' && grep -q '^In-Reply-To: <$report>\$' '$fixed'"
+done
+
 # A flaky failure: the bisection learns its rate as it goes, and the
 # outcome is the culprit or an honest "inconclusive", never an innocent
 # commit.

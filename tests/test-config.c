@@ -9,6 +9,8 @@
 
 #include "bot/bot.h"
 #include "bot/config.h"
+#include "bot/report.h"
+#include "mail/address.h"
 #include "tests/testlib.h"
 
 static void test_defaults(void)
@@ -24,6 +26,16 @@ static void test_defaults(void)
 		return;
 	g_assert_null(c->path);
 	g_assert_cmpstr(c->state_dir, ==, expect);
+	/* The embedded mail settings work as they are: a valid From, templates that load. */
+	{
+		g_autofree char *from = address_normalize(c->mail_address, &error);
+
+		g_assert_no_error(error);
+		g_assert_cmpstr(from, ==, c->mail_address);
+		g_assert_true(report_check_templates(c->mail_templates, &error));
+		g_assert_no_error(error);
+		g_clear_error(&error);
+	}
 	g_assert_false(c->allow_ssh);
 	g_assert_false(c->allow_local);
 	g_assert_cmpuint(c->max_new_commits, ==, 500);
