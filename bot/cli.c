@@ -871,25 +871,6 @@ int cli_report(struct cli *cli, int argc, char **argv)
 
 /* outbox */
 
-/* Appends @s as a JSON string, or null. */
-static void json_string(GString *out, const char *s)
-{
-	if (!s) {
-		g_string_append(out, "null");
-		return;
-	}
-	g_string_append_c(out, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			g_string_append_printf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			g_string_append_printf(out, "\\u%04x", *p);
-		else
-			g_string_append_c(out, (char)*p);
-	}
-	g_string_append_c(out, '"');
-}
-
 int cli_outbox(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
@@ -940,31 +921,31 @@ int cli_outbox(struct cli *cli, int argc, char **argv)
 		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"finding\": %"
 				       G_GINT64_FORMAT ", \"kind\": ", i ? ", " : "", r->id,
 				       r->finding_id);
-		json_string(out, db_outbox_kind_name(r->kind));
+		status_json_string(out, db_outbox_kind_name(r->kind));
 		g_string_append(out, ", \"state\": ");
-		json_string(out, db_outbox_state_name(r->state));
+		status_json_string(out, db_outbox_state_name(r->state));
 		g_string_append(out, ", \"message_id\": ");
-		json_string(out, r->message_id);
+		status_json_string(out, r->message_id);
 		g_string_append(out, ", \"in_reply_to\": ");
-		json_string(out, r->in_reply_to);
+		status_json_string(out, r->in_reply_to);
 		g_string_append(out, ", \"references\": [");
 		for (size_t k = 0; r->references && r->references[k]; k++) {
 			g_string_append(out, k ? ", " : "");
-			json_string(out, r->references[k]);
+			status_json_string(out, r->references[k]);
 		}
 		g_string_append(out, "], \"recipients\": [");
 		for (size_t k = 0; r->recipients && r->recipients[k]; k++) {
 			g_string_append(out, k ? ", " : "");
-			json_string(out, r->recipients[k]);
+			status_json_string(out, r->recipients[k]);
 		}
 		g_string_append(out, "], \"subject\": ");
-		json_string(out, r->subject);
+		status_json_string(out, r->subject);
 		g_string_append_printf(out, ", \"created\": %" G_GINT64_FORMAT ", \"sent\": %"
 				       G_GINT64_FORMAT ", \"attempts\": %u, \"last_error\": ",
 				       r->created, r->sent, r->attempts);
-		json_string(out, r->last_error);
+		status_json_string(out, r->last_error);
 		g_string_append(out, ", \"path\": ");
-		json_string(out, r->path);
+		status_json_string(out, r->path);
 		g_string_append(out, "}");
 	}
 	if (json)

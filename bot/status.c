@@ -237,8 +237,7 @@ void status_format_text(GString *out, const struct status *s)
 	}
 }
 
-/* Appends @s as a JSON string, or null for NULL. */
-static void json_str(GString *out, const char *s)
+void status_json_string(GString *out, const char *s)
 {
 	if (!s) {
 		g_string_append(out, "null");
@@ -267,17 +266,17 @@ static void json_jobs(GString *out, const GPtrArray *jobs)
 
 		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"tree\": ",
 				       i ? ", " : "", j->id);
-		json_str(out, j->tree);
+		status_json_string(out, j->tree);
 		g_string_append(out, ", \"commit\": ");
-		json_str(out, j->commit);
+		status_json_string(out, j->commit);
 		g_string_append(out, ", \"target\": ");
-		json_str(out, j->target);
+		status_json_string(out, j->target);
 		g_string_append_printf(out, ", \"attempts\": %u, \"failures\": %u, "
 				       "\"next_try\": %" G_GINT64_FORMAT ", \"result\": ", j->attempts,
 				       j->failures, j->result != JOB_RESULT_NONE ? 0 : j->not_before);
-		json_str(out, db_job_result_name(j->result));
+		status_json_string(out, db_job_result_name(j->result));
 		g_string_append(out, ", \"last_error\": ");
-		json_str(out, j->last_error);
+		status_json_string(out, j->last_error);
 		g_string_append_c(out, '}');
 	}
 	g_string_append_c(out, ']');
@@ -301,27 +300,27 @@ static void json_finding(GString *out, const struct finding_row *f, bool first)
 	g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT, first ? "" : ", ", f->id);
 	for (size_t k = 0; k < G_N_ELEMENTS(fields); k++) {
 		g_string_append_printf(out, ", \"%s\": ", fields[k].key);
-		json_str(out, fields[k].value);
+		status_json_string(out, fields[k].value);
 	}
 	g_string_append_printf(out, ", \"confidence\": %.4f, \"rate\": %.4f, \"failures\": %u, "
 			       "\"runs\": %u, \"suspects\": [", f->confidence, f->rate, f->failures,
 			       f->runs);
 	for (size_t k = 0; f->suspects && f->suspects[k]; k++) {
 		g_string_append(out, k ? ", " : "");
-		json_str(out, f->suspects[k]);
+		status_json_string(out, f->suspects[k]);
 	}
 	g_string_append(out, "], \"steps\": [");
 	for (guint k = 0; f->steps && k < f->steps->len; k++) {
 		const struct finding_step *st = f->steps->pdata[k];
 
 		g_string_append(out, k ? ", {\"role\": " : "{\"role\": ");
-		json_str(out, bisect_role_name(st->role));
+		status_json_string(out, bisect_role_name(st->role));
 		g_string_append(out, ", \"commit\": ");
-		json_str(out, st->commit);
+		status_json_string(out, st->commit);
 		g_string_append(out, ", \"tested\": ");
-		json_str(out, st->tested);
+		status_json_string(out, st->tested);
 		g_string_append(out, ", \"result\": ");
-		json_str(out, bisect_result_name(st->result));
+		status_json_string(out, bisect_result_name(st->result));
 		g_string_append_printf(out, ", \"runs\": %u, \"failures\": %u}", st->runs,
 				       st->failures);
 	}
@@ -335,12 +334,12 @@ void status_format_json(GString *out, const struct status *s)
 		const struct tree_row *t = ((const struct status_tree *)s->trees->pdata[i])->tree;
 
 		g_string_append(out, i ? ", {\"name\": " : "{\"name\": ");
-		json_str(out, t->name);
+		status_json_string(out, t->name);
 		g_string_append(out, ", \"policy\": ");
-		json_str(out, db_policy_name(t->policy));
+		status_json_string(out, db_policy_name(t->policy));
 		g_string_append_printf(out, ", \"last_poll\": %" G_GINT64_FORMAT ", \"error\": ",
 				       t->last_poll);
-		json_str(out, t->last_error);
+		status_json_string(out, t->last_error);
 		g_string_append(out, "}");
 	}
 	g_string_append_printf(out, "], \"jobs\": {\"queued\": %" G_GINT64_FORMAT
