@@ -904,7 +904,7 @@ int cli_outbox(struct cli *cli, int argc, char **argv)
 			g_autofree char *to = g_strjoinv(", ", r->recipients);
 
 			g_string_append_printf(out, "%" G_GINT64_FORMAT " %s %s finding %" G_GINT64_FORMAT
-					       " <%s>%s%s%s\n  %s\n  to %s\n", r->id,
+					       " <%s>%s%s%s\n  %s\n  %s\n", r->id,
 					       db_outbox_state_name(r->state),
 					       db_outbox_kind_name(r->kind), r->finding_id, r->message_id,
 					       r->in_reply_to ? " in reply to <" : "",
