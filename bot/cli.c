@@ -14,6 +14,7 @@
 #include "bot/cli.h"
 #include "bot/booter.h"
 #include "bot/builder.h"
+#include "bot/outbox.h"
 #include "bot/report.h"
 #include "bot/sched.h"
 #include "bot/status.h"
@@ -362,11 +363,55 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	return 0;
 }
 
-static const struct tree_command {
+/* A command's sub-commands ("tree add", "report show"): a table each. */
+struct subcommand {
 	const char *name;
 	int (*run)(struct cli *cli, int argc, char **argv);
 	const char *summary;
-} tree_commands[] = {
+};
+
+static void subcommand_usage(FILE *out, const char *group, const struct subcommand *table,
+			     size_t n)
+{
+	fprintf(out, "Usage: zeroday %s COMMAND [OPTION...]\n\nCommands:\n", group);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "  %-6s %s\n", table[i].name, table[i].summary);
+	fprintf(out, "\nRun 'zeroday %s COMMAND --help' for a command's options.\n", group);
+}
+
+/*
+ * Runs the sub-command argv[1] of @group from @table; it sees its name as
+ * "GROUP NAME" in argv[0], for its usage messages.
+ */
+static int run_subcommand(struct cli *cli, int argc, char **argv, const char *group,
+			  const struct subcommand *table, size_t n)
+{
+	if (argc < 2) {
+		subcommand_usage(stderr, group, table, n);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		subcommand_usage(stdout, group, table, n);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(argv[1], table[i].name) == 0) {
+			g_autofree char *name = g_strdup_printf("%s %s", group, argv[1]);
+			char *saved = argv[1];
+			int rc;
+
+			argv[1] = name;
+			rc = table[i].run(cli, argc - 1, argv + 1);
+			argv[1] = saved;
+			return rc;
+		}
+	}
+	fprintf(stderr, "zeroday %s: unknown command '%s'\n", group, argv[1]);
+	subcommand_usage(stderr, group, table, n);
+	return EXIT_USAGE;
+}
+
+static const struct subcommand tree_commands[] = {
 	{ "add", tree_add, "subscribe a tree" },
 	{ "list", tree_list, "list the subscribed trees" },
 	{ "show", tree_show, "show a tree and its branches" },
@@ -374,39 +419,9 @@ static const struct tree_command {
 	{ "set", tree_set, "change a tree's settings" },
 };
 
-static void tree_usage(FILE *out)
-{
-	fprintf(out, "Usage: zeroday tree COMMAND [OPTION...]\n\nCommands:\n");
-	for (size_t i = 0; i < G_N_ELEMENTS(tree_commands); i++)
-		fprintf(out, "  %-6s %s\n", tree_commands[i].name, tree_commands[i].summary);
-	fprintf(out, "\nRun 'zeroday tree COMMAND --help' for a command's options.\n");
-}
-
 int cli_tree(struct cli *cli, int argc, char **argv)
 {
-	if (argc < 2) {
-		tree_usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		tree_usage(stdout);
-		return 0;
-	}
-	for (size_t i = 0; i < G_N_ELEMENTS(tree_commands); i++) {
-		if (strcmp(argv[1], tree_commands[i].name) == 0) {
-			g_autofree char *name = g_strdup_printf("tree %s", argv[1]);
-			char *saved = argv[1];
-			int rc;
-
-			argv[1] = name;
-			rc = tree_commands[i].run(cli, argc - 1, argv + 1);
-			argv[1] = saved;
-			return rc;
-		}
-	}
-	fprintf(stderr, "zeroday tree: unknown command '%s'\n", argv[1]);
-	tree_usage(stderr);
-	return EXIT_USAGE;
+	return run_subcommand(cli, argc, argv, "tree", tree_commands, G_N_ELEMENTS(tree_commands));
 }
 
 /* poll */
@@ -785,14 +800,6 @@ int cli_run(struct cli *cli, int argc, char **argv)
 
 /* report */
 
-/* The domain of the bot's address: Message-IDs are made in it. */
-static const char *address_domain(const char *address)
-{
-	const char *at = strrchr(address, '@');
-
-	return at ? at + 1 : "localhost";
-}
-
 static int report_show(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
@@ -810,18 +817,18 @@ static int report_show(struct cli *cli, int argc, char **argv)
 			   "--json lists their ids).", NULL, &status))
 		return status;
 	if (argc != 2)
-		return usage("report show", "expects one finding id");
+		return usage(argv[0], "expects one finding id");
 	errno = 0;
 	id = g_ascii_strtoll(argv[1], &end, 10);
 	if (errno || *end || end == argv[1] || id <= 0)
-		return usage("report show", "a finding id is a positive number");
+		return usage(argv[0], "a finding id is a positive number");
 	if (!cli_open(cli, true, &error))
 		return fail(error);
 	f = db_finding_get(cli->db, id, &error);
 	if (!f)
 		return fail(error);
 	ctx = (struct report_ctx){ .config = cli->config, .db = cli->db, .repo = cli->repo };
-	message_id = compose_message_id("preview", address_domain(cli->config->mail_address));
+	message_id = outbox_message_id(cli->config, "preview");
 	if (!report_finding(&reply, &ctx, f, message_id, g_get_real_time() / G_USEC_PER_SEC,
 			    &error)) {
 		reply_release(&reply);
@@ -835,38 +842,14 @@ static int report_show(struct cli *cli, int argc, char **argv)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	int (*run)(struct cli *cli, int argc, char **argv);
-	const char *summary;
-} report_commands[] = {
+static const struct subcommand report_commands[] = {
 	{ "show", report_show, "print the mail about a finding" },
 };
 
-static void report_usage(FILE *out)
-{
-	fprintf(out, "Usage: zeroday report COMMAND [OPTION...]\n\nCommands:\n");
-	for (size_t i = 0; i < G_N_ELEMENTS(report_commands); i++)
-		fprintf(out, "  %-6s %s\n", report_commands[i].name, report_commands[i].summary);
-}
-
 int cli_report(struct cli *cli, int argc, char **argv)
 {
-	if (argc < 2) {
-		report_usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		report_usage(stdout);
-		return 0;
-	}
-	for (size_t i = 0; i < G_N_ELEMENTS(report_commands); i++) {
-		if (strcmp(argv[1], report_commands[i].name) == 0)
-			return report_commands[i].run(cli, argc - 1, argv + 1);
-	}
-	fprintf(stderr, "zeroday report: unknown command '%s'\n", argv[1]);
-	report_usage(stderr);
-	return EXIT_USAGE;
+	return run_subcommand(cli, argc, argv, "report", report_commands,
+			      G_N_ELEMENTS(report_commands));
 }
 
 /* outbox */
@@ -928,17 +911,11 @@ int cli_outbox(struct cli *cli, int argc, char **argv)
 		status_json_string(out, r->message_id);
 		g_string_append(out, ", \"in_reply_to\": ");
 		status_json_string(out, r->in_reply_to);
-		g_string_append(out, ", \"references\": [");
-		for (size_t k = 0; r->references && r->references[k]; k++) {
-			g_string_append(out, k ? ", " : "");
-			status_json_string(out, r->references[k]);
-		}
-		g_string_append(out, "], \"recipients\": [");
-		for (size_t k = 0; r->recipients && r->recipients[k]; k++) {
-			g_string_append(out, k ? ", " : "");
-			status_json_string(out, r->recipients[k]);
-		}
-		g_string_append(out, "], \"subject\": ");
+		g_string_append(out, ", \"references\": ");
+		status_json_strings(out, r->references);
+		g_string_append(out, ", \"recipients\": ");
+		status_json_strings(out, r->recipients);
+		g_string_append(out, ", \"subject\": ");
 		status_json_string(out, r->subject);
 		g_string_append_printf(out, ", \"created\": %" G_GINT64_FORMAT ", \"sent\": %"
 				       G_GINT64_FORMAT ", \"attempts\": %u, \"last_error\": ",

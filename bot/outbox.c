@@ -15,11 +15,11 @@
 /* Mails sent in one call of outbox_send_due(), at most. */
 #define SEND_BATCH 1000
 
-static const char *domain_of(const char *address)
+char *outbox_message_id(const struct config *config, const char *tag)
 {
-	const char *at = strrchr(address, '@');
+	const char *at = strrchr(config->mail_address, '@');
 
-	return at ? at + 1 : "localhost";
+	return compose_message_id(tag, at ? at + 1 : "localhost");
 }
 
 /* "to:ADDR" and "cc:ADDR" lines, as the outbox keeps them (caller frees). */
@@ -97,7 +97,7 @@ bool outbox_queue_report(const struct report_ctx *c, gint64 finding_id, gint64 n
 	row->finding_id = finding_id;
 	row->kind = OUTBOX_REPORT;
 	row->created = now;
-	row->message_id = compose_message_id(tag, domain_of(c->config->mail_address));
+	row->message_id = outbox_message_id(c->config, tag);
 	report_finding(&reply, c, f, row->message_id, now, &cause);
 	fill_row(row, &reply, cause);
 	reply_release(&reply);
@@ -130,7 +130,7 @@ bool outbox_queue_fixed(const struct report_ctx *c, gint64 finding_id, gint64 no
 	row->finding_id = finding_id;
 	row->kind = OUTBOX_FIXED;
 	row->created = now;
-	row->message_id = compose_message_id(tag, domain_of(c->config->mail_address));
+	row->message_id = outbox_message_id(c->config, tag);
 	report_fixed(&reply, c, f, report, row->message_id, now, &cause);
 	fill_row(row, &reply, cause);
 	reply_release(&reply);

@@ -20,6 +20,12 @@
 #include "bot/report.h"
 
 /*
+ * A new Message-ID made by zeroday, "zeroday-TAG-RANDOM@DOMAIN" with the
+ * domain of [mail] address (caller frees).
+ */
+char *outbox_message_id(const struct config *config, const char *tag);
+
+/*
  * Queues the report of finding @finding_id. Runs in the caller's
  * transaction. A report that cannot be rendered (a template, the culprit
  * gone) is queued in OUTBOX_ERROR with why, never sent, and says so in

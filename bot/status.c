@@ -257,6 +257,16 @@ void status_json_string(GString *out, const char *s)
 	g_string_append_c(out, '"');
 }
 
+void status_json_strings(GString *out, char *const *list)
+{
+	g_string_append_c(out, '[');
+	for (size_t k = 0; list && list[k]; k++) {
+		g_string_append(out, k ? ", " : "");
+		status_json_string(out, list[k]);
+	}
+	g_string_append_c(out, ']');
+}
+
 /* Appends the jobs of @jobs as a JSON array. */
 static void json_jobs(GString *out, const GPtrArray *jobs)
 {
@@ -303,13 +313,10 @@ static void json_finding(GString *out, const struct finding_row *f, bool first)
 		status_json_string(out, fields[k].value);
 	}
 	g_string_append_printf(out, ", \"confidence\": %.4f, \"rate\": %.4f, \"failures\": %u, "
-			       "\"runs\": %u, \"suspects\": [", f->confidence, f->rate, f->failures,
+			       "\"runs\": %u, \"suspects\": ", f->confidence, f->rate, f->failures,
 			       f->runs);
-	for (size_t k = 0; f->suspects && f->suspects[k]; k++) {
-		g_string_append(out, k ? ", " : "");
-		status_json_string(out, f->suspects[k]);
-	}
-	g_string_append(out, "], \"steps\": [");
+	status_json_strings(out, f->suspects);
+	g_string_append(out, ", \"steps\": [");
 	for (guint k = 0; f->steps && k < f->steps->len; k++) {
 		const struct finding_step *st = f->steps->pdata[k];
 

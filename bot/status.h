@@ -90,6 +90,9 @@ char *status_finding_log(const struct finding_row *f);
 /* Appends @s as a JSON string (control characters escaped), or null for NULL. */
 void status_json_string(GString *out, const char *s);
 
+/* Appends @list (NULL-terminated; NULL: empty) as a JSON array of strings. */
+void status_json_strings(GString *out, char *const *list);
+
 /* Returns @when (unix seconds) as "YYYY-MM-DD HH:MM:SS UTC", or "never" for 0 (caller frees). */
 char *status_format_time(gint64 when);
 

@@ -283,7 +283,8 @@ char *build_reproduce_command(const struct build_target *t, const char *config_n
 	return g_string_free(s, FALSE);
 }
 
-char *build_compiler_version(const char *arch)
+/* `gcc --version`'s first line for @arch, asked of the compiler (caller frees). */
+static char *compiler_version_uncached(const char *arch)
 {
 	g_autofree char *prefix = cross_prefix(arch);
 	g_autofree char *gcc = prefix ? g_strconcat(prefix, "gcc", NULL) : NULL;
@@ -293,14 +294,35 @@ char *build_compiler_version(const char *arch)
 	int status = 0;
 	char *nl;
 
-	if (!path || !g_spawn_sync(NULL, (char **)argv, NULL,
-				   G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
-				   &out, NULL, &status, NULL) ||
+	if (!path || !g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+				   NULL, &out, NULL, &status, NULL) ||
 	    !g_spawn_check_wait_status(status, NULL) || !out)
 		return NULL;
 	if ((nl = strchr(out, '\n')))
 		*nl = '\0';
 	return g_utf8_make_valid(out, -1);
+}
+
+char *build_compiler_version(const char *arch)
+{
+	/* Asked once per arch and process: reports render it inside a store transaction. */
+	static GMutex lock;
+	static GHashTable *known; /* arch -> version, "" for none */
+	const char *version;
+	char *fresh = NULL;
+
+	g_mutex_lock(&lock);
+	if (!known)
+		known = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	version = g_hash_table_lookup(known, arch);
+	if (!version) {
+		fresh = compiler_version_uncached(arch);
+		version = fresh ? fresh : g_strdup("");
+		g_hash_table_insert(known, g_strdup(arch), (char *)version);
+	}
+	version = *version ? g_strdup(version) : NULL;
+	g_mutex_unlock(&lock);
+	return (char *)version;
 }
 
 void build_target_daily(struct build_target *t, const char *salt, GDateTime *day)

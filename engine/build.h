@@ -76,7 +76,7 @@ char *build_reproduce_command(const struct build_target *target, const char *con
 /*
  * The first line of `gcc --version` of the compiler that builds @arch
  * here ("gcc (Debian 12.2.0-14) 12.2.0"), or NULL when there is none
- * (caller frees).
+ * (caller frees). Asked of the compiler once per arch and process.
  */
 char *build_compiler_version(const char *arch);
 
