@@ -6,6 +6,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -161,6 +162,19 @@ int cli_init(struct cli *cli, int argc, char **argv)
 
 /* tree */
 
+/* @a followed by @b, either may be NULL (caller frees the list, not the items). */
+static const char **strv_join(char **a, char **b)
+{
+	GPtrArray *out = g_ptr_array_new();
+
+	for (char **i = a; i && *i; i++)
+		g_ptr_array_add(out, *i);
+	for (char **i = b; i && *i; i++)
+		g_ptr_array_add(out, *i);
+	g_ptr_array_add(out, NULL);
+	return (const char **)g_ptr_array_free(out, FALSE);
+}
+
 static int tree_add(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
@@ -168,6 +182,11 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	gboolean non_rebasable = FALSE;
 	g_auto(GStrv) blacklist = NULL;
 	g_auto(GStrv) to = NULL;
+	g_auto(GStrv) cc = NULL;
+	g_auto(GStrv) lists = NULL;
+	g_autofree const char **all_cc = NULL;
+	gboolean private = FALSE;
+	gboolean mail_clean = FALSE;
 	g_auto(GStrv) targets = NULL;
 	g_autofree char *base = NULL;
 	GOptionEntry entries[] = {
@@ -179,8 +198,16 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 		  "Commits of TREE/BRANCH count as upstream, not new", "TREE/BRANCH" },
 		{ "blacklist", 0, 0, G_OPTION_ARG_STRING_ARRAY, &blacklist,
 		  "Skip branches matching PATTERN (repeatable)", "PATTERN" },
-		{ "to", 0, 0, G_OPTION_ARG_STRING_ARRAY, &to,
-		  "Mail reports to ADDRESS as well (repeatable)", "ADDRESS" },
+		{ "list", 0, 0, G_OPTION_ARG_STRING_ARRAY, &lists,
+		  "The tree's mailing list, Cc'd on its reports (repeatable)", "ADDRESS" },
+		{ "cc", 0, 0, G_OPTION_ARG_STRING_ARRAY, &cc,
+		  "A maintainer's address, Cc'd on the tree's reports (repeatable)", "ADDRESS" },
+		{ "to", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &to,
+		  "The same as --cc", "ADDRESS" },
+		{ "private", 0, 0, G_OPTION_ARG_NONE, &private,
+		  "Mail reports to the --cc addresses only", NULL },
+		{ "mail-clean", 0, 0, G_OPTION_ARG_NONE, &mail_clean,
+		  "Mail when a head builds clean too", NULL },
 		G_OPTION_ENTRY_NULL,
 	};
 	struct tree_spec spec = { 0 };
@@ -201,7 +228,11 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	spec.branches = (const char *const *)argv + 3;
 	spec.blacklist = (const char *const *)blacklist;
 	spec.base = base;
-	spec.recipients = (const char *const *)to;
+	all_cc = strv_join(cc, to);
+	spec.recipients = all_cc;
+	spec.lists = (const char *const *)lists;
+	spec.private = private;
+	spec.mail_clean = mail_clean;
 	spec.targets = (const char *const *)targets;
 	row = trees_add(cli->db, cli->config, &spec, &error);
 	if (!row)
@@ -229,8 +260,9 @@ static int tree_list(struct cli *cli, int argc, char **argv)
 		const struct tree_row *t = trees->pdata[i];
 		g_autofree char *branches = g_strjoinv(",", t->branches);
 
-		printf("%-20s %-13s %s %s%s\n", t->name, db_policy_name(t->policy), t->url,
-		       branches, t->last_error ? "  [last poll failed]" : "");
+		printf("%-20s %-13s %s %s%s%s\n", t->name, db_policy_name(t->policy), t->url,
+		       branches, t->private ? "  [private]" : "",
+		       t->last_error ? "  [last poll failed]" : "");
 	}
 	return 0;
 }
@@ -268,7 +300,10 @@ static int tree_show(struct cli *cli, int argc, char **argv)
 	print_list("branches", t->branches);
 	print_list("blacklist", t->blacklist);
 	printf("%-12s %s\n", "base", t->base ? t->base : "-");
-	print_list("to", t->recipients);
+	print_list("lists", t->lists);
+	print_list("cc", t->recipients);
+	printf("%-12s %s\n%-12s %s\n", "private", t->private ? "yes" : "no", "mail-clean",
+	       t->mail_clean ? "yes" : "no");
 	print_list("targets", t->targets);
 	printf("%-12s %s%s%s\n", "last poll", polled, t->last_error ? ": failed: " : "",
 	       t->last_error ? t->last_error : "");
@@ -313,6 +348,16 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	g_auto(GStrv) unblacklist = NULL;
 	g_auto(GStrv) to = NULL;
 	g_auto(GStrv) no_to = NULL;
+	g_auto(GStrv) cc = NULL;
+	g_auto(GStrv) no_cc = NULL;
+	g_auto(GStrv) lists = NULL;
+	g_auto(GStrv) no_lists = NULL;
+	g_autofree const char **all_cc = NULL;
+	g_autofree const char **all_no_cc = NULL;
+	gboolean private = FALSE;
+	gboolean public = FALSE;
+	gboolean mail_clean = FALSE;
+	gboolean no_mail_clean = FALSE;
 	g_auto(GStrv) targets = NULL;
 	gboolean default_targets = FALSE;
 	GOptionEntry entries[] = {
@@ -331,10 +376,26 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 		  "Remove a blacklist PATTERN (repeatable)", "PATTERN" },
 		{ "base", 0, 0, G_OPTION_ARG_STRING, &base,
 		  "Commits of TREE/BRANCH count as upstream; '' clears", "TREE/BRANCH" },
-		{ "to", 0, 0, G_OPTION_ARG_STRING_ARRAY, &to, "Add a recipient (repeatable)",
-		  "ADDRESS" },
-		{ "no-to", 0, 0, G_OPTION_ARG_STRING_ARRAY, &no_to,
-		  "Remove a recipient (repeatable)", "ADDRESS" },
+		{ "list", 0, 0, G_OPTION_ARG_STRING_ARRAY, &lists,
+		  "Add a mailing list (repeatable)", "ADDRESS" },
+		{ "no-list", 0, 0, G_OPTION_ARG_STRING_ARRAY, &no_lists,
+		  "Remove a mailing list (repeatable)", "ADDRESS" },
+		{ "cc", 0, 0, G_OPTION_ARG_STRING_ARRAY, &cc,
+		  "Add a maintainer's address (repeatable)", "ADDRESS" },
+		{ "no-cc", 0, 0, G_OPTION_ARG_STRING_ARRAY, &no_cc,
+		  "Remove a maintainer's address (repeatable)", "ADDRESS" },
+		{ "to", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &to,
+		  "The same as --cc", "ADDRESS" },
+		{ "no-to", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &no_to,
+		  "The same as --no-cc", "ADDRESS" },
+		{ "private", 0, 0, G_OPTION_ARG_NONE, &private,
+		  "Mail reports to the --cc addresses only", NULL },
+		{ "public", 0, 0, G_OPTION_ARG_NONE, &public,
+		  "Mail reports to the culprit's people and the lists again", NULL },
+		{ "mail-clean", 0, 0, G_OPTION_ARG_NONE, &mail_clean,
+		  "Mail when a head builds clean too", NULL },
+		{ "no-mail-clean", 0, 0, G_OPTION_ARG_NONE, &no_mail_clean,
+		  "Mail about failures only", NULL },
 		G_OPTION_ENTRY_NULL,
 	};
 	struct tree_edit edit = { 0 };
@@ -344,6 +405,10 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 		return status;
 	if (argc != 2)
 		return usage("tree set", "needs exactly one NAME");
+	if (private && public)
+		return usage("tree set", "--private and --public contradict each other");
+	if (mail_clean && no_mail_clean)
+		return usage("tree set", "--mail-clean and --no-mail-clean contradict each other");
 	if (!cli_open(cli, false, &error))
 		return fail(error);
 	edit.url = url;
@@ -352,8 +417,14 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	edit.blacklist_add = (const char *const *)blacklist;
 	edit.blacklist_drop = (const char *const *)unblacklist;
 	edit.base = base;
-	edit.recipients_add = (const char *const *)to;
-	edit.recipients_drop = (const char *const *)no_to;
+	all_cc = strv_join(cc, to);
+	all_no_cc = strv_join(no_cc, no_to);
+	edit.recipients_add = all_cc;
+	edit.recipients_drop = all_no_cc;
+	edit.lists_add = (const char *const *)lists;
+	edit.lists_drop = (const char *const *)no_lists;
+	edit.private = private ? TREE_ON : public ? TREE_OFF : TREE_KEEP;
+	edit.mail_clean = mail_clean ? TREE_ON : no_mail_clean ? TREE_OFF : TREE_KEEP;
 	edit.targets = (const char *const *)targets;
 	edit.default_targets = default_targets;
 	t = trees_edit(cli->db, cli->config, argv[1], &edit, &error);
@@ -772,8 +843,11 @@ int cli_run(struct cli *cli, int argc, char **argv)
 	if (!load_config(cli, &error))
 		return fail(error);
 	/* A template with a mistake stops the daemon here, not a report later. */
-	if (!report_check_templates(cli->config->mail_templates, &error))
+	if (!report_check_templates(cli->config->mail_templates, &error) ||
+	    !outbox_check_templates(cli->config->mail_templates, &error))
 		return fail(error);
+	/* A server that hangs up on a write is an error to handle, not death. */
+	signal(SIGPIPE, SIG_IGN);
 	/* The daemon outlasts a store that fails for a while (a full disk); --once does not. */
 	for (unsigned pause = 0; !cli_open(cli, true, &error);) {
 		if (once || !g_error_matches(error, BOT_ERROR, BOT_ERROR_TEMPORARY))
@@ -854,7 +928,88 @@ int cli_report(struct cli *cli, int argc, char **argv)
 
 /* outbox */
 
-int cli_outbox(struct cli *cli, int argc, char **argv)
+/* The recipients of @r, with what became of each: "addr (sent)" (caller frees). */
+static char *rcpt_summary(struct cli *cli, const struct outbox_row *r)
+{
+	g_autoptr(GPtrArray) rcpts = db_rcpt_list(cli->db, r->id, NULL);
+	GString *s = g_string_new(NULL);
+
+	for (guint i = 0; rcpts && i < rcpts->len; i++) {
+		const struct rcpt_row *p = rcpts->pdata[i];
+
+		g_string_append_printf(s, "%s%s %s%s%s%s", s->len ? ", " : "", p->address,
+				       db_rcpt_state_name(p->state), p->reply ? " (" : "",
+				       p->reply ? p->reply : "", p->reply ? ")" : "");
+	}
+	return g_string_free(s, FALSE);
+}
+
+static void outbox_text(struct cli *cli, GString *out, const struct outbox_row *r)
+{
+	g_autofree char *to = g_strjoinv(", ", r->recipients);
+	g_autofree char *outcome = rcpt_summary(cli, r);
+
+	g_string_append_printf(out, "%" G_GINT64_FORMAT " %s %s", r->id,
+			       db_outbox_state_name(r->state), db_outbox_kind_name(r->kind));
+	if (r->finding_id)
+		g_string_append_printf(out, " finding %" G_GINT64_FORMAT, r->finding_id);
+	g_string_append_printf(out, " <%s>", r->message_id);
+	if (r->in_reply_to)
+		g_string_append_printf(out, " in reply to <%s>", r->in_reply_to);
+	g_string_append_printf(out, "\n  %s\n  %s\n", r->subject, to);
+	if (*outcome)
+		g_string_append_printf(out, "  each: %s\n", outcome);
+	if (r->path)
+		g_string_append_printf(out, "  in %s\n", r->path);
+	if (r->state == OUTBOX_QUEUED && r->attempts)
+		g_string_append_printf(out, "  tried %u times, next at %" G_GINT64_FORMAT "\n",
+				       r->attempts, r->next_try);
+	if (r->last_error)
+		g_string_append_printf(out, "  %s: %s\n",
+				       r->state == OUTBOX_ERROR ? "not sent" : "last try", r->last_error);
+}
+
+static void outbox_json(struct cli *cli, GString *out, const struct outbox_row *r)
+{
+	g_autoptr(GPtrArray) rcpts = db_rcpt_list(cli->db, r->id, NULL);
+
+	g_string_append_printf(out, "{\"id\": %" G_GINT64_FORMAT ", \"finding\": %"
+			       G_GINT64_FORMAT ", \"kind\": ", r->id, r->finding_id);
+	status_json_string(out, db_outbox_kind_name(r->kind));
+	g_string_append(out, ", \"state\": ");
+	status_json_string(out, db_outbox_state_name(r->state));
+	g_string_append(out, ", \"message_id\": ");
+	status_json_string(out, r->message_id);
+	g_string_append(out, ", \"in_reply_to\": ");
+	status_json_string(out, r->in_reply_to);
+	g_string_append(out, ", \"references\": ");
+	status_json_strings(out, r->references);
+	g_string_append(out, ", \"recipients\": ");
+	status_json_strings(out, r->recipients);
+	g_string_append(out, ", \"subject\": ");
+	status_json_string(out, r->subject);
+	g_string_append_printf(out, ", \"created\": %" G_GINT64_FORMAT ", \"sent\": %"
+			       G_GINT64_FORMAT ", \"attempts\": %u, \"next_try\": %" G_GINT64_FORMAT
+			       ", \"last_error\": ", r->created, r->sent, r->attempts, r->next_try);
+	status_json_string(out, r->last_error);
+	g_string_append(out, ", \"path\": ");
+	status_json_string(out, r->path);
+	g_string_append(out, ", \"each\": [");
+	for (guint i = 0; rcpts && i < rcpts->len; i++) {
+		const struct rcpt_row *p = rcpts->pdata[i];
+
+		g_string_append(out, i ? ", {\"address\": " : "{\"address\": ");
+		status_json_string(out, p->address);
+		g_string_append(out, ", \"state\": ");
+		status_json_string(out, db_rcpt_state_name(p->state));
+		g_string_append(out, ", \"reply\": ");
+		status_json_string(out, p->reply);
+		g_string_append_printf(out, ", \"digest\": %" G_GINT64_FORMAT "}", p->digest_id);
+	}
+	g_string_append(out, "]}");
+}
+
+static int outbox_list(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) rows = NULL;
@@ -867,9 +1022,9 @@ int cli_outbox(struct cli *cli, int argc, char **argv)
 	int status;
 
 	if (!parse_options(&argc, &argv, "",
-			   "List the mails zeroday queued and sent: Message-ID, In-Reply-To, "
-			   "recipients, subject, state and where the raw text went.", entries,
-			   &status))
+			   "List the mails zeroday queued, sent and held: Message-ID, In-Reply-To, "
+			   "recipients and what became of each, subject, state and where the raw "
+			   "text went.", entries, &status))
 		return status;
 	if (argc != 1)
 		return usage("outbox", "takes no arguments");
@@ -881,54 +1036,108 @@ int cli_outbox(struct cli *cli, int argc, char **argv)
 	if (json)
 		g_string_append(out, "[");
 	for (guint i = 0; i < rows->len; i++) {
-		const struct outbox_row *r = rows->pdata[i];
-
-		if (!json) {
-			g_autofree char *to = g_strjoinv(", ", r->recipients);
-
-			g_string_append_printf(out, "%" G_GINT64_FORMAT " %s %s finding %" G_GINT64_FORMAT
-					       " <%s>%s%s%s\n  %s\n  %s\n", r->id,
-					       db_outbox_state_name(r->state),
-					       db_outbox_kind_name(r->kind), r->finding_id, r->message_id,
-					       r->in_reply_to ? " in reply to <" : "",
-					       r->in_reply_to ? r->in_reply_to : "",
-					       r->in_reply_to ? ">" : "", r->subject, to);
-			if (r->path)
-				g_string_append_printf(out, "  in %s\n", r->path);
-			if (r->last_error)
-				g_string_append_printf(out, "  %s: %s\n",
-						       r->state == OUTBOX_ERROR ? "not sent" : "last try",
-						       r->last_error);
-			continue;
-		}
-		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"finding\": %"
-				       G_GINT64_FORMAT ", \"kind\": ", i ? ", " : "", r->id,
-				       r->finding_id);
-		status_json_string(out, db_outbox_kind_name(r->kind));
-		g_string_append(out, ", \"state\": ");
-		status_json_string(out, db_outbox_state_name(r->state));
-		g_string_append(out, ", \"message_id\": ");
-		status_json_string(out, r->message_id);
-		g_string_append(out, ", \"in_reply_to\": ");
-		status_json_string(out, r->in_reply_to);
-		g_string_append(out, ", \"references\": ");
-		status_json_strings(out, r->references);
-		g_string_append(out, ", \"recipients\": ");
-		status_json_strings(out, r->recipients);
-		g_string_append(out, ", \"subject\": ");
-		status_json_string(out, r->subject);
-		g_string_append_printf(out, ", \"created\": %" G_GINT64_FORMAT ", \"sent\": %"
-				       G_GINT64_FORMAT ", \"attempts\": %u, \"last_error\": ",
-				       r->created, r->sent, r->attempts);
-		status_json_string(out, r->last_error);
-		g_string_append(out, ", \"path\": ");
-		status_json_string(out, r->path);
-		g_string_append(out, "}");
+		if (json && i)
+			g_string_append(out, ", ");
+		(json ? outbox_json : outbox_text)(cli, out, rows->pdata[i]);
 	}
 	if (json)
 		g_string_append(out, "]\n");
 	fputs(out->str, stdout);
 	return 0;
+}
+
+static int outbox_show(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(outbox_row) row = NULL;
+	guint64 id;
+	int status;
+
+	if (!parse_options(&argc, &argv, "ID", "Print the raw text of outbox mail ID.", NULL,
+			   &status))
+		return status;
+	if (argc != 2 || !g_ascii_string_to_unsigned(argv[1], 10, 1, G_MAXINT64, &id, NULL))
+		return usage("outbox show", "needs one mail ID (see zeroday outbox)");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	row = db_outbox_get(cli->db, (gint64)id, &error);
+	if (!row)
+		return fail(error);
+	if (!row->raw) {
+		fprintf(stderr, "zeroday: mail %" G_GUINT64_FORMAT " was never rendered: %s\n", id,
+			row->last_error ? row->last_error : "no text");
+		return 1;
+	}
+	fputs(row->raw, stdout);
+	return 0;
+}
+
+static int outbox_test(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	struct report_ctx rc = { 0 };
+	gint64 id;
+	int status;
+
+	if (!parse_options(&argc, &argv, "ADDRESS...",
+			   "Queue a test mail to ADDRESS, to check how mail goes out; "
+			   "zeroday run sends it.", NULL, &status))
+		return status;
+	if (argc < 2)
+		return usage("outbox test", "needs an ADDRESS");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	rc.config = cli->config;
+	rc.db = cli->db;
+	id = outbox_queue_test(&rc, (const char *const *)argv + 1,
+			       g_get_real_time() / G_USEC_PER_SEC, &error);
+	if (!id)
+		return fail(error);
+	printf("queued test mail %" G_GINT64_FORMAT "\n", id);
+	return 0;
+}
+
+static int outbox_send(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	struct report_ctx rc = { 0 };
+	unsigned sent = 0;
+	int status;
+
+	if (!parse_options(&argc, &argv, "",
+			   "Send the mails that are due now, and exit (zeroday run does it too).",
+			   NULL, &status))
+		return status;
+	if (argc != 1)
+		return usage("outbox send", "takes no arguments");
+	if (!load_config(cli, &error) ||
+	    !outbox_check_templates(cli->config->mail_templates, &error) ||
+	    !cli_open(cli, false, &error))
+		return fail(error);
+	signal(SIGPIPE, SIG_IGN);
+	rc.config = cli->config;
+	rc.db = cli->db;
+	if (!outbox_send_due(&rc, &sent, &error))
+		return fail(error);
+	printf("sent %u\n", sent);
+	return 0;
+}
+
+static const struct subcommand outbox_commands[] = {
+	{ "list", outbox_list, "list the mails, their states and recipients (the default)" },
+	{ "show", outbox_show, "print one mail's raw text" },
+	{ "test", outbox_test, "queue a test mail" },
+	{ "send", outbox_send, "send what is due, and exit" },
+};
+
+int cli_outbox(struct cli *cli, int argc, char **argv)
+{
+	/* Bare "zeroday outbox [--json]" lists. */
+	if (argc < 2 || (argv[1][0] == '-' && strcmp(argv[1], "--help") != 0 &&
+			 strcmp(argv[1], "-h") != 0))
+		return outbox_list(cli, argc, argv);
+	return run_subcommand(cli, argc, argv, "outbox", outbox_commands,
+			      G_N_ELEMENTS(outbox_commands));
 }
 
 /* version */

@@ -87,6 +87,13 @@ static const struct key {
 	{ "mail", "templates", KEY_PATH, offsetof(struct config, mail_templates), 0, 0 },
 	{ "mail", "cc-max", KEY_UINT, offsetof(struct config, mail_cc_max), 1, 1000 },
 	{ "mail", "outbox", KEY_OUTBOX, offsetof(struct config, mail_outbox), 0, 0 },
+	{ "mail", "credentials", KEY_PATH, offsetof(struct config, mail_credentials), 0, 0 },
+	{ "mail", "ca-file", KEY_PATH, offsetof(struct config, mail_ca_file), 0, 0 },
+	{ "mail", "timeout", KEY_UINT, offsetof(struct config, mail_timeout), 1, 3600 },
+	{ "mail", "retry", KEY_UINT, offsetof(struct config, mail_retry), 1, 86400 },
+	{ "mail", "max-per-recipient-day", KEY_UINT,
+	  offsetof(struct config, mail_max_recipient_day), 1, 1000000 },
+	{ "mail", "max-per-hour", KEY_UINT, offsetof(struct config, mail_max_hour), 1, 1000000 },
 };
 
 static struct config *config_defaults(void)
@@ -122,6 +129,10 @@ static struct config *config_defaults(void)
 	c->mail_archive_url = g_strdup("https://lore.kernel.org/r/");
 	c->mail_templates = config_template_dir();
 	c->mail_cc_max = 20;
+	c->mail_timeout = 60;
+	c->mail_retry = 60;
+	c->mail_max_recipient_day = 50;
+	c->mail_max_hour = 200;
 	return c;
 }
 
@@ -141,6 +152,9 @@ void config_free(struct config *config)
 	g_free(config->mail_archive_url);
 	g_free(config->mail_templates);
 	g_free(config->mail_outbox);
+	g_free(config->mail_smtp_host);
+	g_free(config->mail_credentials);
+	g_free(config->mail_ca_file);
 	g_free(config);
 }
 
@@ -322,6 +336,85 @@ static bool group_known(const char *group)
 	return false;
 }
 
+/*
+ * [mail] outbox: maildir:PATH, smtp://HOST[:PORT] (STARTTLS, required;
+ * port 587 by default) or smtps://HOST[:PORT] (implicit TLS; 465). HOST
+ * is a DNS name or an IP address ([...] for IPv6); nothing else: no
+ * user or password (they come from [mail] credentials), no path.
+ */
+static bool parse_outbox(struct config *c, const char *raw, const char *origin,
+			 const struct key *k, GError **error)
+{
+	const char *rest;
+	g_autofree char *host = NULL;
+	g_autofree char *port_text = NULL;
+	guint64 port = 0;
+
+	if (g_str_has_prefix(raw, "maildir:")) {
+		if (!g_path_is_absolute(raw + 8))
+			return bad_key(error, origin, k->group, k->name,
+				       "expected maildir:PATH, with an absolute path");
+		g_free(c->mail_outbox);
+		c->mail_outbox = g_strdup(raw + 8);
+		g_clear_pointer(&c->mail_smtp_host, g_free);
+		return true;
+	}
+	if (g_str_has_prefix(raw, "smtp://"))
+		rest = raw + 7;
+	else if (g_str_has_prefix(raw, "smtps://"))
+		rest = raw + 8;
+	else
+		return bad_key(error, origin, k->group, k->name,
+			       "expected maildir:PATH, smtp://HOST[:PORT] or smtps://HOST[:PORT]");
+	if (strpbrk(rest, "@?#"))
+		return bad_key(error, origin, k->group, k->name,
+			       "expected a host name or an IP address, and no user or password "
+			       "(see [mail] credentials)");
+	if (*rest == '[') {
+		const char *end = strchr(rest, ']');
+
+		if (!end)
+			return bad_key(error, origin, k->group, k->name, "an unclosed '[' in the host");
+		host = g_strndup(rest + 1, (gsize)(end - rest - 1));
+		if (!g_hostname_is_ip_address(host) || !strchr(host, ':'))
+			return bad_key(error, origin, k->group, k->name,
+				       "expected an IPv6 address between '[' and ']'");
+		rest = end + 1;
+	} else {
+		size_t len = strcspn(rest, ":/");
+
+		host = g_strndup(rest, len);
+		rest += len;
+		for (const char *p = host; *p; p++) {
+			if (!g_ascii_isalnum(*p) && *p != '-' && *p != '.')
+				return bad_key(error, origin, k->group, k->name,
+					       "expected a host name or an IP address, and no user "
+					       "or password (see [mail] credentials)");
+		}
+		if (!*host || *host == '-' || *host == '.')
+			return bad_key(error, origin, k->group, k->name, "expected a host name");
+	}
+	if (*rest == ':') {
+		size_t len = strcspn(rest + 1, "/");
+
+		port_text = g_strndup(rest + 1, len);
+		rest += 1 + len;
+		if (!g_ascii_string_to_unsigned(port_text, 10, 1, 65535, &port, NULL))
+			return bad_key(error, origin, k->group, k->name,
+				       "expected a port from 1 to 65535");
+	}
+	if (*rest == '/')
+		rest++;
+	if (*rest)
+		return bad_key(error, origin, k->group, k->name,
+			       "expected nothing after the host but :PORT");
+	g_free(c->mail_smtp_host);
+	c->mail_smtp_host = g_steal_pointer(&host);
+	c->mail_smtps = g_str_has_prefix(raw, "smtps://");
+	c->mail_smtp_port = port_text ? (unsigned)port : c->mail_smtps ? 465 : 587;
+	return true;
+}
+
 static bool set_key(struct config *c, GKeyFile *kf, const char *origin, const struct key *k,
 		    GError **error)
 {
@@ -433,15 +526,7 @@ static bool set_key(struct config *c, GKeyFile *kf, const char *origin, const st
 		*(char **)field = g_strdup(raw);
 		return true;
 	case KEY_OUTBOX:
-		if (g_str_has_prefix(raw, "smtp://") || g_str_has_prefix(raw, "smtps://"))
-			return bad_key(error, origin, k->group, k->name,
-				       "sending over SMTP is not implemented yet; use maildir:PATH");
-		if (!g_str_has_prefix(raw, "maildir:") || !g_path_is_absolute(raw + 8))
-			return bad_key(error, origin, k->group, k->name,
-				       "expected maildir:PATH, with an absolute path");
-		g_free(*(char **)field);
-		*(char **)field = g_strdup(raw + 8);
-		return true;
+		return parse_outbox(c, raw, origin, k, error);
 	case KEY_PATH:
 		if (!g_path_is_absolute(raw))
 			return bad_key(error, origin, k->group, k->name,
@@ -695,4 +780,72 @@ char *config_payload_dir(void)
 char *config_template_dir(void)
 {
 	return data_dir("templates", "templates");
+}
+
+bool config_read_credentials(const char *path, char **user, char **password, GError **error)
+{
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	struct stat st;
+	gsize len;
+
+	*user = *password = NULL;
+	if (stat(path, &st) == 0 && (st.st_mode & S_IROTH)) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG,
+			    "%s: the SMTP credentials may be read by anyone; chmod o-r it", path);
+		return false;
+	}
+	text = config_read_file(path, 64 * 1024, &len, error);
+	if (!text)
+		return false;
+	lines = g_strsplit(text, "\n", -1);
+	explicit_bzero(text, len);
+	for (char **l = lines; *l; l++) {
+		char *eq = strchr(*l, '=');
+		char *key = *l;
+		char *value;
+
+		if (!eq) {
+			if (*g_strstrip(key) == '\0' || *key == '#')
+				continue;
+			g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG,
+				    "%s:%d: expected \"user = NAME\" or \"password = SECRET\"", path,
+				    (int)(l - lines) + 1);
+			goto wipe;
+		}
+		*eq = '\0';
+		value = g_strstrip(eq + 1);
+		g_strstrip(key);
+		if (*key == '#')
+			continue;
+		if (strcmp(key, "user") == 0 && !*user) {
+			*user = g_strdup(value);
+		} else if (strcmp(key, "password") == 0 && !*password) {
+			*password = g_strdup(value);
+		} else {
+			g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG, "%s:%d: unknown or repeated key",
+				    path, (int)(l - lines) + 1);
+			goto wipe;
+		}
+	}
+	if (*user && *password && **user && strlen(*user) < 256 && strlen(*password) < 256) {
+		for (char **l = lines; *l; l++)
+			explicit_bzero(*l, strlen(*l));
+		return true;
+	}
+	g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG, "%s: needs a user and a password", path);
+wipe:
+	for (char **l = lines; *l; l++)
+		explicit_bzero(*l, strlen(*l));
+	config_credentials_free(*user, *password);
+	*user = *password = NULL;
+	return false;
+}
+
+void config_credentials_free(char *user, char *password)
+{
+	if (password)
+		explicit_bzero(password, strlen(password));
+	g_free(password);
+	g_free(user);
 }

@@ -46,8 +46,18 @@ struct config {
 	char *mail_name;        /* its display name */
 	char *mail_archive_url; /* a report's link is this and its Message-ID */
 	char *mail_templates;   /* the directory of the report templates */
-	char *mail_outbox;      /* the Maildir mail is delivered to; NULL: STATE/outbox */
+	char *mail_outbox;      /* the Maildir mail is delivered to, or the copies of what
+				 * SMTP sent kept; NULL: STATE/outbox */
+	char *mail_smtp_host;   /* NULL: deliver to the Maildir, no server */
+	unsigned mail_smtp_port;
+	bool mail_smtps;        /* implicit TLS (smtps://), else STARTTLS, required */
+	char *mail_credentials; /* a file with "user = " and "password = " lines, or NULL */
+	char *mail_ca_file;     /* PEM CA certificates for the server's; NULL: the system's */
+	unsigned mail_timeout;  /* seconds, for each SMTP step */
+	unsigned mail_retry;    /* seconds before the first retry; doubled each time */
 	unsigned mail_cc_max;   /* recipients of one report, To and Cc together, at most */
+	unsigned mail_max_recipient_day; /* mails to one address in 24 hours, at most */
+	unsigned mail_max_hour;          /* mails in an hour, at most */
 };
 
 /*
@@ -87,6 +97,15 @@ char *config_db_path(const struct config *config);
 char *config_git_path(const struct config *config);
 char *config_log_dir(const struct config *config);
 char *config_outbox_path(const struct config *config);
+
+/*
+ * Reads the SMTP credentials file: "user = NAME" and "password = SECRET"
+ * lines, '#' comments. Refused when others may read it. Sets *@user and
+ * *@password (caller frees; the password is wiped by
+ * config_credentials_free()).
+ */
+bool config_read_credentials(const char *path, char **user, char **password, GError **error);
+void config_credentials_free(char *user, char *password);
 
 /* Where zeroday's config fragments are: $ZERODAY_DATADIR/kconfig, else the installed ones. */
 char *config_fragment_dir(void);

@@ -393,18 +393,28 @@ static struct report_ctx report_ctx_of(const struct culprit_ctx *c)
 static bool store_finding(const struct culprit_ctx *c, const struct job_row *job,
 			  struct finding_row *f, GError **error)
 {
-	const struct report_ctx rc = report_ctx_of(c);
+	struct report_ctx rc = report_ctx_of(c);
+	struct maintainers m;
 	bool added;
+	bool ok;
 
-	if (!db_tx_begin(c->db, error))
-		return false;
-	if (!db_finding_add(c->db, job->tree_id, f, &added, error) ||
-	    (added && !outbox_queue_report(&rc, f->id, g_get_real_time() / G_USEC_PER_SEC,
-					   error))) {
-		db_tx_rollback(c->db);
-		return false;
+	/* The tree's own script, run before the write lock is taken, not under it. */
+	maintainers_init(&m);
+	if (f->state != FINDING_INCONCLUSIVE) {
+		report_prefetch(&rc, f->culprit, &m);
+		rc.maintainers_of = f->culprit;
+		rc.maintainers = &m;
 	}
-	if (!db_tx_commit(c->db, error))
+	ok = db_tx_begin(c->db, error);
+	if (ok && (!db_finding_add(c->db, job->tree_id, f, &added, error) ||
+		   (added && !outbox_queue_report(&rc, f->id, g_get_real_time() / G_USEC_PER_SEC,
+						  error)))) {
+		db_tx_rollback(c->db);
+		ok = false;
+	}
+	ok = ok && db_tx_commit(c->db, error);
+	maintainers_release(&m);
+	if (!ok)
 		return false;
 	if (added)
 		g_message("finding: %.12s (%s) %s%s", f->culprit, job->target, f->title,

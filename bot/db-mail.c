@@ -10,36 +10,59 @@
 #include "bot/bot.h"
 #include "bot/db-private.h"
 
+static const char *const kind_names[] = {
+	[OUTBOX_REPORT] = "report", [OUTBOX_FIXED] = "fixed", [OUTBOX_DIGEST] = "digest",
+	[OUTBOX_TEST] = "test",
+};
+
+static const char *const state_names[] = {
+	[OUTBOX_QUEUED] = "queued", [OUTBOX_SENDING] = "sending", [OUTBOX_SENT] = "sent",
+	[OUTBOX_HELD] = "held", [OUTBOX_ERROR] = "error",
+};
+
+static const char *const rcpt_names[] = {
+	[RCPT_PENDING] = "pending", [RCPT_SENT] = "sent", [RCPT_REFUSED] = "refused",
+	[RCPT_HELD] = "held", [RCPT_DIGESTED] = "digested",
+};
+
 const char *db_outbox_kind_name(enum outbox_kind kind)
 {
-	static const char *const names[] = { [OUTBOX_REPORT] = "report", [OUTBOX_FIXED] = "fixed" };
-
-	g_return_val_if_fail((size_t)kind < G_N_ELEMENTS(names), "?");
-	return names[kind];
+	g_return_val_if_fail((size_t)kind < G_N_ELEMENTS(kind_names), "?");
+	return kind_names[kind];
 }
 
 const char *db_outbox_state_name(enum outbox_state state)
 {
-	static const char *const names[] = {
-		[OUTBOX_QUEUED] = "queued", [OUTBOX_SENT] = "sent", [OUTBOX_ERROR] = "error",
-	};
+	g_return_val_if_fail((size_t)state < G_N_ELEMENTS(state_names), "?");
+	return state_names[state];
+}
 
-	g_return_val_if_fail((size_t)state < G_N_ELEMENTS(names), "?");
-	return names[state];
+const char *db_rcpt_state_name(enum rcpt_state state)
+{
+	g_return_val_if_fail((size_t)state < G_N_ELEMENTS(rcpt_names), "?");
+	return rcpt_names[state];
+}
+
+/* The index of @name in @names, or @fallback. */
+static int name_parse(const char *const *names, size_t n, const char *name, int fallback)
+{
+	for (size_t i = 0; name && i < n; i++) {
+		if (names[i] && strcmp(names[i], name) == 0)
+			return (int)i;
+	}
+	return fallback;
 }
 
 static enum outbox_kind kind_parse(const char *name)
 {
-	return name && strcmp(name, "fixed") == 0 ? OUTBOX_FIXED : OUTBOX_REPORT;
+	return (enum outbox_kind)name_parse(kind_names, G_N_ELEMENTS(kind_names), name,
+					    OUTBOX_REPORT);
 }
 
 static enum outbox_state state_parse(const char *name)
 {
-	if (name && strcmp(name, "sent") == 0)
-		return OUTBOX_SENT;
-	if (name && strcmp(name, "error") == 0)
-		return OUTBOX_ERROR;
-	return OUTBOX_QUEUED;
+	return (enum outbox_state)name_parse(state_names, G_N_ELEMENTS(state_names), name,
+					     OUTBOX_QUEUED);
 }
 
 void outbox_row_free(struct outbox_row *row)
@@ -91,7 +114,7 @@ bool db_outbox_add(struct db *db, struct outbox_row *row, bool *added, GError **
 
 #define OUTBOX_COLUMNS \
 	"id, coalesce(finding_id, 0), kind, message_id, in_reply_to, refs, subject, recipients, " \
-	"raw, state, created, sent, attempts, last_error, path FROM outbox "
+	"raw, state, created, sent, attempts, last_error, path, next_try FROM outbox "
 
 static struct outbox_row *outbox_read(sqlite3_stmt *stmt)
 {
@@ -112,6 +135,7 @@ static struct outbox_row *outbox_read(sqlite3_stmt *stmt)
 	r->attempts = (unsigned)sqlite3_column_int64(stmt, 12);
 	r->last_error = db_col_text(stmt, 13);
 	r->path = db_col_text(stmt, 14);
+	r->next_try = sqlite3_column_int64(stmt, 15);
 	return r;
 }
 
@@ -154,28 +178,223 @@ struct outbox_row *db_outbox_of_finding(struct db *db, gint64 finding_id, enum o
 	return NULL;
 }
 
-bool db_outbox_sent(struct db *db, gint64 id, gint64 when, const char *path, GError **error)
+GPtrArray *db_outbox_due(struct db *db, gint64 now, unsigned limit, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE outbox SET state = 'sent', sent = ?1, path = ?2, attempts = attempts + 1, "
-		"last_error = NULL WHERE id = ?3 AND state = 'queued'", error);
+		"SELECT " OUTBOX_COLUMNS "WHERE state IN ('queued', 'sending') AND next_try <= ?1 "
+		"ORDER BY id LIMIT ?2", error);
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)outbox_row_free);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, now);
+	sqlite3_bind_int64(stmt, 2, limit);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		g_ptr_array_add(out, outbox_read(stmt));
+	if (rc != SQLITE_DONE) {
+		db_sql_error(db, error, "listing the mails due");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
+}
+
+struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "SELECT " OUTBOX_COLUMNS "WHERE id = ?1",
+						  error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		return outbox_read(stmt);
+	if (rc != SQLITE_DONE)
+		db_sql_error(db, error, "reading a mail");
+	else
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no mail %" G_GINT64_FORMAT, id);
+	return NULL;
+}
+
+bool db_outbox_attempt(struct db *db, gint64 id, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ?1", error);
 
 	if (!stmt)
 		return false;
-	sqlite3_bind_int64(stmt, 1, when);
-	db_bind_text(stmt, 2, path);
-	sqlite3_bind_int64(stmt, 3, id);
+	sqlite3_bind_int64(stmt, 1, id);
 	return db_step_done(db, stmt, error);
 }
 
-bool db_outbox_failed(struct db *db, gint64 id, const char *why, GError **error)
+bool db_outbox_settle(struct db *db, gint64 id, enum outbox_state state, gint64 sent,
+		      gint64 next_try, const char *path, const char *why, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE outbox SET attempts = attempts + 1, last_error = ?1 WHERE id = ?2", error);
+		"UPDATE outbox SET state = ?1, sent = CASE WHEN ?2 = 0 THEN sent ELSE ?2 END, "
+		"next_try = ?3, path = coalesce(?4, path), last_error = ?5 WHERE id = ?6", error);
 
 	if (!stmt)
 		return false;
-	db_bind_text(stmt, 1, why);
-	sqlite3_bind_int64(stmt, 2, id);
+	db_bind_text(stmt, 1, db_outbox_state_name(state));
+	sqlite3_bind_int64(stmt, 2, sent);
+	sqlite3_bind_int64(stmt, 3, next_try);
+	db_bind_text(stmt, 4, path);
+	db_bind_text(stmt, 5, why);
+	sqlite3_bind_int64(stmt, 6, id);
 	return db_step_done(db, stmt, error);
+}
+
+void rcpt_row_free(struct rcpt_row *row)
+{
+	if (!row)
+		return;
+	g_free(row->address);
+	g_free(row->reply);
+	g_free(row);
+}
+
+bool db_rcpt_add(struct db *db, gint64 outbox_id, const char *address, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"INSERT OR IGNORE INTO outbox_rcpt (outbox_id, address, state) "
+		"VALUES (?1, ?2, 'pending')", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, outbox_id);
+	db_bind_text(stmt, 2, address);
+	return db_step_done(db, stmt, error);
+}
+
+GPtrArray *db_rcpt_list(struct db *db, gint64 outbox_id, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT address, state, updated, reply, coalesce(digest_id, 0) FROM outbox_rcpt "
+		"WHERE outbox_id = ?1 ORDER BY address", error);
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)rcpt_row_free);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, outbox_id);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct rcpt_row *r = g_new0(struct rcpt_row, 1);
+
+		r->outbox_id = outbox_id;
+		r->address = db_col_text(stmt, 0);
+		r->state = (enum rcpt_state)name_parse(rcpt_names, G_N_ELEMENTS(rcpt_names),
+						       (const char *)sqlite3_column_text(stmt, 1),
+						       RCPT_PENDING);
+		r->updated = sqlite3_column_int64(stmt, 2);
+		r->reply = db_col_text(stmt, 3);
+		r->digest_id = sqlite3_column_int64(stmt, 4);
+		g_ptr_array_add(out, r);
+	}
+	if (rc != SQLITE_DONE) {
+		db_sql_error(db, error, "listing a mail's recipients");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
+}
+
+bool db_rcpt_set(struct db *db, gint64 outbox_id, const char *address, enum rcpt_state state,
+		 gint64 when, const char *reply, gint64 digest_id, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"UPDATE outbox_rcpt SET state = ?1, updated = ?2, reply = ?3, "
+		"digest_id = nullif(?4, 0) WHERE outbox_id = ?5 AND lower(address) = lower(?6)", error);
+
+	if (!stmt)
+		return false;
+	db_bind_text(stmt, 1, db_rcpt_state_name(state));
+	sqlite3_bind_int64(stmt, 2, when);
+	db_bind_text(stmt, 3, reply);
+	sqlite3_bind_int64(stmt, 4, digest_id);
+	sqlite3_bind_int64(stmt, 5, outbox_id);
+	db_bind_text(stmt, 6, address);
+	return db_step_done(db, stmt, error);
+}
+
+/* Runs @stmt, a SELECT of one number, into *@out. */
+static bool select_count(struct db *db, sqlite3_stmt *stmt, gint64 *out, GError **error)
+{
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		return db_sql_error(db, error, "counting mail");
+	*out = sqlite3_column_int64(stmt, 0);
+	return true;
+}
+
+bool db_rcpt_count_sent(struct db *db, const char *address, gint64 since, gint64 *count,
+			GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, address
+		? "SELECT count(*) FROM outbox_rcpt WHERE state = 'sent' AND lower(address) = lower(?1) "
+		  "AND updated > ?2"
+		: "SELECT count(DISTINCT outbox_id) FROM outbox_rcpt WHERE state = 'sent' "
+		  "AND updated > ?2", error);
+
+	if (!stmt)
+		return false;
+	if (address)
+		db_bind_text(stmt, 1, address);
+	sqlite3_bind_int64(stmt, 2, since);
+	return select_count(db, stmt, count, error);
+}
+
+bool db_rcpt_count(struct db *db, gint64 outbox_id, enum rcpt_state state, gint64 *count,
+		   GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT count(*) FROM outbox_rcpt WHERE outbox_id = ?1 AND state = ?2", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, outbox_id);
+	db_bind_text(stmt, 2, db_rcpt_state_name(state));
+	return select_count(db, stmt, count, error);
+}
+
+char **db_rcpt_held_addresses(struct db *db, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT DISTINCT lower(address) FROM outbox_rcpt WHERE state = 'held' ORDER BY 1",
+		error);
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		g_strv_builder_add(b, (const char *)sqlite3_column_text(stmt, 0));
+	if (rc != SQLITE_DONE) {
+		db_sql_error(db, error, "listing held mail");
+		return NULL;
+	}
+	return g_strv_builder_end(b);
+}
+
+GArray *db_rcpt_held_for(struct db *db, const char *address, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT outbox_id FROM outbox_rcpt WHERE state = 'held' AND lower(address) = lower(?1) "
+		"ORDER BY outbox_id", error);
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(gint64));
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	db_bind_text(stmt, 1, address);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		gint64 id = sqlite3_column_int64(stmt, 0);
+
+		g_array_append_val(out, id);
+	}
+	if (rc != SQLITE_DONE) {
+		db_sql_error(db, error, "listing held mail");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
 }

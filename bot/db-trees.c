@@ -47,12 +47,13 @@ void tree_row_free(struct tree_row *row)
 	g_strfreev(row->recipients);
 	g_free(row->last_error);
 	g_strfreev(row->targets);
+	g_strfreev(row->lists);
 	g_free(row);
 }
 
 #define TREE_COLUMNS \
 	"id, name, url, policy, branches, blacklist, base, recipients, created, " \
-	"last_poll, last_error, targets"
+	"last_poll, last_error, targets, lists, private, mail_clean"
 
 static struct tree_row *tree_from_stmt(sqlite3_stmt *stmt)
 {
@@ -72,16 +73,23 @@ static struct tree_row *tree_from_stmt(sqlite3_stmt *stmt)
 	row->last_poll = sqlite3_column_int64(stmt, 9);
 	row->last_error = db_col_text(stmt, 10);
 	row->targets = db_col_list(stmt, 11);
+	row->lists = db_col_list(stmt, 12);
+	row->private = sqlite3_column_int(stmt, 13) != 0;
+	row->mail_clean = sqlite3_column_int(stmt, 14) != 0;
 	return row;
 }
 
-/* Binds name..recipients to parameters 1..7 and targets to 9. */
+/*
+ * Binds name..recipients to parameters 1..7, targets to 9, lists, private
+ * and mail_clean to 10..12.
+ */
 static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
 {
 	g_autofree char *branches = db_join_list(row->branches);
 	g_autofree char *blacklist = db_join_list(row->blacklist);
 	g_autofree char *recipients = db_join_list(row->recipients);
 	g_autofree char *targets = db_join_list(row->targets);
+	g_autofree char *lists = db_join_list(row->lists);
 
 	db_bind_text(stmt, 1, row->name);
 	db_bind_text(stmt, 2, row->url);
@@ -91,13 +99,17 @@ static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
 	db_bind_text(stmt, 6, row->base);
 	db_bind_text(stmt, 7, recipients);
 	db_bind_text(stmt, 9, targets);
+	db_bind_text(stmt, 10, lists);
+	sqlite3_bind_int(stmt, 11, row->private);
+	sqlite3_bind_int(stmt, 12, row->mail_clean);
 }
 
 bool db_tree_insert(struct db *db, struct tree_row *row, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"INSERT INTO trees (name, url, policy, branches, blacklist, base, recipients, "
-		"created, targets) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", error);
+		"created, targets, lists, private, mail_clean) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)", error);
 
 	if (!stmt)
 		return false;
@@ -156,7 +168,8 @@ bool db_tree_update(struct db *db, const struct tree_row *row, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"UPDATE trees SET name = ?1, url = ?2, policy = ?3, branches = ?4, "
-		"blacklist = ?5, base = ?6, recipients = ?7, targets = ?9 WHERE id = ?8", error);
+		"blacklist = ?5, base = ?6, recipients = ?7, targets = ?9, lists = ?10, "
+		"private = ?11, mail_clean = ?12 WHERE id = ?8", error);
 
 	if (!stmt)
 		return false;
@@ -439,6 +452,28 @@ bool db_test_add(struct db *db, gint64 tree_id, const char *branch, const char *
 		return false;
 	*added = sqlite3_changes(db->sql) == 1;
 	return true;
+}
+
+char **db_test_series(struct db *db, gint64 tree_id, const char *commit, GError **error)
+{
+	g_autoptr(GStrvBuilder) out = g_strv_builder_new();
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT s.commit_id FROM tests c JOIN tests s ON s.tree_id = c.tree_id "
+		"AND s.event_id = c.event_id WHERE c.tree_id = ?1 AND c.commit_id = ?2 "
+		"ORDER BY s.rowid", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	db_bind_text(stmt, 2, commit);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		g_strv_builder_add(out, (const char *)sqlite3_column_text(stmt, 0));
+	if (rc != SQLITE_DONE) {
+		db_sql_error(db, error, "listing a head change's commits");
+		return NULL;
+	}
+	return g_strv_builder_end(out);
 }
 
 bool db_test_known(struct db *db, gint64 tree_id, const char *commit, bool *known,

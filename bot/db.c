@@ -224,6 +224,32 @@ static const char *const migrations[] = {
 	"  path TEXT);"
 	"CREATE UNIQUE INDEX outbox_once ON outbox (finding_id, kind) WHERE finding_id IS NOT NULL;"
 	"CREATE INDEX outbox_state ON outbox (state, id);",
+
+	/*
+	 * 11 -> 12: a tree's mail settings: its mailing lists (Cc'd on its
+	 * reports), whether its reports go to its maintainers only (private;
+	 * the recipients column holds the maintainers' --cc addresses), and
+	 * whether a clean build of a head gets a mail.
+	 */
+	"ALTER TABLE trees ADD COLUMN lists TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE trees ADD COLUMN private INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE trees ADD COLUMN mail_clean INTEGER NOT NULL DEFAULT 0;",
+
+	/*
+	 * 12 -> 13: sending over SMTP. A mail's recipients one by one (what
+	 * the server said to each, held back by a limit, or carried by a
+	 * digest), and when a mail is tried next.
+	 */
+	"ALTER TABLE outbox ADD COLUMN next_try INTEGER NOT NULL DEFAULT 0;"
+	"CREATE TABLE outbox_rcpt ("
+	"  outbox_id INTEGER NOT NULL REFERENCES outbox(id) ON DELETE CASCADE,"
+	"  address TEXT NOT NULL,"
+	"  state TEXT NOT NULL,"
+	"  updated INTEGER NOT NULL DEFAULT 0,"
+	"  reply TEXT,"
+	"  digest_id INTEGER,"
+	"  PRIMARY KEY (outbox_id, address));"
+	"CREATE INDEX outbox_rcpt_state ON outbox_rcpt (state, address, updated);",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 11
+#define DB_SCHEMA_VERSION 13
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -57,11 +57,15 @@ struct tree_row {
 	char **branches;   /* glob patterns, NULL-terminated */
 	char **blacklist;  /* glob patterns, NULL-terminated */
 	char *base;        /* "tree/branch" whose commits count as upstream, or NULL */
-	char **recipients; /* normalized addresses, NULL-terminated */
+	/* The maintainers' addresses (--cc), normalized, NULL-terminated: Cc'd on reports. */
+	char **recipients;
 	gint64 created;    /* unix seconds */
 	gint64 last_poll;  /* unix seconds, 0 = never */
 	char *last_error;  /* of the last poll, or NULL */
 	char **targets;    /* build targets (see build.h), NULL-terminated; empty: default */
+	char **lists;      /* the tree's mailing lists, normalized, NULL-terminated */
+	bool private;      /* reports go to @recipients only */
+	bool mail_clean;   /* a clean build of a head gets a mail */
 };
 
 void tree_row_free(struct tree_row *row);
@@ -73,7 +77,10 @@ bool db_tree_insert(struct db *db, struct tree_row *row, GError **error);
 struct tree_row *db_tree_get(struct db *db, const char *name, GError **error);
 /* Returns all trees by name, as an array of struct tree_row. */
 GPtrArray *db_tree_list(struct db *db, GError **error);
-/* Writes back url, policy, branches, blacklist, base and recipients of @row. */
+/*
+ * Writes back url, policy, branches, blacklist, base, recipients, targets,
+ * lists, private and mail_clean of @row.
+ */
 bool db_tree_update(struct db *db, const struct tree_row *row, GError **error);
 /* Deletes a tree and everything recorded for it. */
 bool db_tree_delete(struct db *db, const char *name, GError **error);
@@ -166,6 +173,13 @@ void test_row_free(struct test_row *row);
  */
 bool db_test_add(struct db *db, gint64 tree_id, const char *branch, const char *commit,
 		 const char *summary, gint64 event_id, bool *added, GError **error);
+/*
+ * Returns the commits selected for @tree_id by the head change that
+ * selected @commit, in the order they were selected (oldest first), as a
+ * NULL-terminated list (caller frees); empty when @commit was not
+ * selected by a recorded head change.
+ */
+char **db_test_series(struct db *db, gint64 tree_id, const char *commit, GError **error);
 /* Returns whether @commit was already selected for @tree_id. */
 bool db_test_known(struct db *db, gint64 tree_id, const char *commit, bool *known,
 		   GError **error);
@@ -532,18 +546,22 @@ struct finding_row *db_finding_get(struct db *db, gint64 id, GError **error);
 enum outbox_kind {
 	OUTBOX_REPORT, /* a finding's report: starts its thread */
 	OUTBOX_FIXED,  /* the finding was fixed: a reply in the report's thread */
+	OUTBOX_DIGEST, /* mails held back by a limit, sent to one address as one */
+	OUTBOX_TEST,   /* `zeroday outbox test`: checks the way out */
 };
 
-/* "report", "fixed". */
+/* "report", "fixed", "digest", "test". */
 const char *db_outbox_kind_name(enum outbox_kind kind);
 
 enum outbox_state {
-	OUTBOX_QUEUED, /* committed, not sent yet */
-	OUTBOX_SENT,   /* handed to the sink: see outbox_row.path */
-	OUTBOX_ERROR,  /* could not be rendered: see last_error; never sent */
+	OUTBOX_QUEUED,  /* committed, not sent yet, or to be tried again at next_try */
+	OUTBOX_SENDING, /* a try began and did not end: sent again, same Message-ID */
+	OUTBOX_SENT,    /* every recipient's copy accepted, refused, or in a digest */
+	OUTBOX_HELD,    /* recipients held back by a limit wait for their digest */
+	OUTBOX_ERROR,   /* could not be rendered, or refused for good: see last_error */
 };
 
-/* "queued", "sent", "error". */
+/* "queued", "sending", "sent", "held", "error". */
 const char *db_outbox_state_name(enum outbox_state state);
 
 struct outbox_row {
@@ -554,14 +572,15 @@ struct outbox_row {
 	char *in_reply_to;  /* or NULL */
 	char **references;  /* NULL-terminated, oldest first; empty when none */
 	char *subject;
-	char **recipients;  /* To then Cc, normalized; NULL-terminated */
+	char **recipients;  /* "to:" or "cc:" and a normalized address; NULL-terminated */
 	char *raw;          /* the RFC 5322 text; NULL for OUTBOX_ERROR */
 	enum outbox_state state;
 	gint64 created;
 	gint64 sent;
 	unsigned attempts;
+	gint64 next_try;    /* unix seconds; 0: at once */
 	char *last_error;
-	char *path;         /* where the sink put it, once sent */
+	char *path;         /* where the sink, or the copy of what SMTP sent, is */
 };
 
 void outbox_row_free(struct outbox_row *row);
@@ -581,11 +600,71 @@ GPtrArray *db_outbox_list(struct db *db, int state, unsigned limit, GError **err
 struct outbox_row *db_outbox_of_finding(struct db *db, gint64 finding_id, enum outbox_kind kind,
 					GError **error);
 
-/* Marks row @id sent at @when to @path. */
-bool db_outbox_sent(struct db *db, gint64 id, gint64 when, const char *path, GError **error);
+/* Returns the rows due at @now (queued or sending, next_try reached), oldest first. */
+GPtrArray *db_outbox_due(struct db *db, gint64 now, unsigned limit, GError **error);
 
-/* Counts a failed attempt to send row @id, and why. */
-bool db_outbox_failed(struct db *db, gint64 id, const char *why, GError **error);
+/* Returns row @id, or NULL with BOT_ERROR_NOT_FOUND. */
+struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error);
+
+/* A try of row @id begins: it is OUTBOX_SENDING until db_outbox_settle(). */
+bool db_outbox_attempt(struct db *db, gint64 id, GError **error);
+
+/*
+ * A try of row @id ended: its new @state, when it was @sent (0: keep),
+ * when to try again, where its copy is (NULL: keep) and why it failed
+ * (NULL: clears).
+ */
+bool db_outbox_settle(struct db *db, gint64 id, enum outbox_state state, gint64 sent,
+		      gint64 next_try, const char *path, const char *why, GError **error);
+
+/* One recipient of one mail, as the outbox tracks it. */
+enum rcpt_state {
+	RCPT_PENDING,  /* to be sent */
+	RCPT_SENT,     /* accepted by the server, or delivered to the Maildir */
+	RCPT_REFUSED,  /* refused for good (5xx): see reply */
+	RCPT_HELD,     /* held back by a limit: goes out in a digest */
+	RCPT_DIGESTED, /* went out in digest digest_id */
+};
+
+const char *db_rcpt_state_name(enum rcpt_state state);
+
+struct rcpt_row {
+	gint64 outbox_id;
+	char *address;   /* the addr-spec, lower case (address_key()) */
+	enum rcpt_state state;
+	gint64 updated;
+	char *reply;     /* the server's words, or NULL */
+	gint64 digest_id;
+};
+
+void rcpt_row_free(struct rcpt_row *row);
+
+/* Adds recipient @address of row @outbox_id as RCPT_PENDING, unless it is there. */
+bool db_rcpt_add(struct db *db, gint64 outbox_id, const char *address, GError **error);
+
+/* Returns row @outbox_id's recipients (struct rcpt_row), by address. */
+GPtrArray *db_rcpt_list(struct db *db, gint64 outbox_id, GError **error);
+
+/* Sets a recipient's state, at @when, with the server's @reply (may be NULL). */
+bool db_rcpt_set(struct db *db, gint64 outbox_id, const char *address, enum rcpt_state state,
+		 gint64 when, const char *reply, gint64 digest_id, GError **error);
+
+/*
+ * Counts the mails sent since @since: to @address, or, when it is NULL,
+ * in all (a mail sent to several people counts once).
+ */
+bool db_rcpt_count_sent(struct db *db, const char *address, gint64 since, gint64 *count,
+			GError **error);
+
+/* Returns the addresses that have held mail, as a NULL-terminated array (caller frees). */
+char **db_rcpt_held_addresses(struct db *db, GError **error);
+
+/* Returns the ids of the rows holding mail for @address, oldest first (gint64 *). */
+GArray *db_rcpt_held_for(struct db *db, const char *address, GError **error);
+
+/* Counts row @outbox_id's recipients in @state. */
+bool db_rcpt_count(struct db *db, gint64 outbox_id, enum rcpt_state state, gint64 *count,
+		   GError **error);
 
 /* Returns "sqlite 3.x.y" (caller frees). */
 char *db_version_string(void);

@@ -8,8 +8,16 @@
  * repeated after a crash between the sink and the store makes no second
  * copy.
  *
- * [mail] outbox: maildir:PATH (the default: STATE/outbox). SMTP is not
- * implemented yet.
+ * Sending: to the Maildir ([mail] outbox = maildir:PATH, the default
+ * STATE/outbox), or over SMTP (smtp://, smtps://; see mail/smtp.h), each
+ * recipient's outcome kept. A try is recorded before it starts; a crash
+ * during it leaves the mail "sending", and it is sent again with the same
+ * Message-ID: a crash between the server's acceptance and the store's
+ * commit may deliver it twice, never with two Message-IDs. A 4xx or a
+ * dropped connection is tried again after [mail] retry seconds, doubled
+ * each time; a 5xx refuses one recipient, not the others. Mail over
+ * [mail] max-per-recipient-day or max-per-hour is held, never dropped,
+ * and goes out later to each held recipient as one digest.
  */
 #ifndef ZERODAY_OUTBOX_H
 #define ZERODAY_OUTBOX_H
@@ -41,10 +49,22 @@ bool outbox_queue_report(const struct report_ctx *c, gint64 finding_id, gint64 n
 bool outbox_queue_fixed(const struct report_ctx *c, gint64 finding_id, gint64 now,
 			GError **error);
 
+/* Checks the outbox's own templates (digest, test) in @dir. */
+bool outbox_check_templates(const char *dir, GError **error);
+
 /*
- * Sends every queued mail, oldest first; *@sent receives how many. A mail
- * the sink refuses stays queued with the cause (tried again next time);
- * false only when the store fails.
+ * Queues a test mail to the addresses @to (NULL-terminated), to check
+ * the way out; returns its outbox id, or 0 with @error.
+ */
+gint64 outbox_queue_test(const struct report_ctx *c, const char *const *to, gint64 now,
+			 GError **error);
+
+/*
+ * Sends every mail due, oldest first, after making the digests that
+ * the limits let through; *@sent receives how many went out. A mail the
+ * sink refuses stays queued with the cause (tried again after its
+ * backoff); false only when the store fails, or with BOT_ERROR_TEMPORARY
+ * when the credentials cannot be read.
  */
 bool outbox_send_due(const struct report_ctx *c, unsigned *sent, GError **error);
 

@@ -15,6 +15,7 @@
 #include "engine/bisect.h"
 #include "engine/build.h"
 #include "engine/diag.h"
+#include "engine/maintainers.h"
 #include "mail/address.h"
 
 /* The largest source file read for a diagnostic's context. */
@@ -53,6 +54,9 @@ static const struct template_field report_fields[] = {
 	{ "tree", TEMPLATE_TEXT, false, NULL },
 	{ "url", TEMPLATE_TEXT, false, NULL },
 	{ "branch", TEMPLATE_TEXT, true, NULL },
+	{ "series", TEMPLATE_TEXT, true, NULL },       /* "i/N" */
+	{ "series_index", TEMPLATE_TEXT, true, NULL }, /* i */
+	{ "series_total", TEMPLATE_TEXT, true, NULL }, /* N */
 	{ "head", TEMPLATE_TEXT, false, NULL },
 	{ "culprit", TEMPLATE_TEXT, false, NULL },
 	{ "culprit_short", TEMPLATE_TEXT, false, NULL },
@@ -222,6 +226,104 @@ static void recipient_person(struct recipients *r, bool to, const char *name, co
 	recipient_add(r, to, normalized);
 }
 
+/* Adds the written address @text when it is one; garbage is dropped quietly. */
+static void recipient_text(struct recipients *r, const char *text)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *normalized = address_normalize(text, &error);
+
+	if (!normalized) {
+		g_debug("report: get_maintainer.pl printed a line that is no address: %s",
+			error->message);
+		return;
+	}
+	recipient_add(r, false, normalized);
+}
+
+/* Adds each address of @list, a tree's normalized ones. */
+static void recipient_list(struct recipients *r, bool to, char **list)
+{
+	for (char **a = list; a && *a; a++)
+		recipient_person(r, to, NULL, NULL, *a);
+}
+
+/*
+ * Cc's the maintainers, reviewers and lists of the files @culprit touches,
+ * as its own tree's scripts/get_maintainer.pl names them. It runs only
+ * sandboxed; whatever fails is a log line, and the report goes out
+ * without them.
+ */
+void report_prefetch(const struct report_ctx *c, const char *culprit, struct maintainers *m)
+{
+	const struct maintainers_opts opts = { .sandbox = true };
+	g_autoptr(GError) error = NULL;
+
+	if (!c->config->build_sandbox) {
+		g_info("report: %.12s: get_maintainer.pl is not run without the sandbox", culprit);
+		return;
+	}
+	if (maintainers_of_commit(m, c->repo, culprit, &opts, &error))
+		return;
+	if (g_error_matches(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND))
+		g_info("report: %.12s: no get_maintainer.pl: %s", culprit, error->message);
+	else
+		g_message("report: %.12s: no recipients from get_maintainer.pl: %s", culprit,
+			  error->message);
+}
+
+static void recipient_maintainers(struct recipients *r, const struct report_ctx *c,
+				  const char *culprit)
+{
+	struct maintainers asked;
+	const struct maintainers *m = &asked;
+
+	maintainers_init(&asked);
+	if (c->maintainers && c->maintainers_of && strcmp(c->maintainers_of, culprit) == 0)
+		m = c->maintainers;
+	else
+		report_prefetch(c, culprit, &asked);
+	for (char **p = m->people; *p; p++)
+		recipient_text(r, *p);
+	for (char **l = m->lists; *l; l++)
+		recipient_text(r, *l);
+	maintainers_release(&asked);
+}
+
+/*
+ * The recipients of the report on @f (not a follow-up). A private tree's
+ * reports go to its maintainers' addresses (--cc) only. Otherwise: To the
+ * culprit's author; Cc the committer, the Signed-off-by people, the
+ * tree's lists and maintainers, and those get_maintainer.pl names. An
+ * inconclusive finding blames nobody: the tree's people, then the
+ * suspects' authors.
+ */
+static void fill_recipients(struct recipients *r, const struct report_ctx *c,
+			    const struct tree_row *tree, const struct finding_row *f,
+			    const struct repo_people *people)
+{
+	if (tree->private) {
+		recipient_list(r, true, tree->recipients);
+	} else if (f->state == FINDING_INCONCLUSIVE) {
+		recipient_list(r, true, tree->lists);
+		recipient_list(r, true, tree->recipients);
+		for (size_t i = 0; f->suspects && f->suspects[i]; i++) {
+			zd_autoptr(repo_people) p = repo_people_of(c->repo, f->suspects[i], NULL);
+
+			if (p)
+				recipient_person(r, r->to->len == 0, p->author_name,
+						 p->author_email, NULL);
+		}
+	} else {
+		recipient_person(r, true, people->author_name, people->author_email, NULL);
+		recipient_person(r, false, people->committer_name, people->committer_email, NULL);
+		for (char **s = people->signed_off_by; *s; s++)
+			recipient_person(r, false, NULL, NULL, *s);
+		recipient_list(r, false, tree->lists);
+		recipient_list(r, false, tree->recipients);
+		recipient_maintainers(r, c, f->culprit);
+	}
+}
+
 /* The text of file @path, at most @max bytes: the last ones, with a note where cut. */
 static char *read_tail(const char *path, gsize max)
 {
@@ -305,6 +407,76 @@ static char *branch_of(const struct report_ctx *c, const struct tree_row *tree,
 	return g_strdup(containing);
 }
 
+/*
+ * The commits of a rebasable tree's @branch that are new to it, oldest
+ * first (caller frees): those not in the tree's base when it has one
+ * (walked from the branch's head), else those the head change that
+ * selected @f's culprit brought. NULL when unknown.
+ */
+static char **branch_series(const struct report_ctx *c, const struct tree_row *tree,
+			    const struct finding_row *f, const char *branch)
+{
+	g_autoptr(GPtrArray) branches = NULL;
+	g_autoptr(GPtrArray) walked = NULL;
+	g_autoptr(GStrvBuilder) out = NULL;
+	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) base = NULL;
+	g_autofree char *base_head = NULL;
+	const char *head = f->head ? f->head : f->culprit;
+	bool truncated = false;
+
+	if (tree->policy != TREE_REBASABLE || f->state == FINDING_INCONCLUSIVE)
+		return NULL;
+	if (!tree->base)
+		return db_test_series(c->db, tree->id, f->culprit, NULL);
+	base = g_strsplit(tree->base, "/", 2);
+	if (!base[0] || !base[1])
+		return NULL;
+	base_head = repo_tree_branch_head(c->repo, base[0], base[1], NULL);
+	if (!base_head)
+		return NULL;
+	/* The branch as it stands, if it still holds the culprit. */
+	branches = branch ? db_branch_list(c->db, tree->id, NULL) : NULL;
+	for (guint i = 0; branches && i < branches->len; i++) {
+		const struct branch_row *b = branches->pdata[i];
+
+		if (strcmp(b->name, branch) == 0 && b->state != BRANCH_DELETED &&
+		    repo_is_ancestor(c->repo, f->culprit, b->head, NULL) == 1)
+			head = b->head;
+	}
+	walked = repo_walk_new(c->repo, head, (const char *const[]){ base_head, NULL },
+			       c->config->max_new_commits, &truncated, &error);
+	if (!walked) {
+		g_message("report: the new commits of %s/%s are unknown: %s", tree->name,
+			  branch ? branch : "-", error->message);
+		return NULL;
+	}
+	if (truncated)
+		return NULL;
+	out = g_strv_builder_new();
+	for (guint i = 0; i < walked->len; i++)
+		g_strv_builder_add(out, ((const struct repo_commit *)walked->pdata[i])->oid);
+	return g_strv_builder_end(out);
+}
+
+/* Sets series, series_index and series_total: the culprit is i of the branch's N new commits. */
+static void fill_series(struct template_values *v, const struct report_ctx *c,
+			const struct tree_row *tree, const struct finding_row *f,
+			const char *branch)
+{
+	g_auto(GStrv) series = branch_series(c, tree, f, branch);
+	guint n = series ? g_strv_length(series) : 0;
+
+	for (guint i = 0; i < n; i++) {
+		if (strcmp(series[i], f->culprit) == 0) {
+			template_values_printf(v, "series", "%u/%u", i + 1, n);
+			template_values_printf(v, "series_index", "%u", i + 1);
+			template_values_printf(v, "series_total", "%u", n);
+			return;
+		}
+	}
+}
+
 static char *headline(const struct finding_row *f)
 {
 	if (f->kind != FINDING_BOOT && f->message) {
@@ -351,27 +523,9 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 		return false;
 	/* Never mail the bot itself. */
 	g_hash_table_add(seen, g_steal_pointer(&bot_key));
-	if (keep_recipients) {
-		/* A follow-up goes to whoever the report went to. */
-	} else if (f->state == FINDING_INCONCLUSIVE) {
-		/* Nobody is to blame: the tree's people, then the suspects' authors. */
-		for (char **t = tree->recipients; t && *t; t++)
-			recipient_person(&r, true, NULL, NULL, *t);
-		for (size_t i = 0; f->suspects && f->suspects[i]; i++) {
-			zd_autoptr(repo_people) p = repo_people_of(c->repo, f->suspects[i], NULL);
-
-			if (p)
-				recipient_person(&r, r.to->len == 0, p->author_name, p->author_email,
-						 NULL);
-		}
-	} else {
-		recipient_person(&r, true, people->author_name, people->author_email, NULL);
-		recipient_person(&r, false, people->committer_name, people->committer_email, NULL);
-		for (char **s = people->signed_off_by; *s; s++)
-			recipient_person(&r, false, NULL, NULL, *s);
-		for (char **t = tree->recipients; t && *t; t++)
-			recipient_person(&r, false, NULL, NULL, *t);
-	}
+	/* A follow-up goes to whoever the report went to. */
+	if (!keep_recipients)
+		fill_recipients(&r, c, tree, f, people);
 
 	template_values_set(v, "bot_name", cfg->mail_name);
 	template_values_set(v, "bot_address", cfg->mail_address);
@@ -381,6 +535,7 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	template_values_set(v, "url", tree->url);
 	branch = branch_of(c, tree, f);
 	template_values_set(v, "branch", branch);
+	fill_series(v, c, tree, f, branch);
 	template_values_set(v, "head", f->head ? f->head : f->culprit);
 	template_values_set(v, "culprit", f->culprit);
 	template_values_set(v, "culprit_short", culprit_short);
@@ -469,11 +624,11 @@ static void attach_logs(struct reply *out, const struct report_ctx *c, const str
 }
 
 /* Renders template @kind with @v into @out's subject and body. */
-static bool render_into(struct reply *out, const struct report_ctx *c, const char *kind,
-			const struct template_values *v, GError **error)
+bool report_render(struct reply *out, const struct config *config, const char *name,
+		   const struct template_field *schema, const struct template_values *v,
+		   GError **error)
 {
-	zd_autoptr(template) t = template_load(c->config->mail_templates, kind, report_fields,
-					       error);
+	zd_autoptr(template) t = template_load(config->mail_templates, name, schema, error);
 	g_autofree char *text = NULL;
 	g_autofree char *from = NULL;
 	char *body;
@@ -488,16 +643,22 @@ static bool render_into(struct reply *out, const struct report_ctx *c, const cha
 	if (!g_str_has_prefix(text, "Subject: ") || !body || memchr(text, '\n', body - text)) {
 		g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG,
 			    "%s/%s.txt: does not start with one Subject: line and a blank line",
-			    c->config->mail_templates, kind);
+			    config->mail_templates, name);
 		return false;
 	}
 	out->subject = g_strndup(text + strlen("Subject: "), body - text - strlen("Subject: "));
 	out->body = g_strdup(body + 2);
-	from = address_format(c->config->mail_name, c->config->mail_address, error);
+	from = address_format(config->mail_name, config->mail_address, error);
 	if (!from)
 		return false;
 	out->from = g_steal_pointer(&from);
 	return true;
+}
+
+static bool render_into(struct reply *out, const struct report_ctx *c, const char *kind,
+			const struct template_values *v, GError **error)
+{
+	return report_render(out, c->config, kind, report_fields, v, error);
 }
 
 bool report_finding(struct reply *out, const struct report_ctx *c, const struct finding_row *f,

@@ -10,9 +10,18 @@
  * go as attachments, each capped with a note where cut.
  *
  * Recipients: To the culprit's author; Cc its committer, its
- * Signed-off-by people and the tree's recipients; one address once
+ * Signed-off-by people, the tree's lists (--list) and maintainers (--cc),
+ * then the maintainers, reviewers and lists of the files the culprit
+ * touches as its own tree's scripts/get_maintainer.pl names them (run
+ * sandboxed, engine/maintainers.h; skipped, with a log line, when it
+ * fails or the sandbox is off). An inconclusive finding goes to the
+ * tree's lists and maintainers, then the suspects' authors. A private
+ * tree's reports go To its maintainers (--cc) only. One address once
  * (compared without case), never the bot itself, at most [mail] cc-max
- * in all (the author first).
+ * in all (in that order: the author first).
+ *
+ * Note: the script runs while the report is rendered, for up to
+ * MAINTAINERS_TIMEOUT_S seconds.
  */
 #ifndef ZERODAY_REPORT_H
 #define ZERODAY_REPORT_H
@@ -22,7 +31,9 @@
 
 #include "bot/config.h"
 #include "bot/db.h"
+#include "engine/maintainers.h"
 #include "engine/repo.h"
+#include "bot/template.h"
 #include "mail/compose.h"
 
 /* The attachments' caps, and the source lines shown around a diagnostic. */
@@ -34,6 +45,12 @@ struct report_ctx {
 	const struct config *config;
 	struct db *db;
 	struct repo *repo; /* holds the finding's commits */
+	/*
+	 * get_maintainer.pl's answer for commit maintainers_of, asked before
+	 * the store's transaction (report_prefetch()); NULL: asked when needed.
+	 */
+	const char *maintainers_of;
+	const struct maintainers *maintainers;
 };
 
 /*
@@ -41,6 +58,22 @@ struct report_ctx {
  * BOT_ERROR_CONFIG naming the file and line of the first that does not.
  */
 bool report_check_templates(const char *dir, GError **error);
+
+/*
+ * Asks @culprit's own get_maintainer.pl (sandboxed, up to 30 s) into @m
+ * (maintainers_init() first), so that a report rendered later in the
+ * store's write transaction does not run it there: set c->maintainers_of
+ * and c->maintainers to them. A failure is logged; @m stays empty.
+ */
+void report_prefetch(const struct report_ctx *c, const char *culprit, struct maintainers *m);
+
+/*
+ * Renders template @name of [mail] templates, checked against @schema,
+ * with @v into @out: its Subject: line, its body and the bot as From.
+ */
+bool report_render(struct reply *out, const struct config *config, const char *name,
+		   const struct template_field *schema, const struct template_values *v,
+		   GError **error);
 
 /*
  * Fills @out (initialised here; reply_release() it) with the report of

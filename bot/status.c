@@ -344,6 +344,13 @@ void status_format_json(GString *out, const struct status *s)
 		status_json_string(out, t->name);
 		g_string_append(out, ", \"policy\": ");
 		status_json_string(out, db_policy_name(t->policy));
+		g_string_append(out, ", \"lists\": ");
+		status_json_strings(out, t->lists);
+		g_string_append(out, ", \"cc\": ");
+		status_json_strings(out, t->recipients);
+		g_string_append_printf(out, ", \"private\": %s, \"mail_clean\": %s",
+				       t->private ? "true" : "false",
+				       t->mail_clean ? "true" : "false");
 		g_string_append_printf(out, ", \"last_poll\": %" G_GINT64_FORMAT ", \"error\": ",
 				       t->last_poll);
 		status_json_string(out, t->last_error);

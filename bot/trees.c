@@ -68,6 +68,48 @@ static char **normalize_addresses(const char *const *in, GError **error)
 	return g_strv_builder_end(b);
 }
 
+/* Adds the address_key() of each address of @list to the set @keys. */
+static void add_keys(GHashTable *keys, char **list)
+{
+	for (char **i = list; i && *i; i++)
+		g_hash_table_add(keys, address_key(*i));
+}
+
+/*
+ * Returns the normalized addresses of @list without those in @drop, plus
+ * those of @add it does not hold (caller frees): one mailbox once,
+ * compared without case (address_key()), the first spelling kept.
+ * Every address added or dropped is checked first.
+ */
+static char **edit_addresses(char **list, const char *const *add, const char *const *drop,
+			     GError **error)
+{
+	g_auto(GStrv) added = normalize_addresses(add, error);
+	g_auto(GStrv) dropped = added ? normalize_addresses(drop, error) : NULL;
+	g_autoptr(GHashTable) gone = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+
+	if (!added || !dropped)
+		return NULL;
+	add_keys(gone, dropped);
+	for (char **i = list; i && *i; i++) {
+		char *key = address_key(*i);
+
+		if (g_hash_table_contains(gone, key))
+			g_free(key);
+		else if (g_hash_table_add(seen, key))
+			g_strv_builder_add(b, *i);
+	}
+	/* An address both added and dropped is dropped, when the list held it. */
+	add_keys(seen, list);
+	for (char **i = added; *i; i++) {
+		if (g_hash_table_add(seen, address_key(*i)))
+			g_strv_builder_add(b, *i);
+	}
+	return g_strv_builder_end(b);
+}
+
 /* Returns a copy of @list, an empty list for NULL (caller frees). */
 static char **strv_copy(const char *const *list)
 {
@@ -109,9 +151,14 @@ struct tree_row *trees_add(struct db *db, const struct config *config,
 							    : g_strsplit("*", ",", -1);
 	row->blacklist = strv_copy(spec->blacklist);
 	row->base = g_strdup(spec->base);
-	row->recipients = normalize_addresses(spec->recipients, error);
+	row->recipients = edit_addresses(NULL, spec->recipients, NULL, error);
 	if (!row->recipients)
 		return NULL;
+	row->lists = edit_addresses(NULL, spec->lists, NULL, error);
+	if (!row->lists)
+		return NULL;
+	row->private = spec->private;
+	row->mail_clean = spec->mail_clean;
 	row->created = g_get_real_time() / G_USEC_PER_SEC;
 	if (!db_tx_begin(db, error) || !db_tree_insert(db, row, error) ||
 	    !db_tx_commit(db, error)) {
@@ -125,8 +172,6 @@ struct tree_row *trees_edit(struct db *db, const struct config *config, const ch
 			    const struct tree_edit *edit, GError **error)
 {
 	zd_autoptr(tree_row) t = NULL;
-	g_auto(GStrv) to = NULL;
-	g_auto(GStrv) no_to = NULL;
 	char **tmp;
 
 	g_return_val_if_fail(!edit->url || config, NULL);
@@ -173,15 +218,20 @@ struct tree_row *trees_edit(struct db *db, const struct config *config, const ch
 		g_free(t->base);
 		t->base = *edit->base ? g_strdup(edit->base) : NULL;
 	}
-	to = normalize_addresses(edit->recipients_add, error);
-	if (!to)
+	tmp = edit_addresses(t->recipients, edit->recipients_add, edit->recipients_drop, error);
+	if (!tmp)
 		goto fail;
-	no_to = normalize_addresses(edit->recipients_drop, error);
-	if (!no_to)
-		goto fail;
-	tmp = edit_list(t->recipients, (const char *const *)to, (const char *const *)no_to);
 	g_strfreev(t->recipients);
 	t->recipients = tmp;
+	tmp = edit_addresses(t->lists, edit->lists_add, edit->lists_drop, error);
+	if (!tmp)
+		goto fail;
+	g_strfreev(t->lists);
+	t->lists = tmp;
+	if (edit->private != TREE_KEEP)
+		t->private = edit->private == TREE_ON;
+	if (edit->mail_clean != TREE_KEEP)
+		t->mail_clean = edit->mail_clean == TREE_ON;
 	if (!db_tree_update(db, t, error) || !db_tx_commit(db, error))
 		goto fail;
 	return g_steal_pointer(&t);

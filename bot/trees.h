@@ -29,8 +29,11 @@ struct tree_spec {
 	const char *const *branches;    /* patterns to follow; NULL or empty: "*" */
 	const char *const *blacklist;   /* patterns to skip */
 	const char *base;               /* "TREE/BRANCH" counted as upstream, or NULL */
-	const char *const *recipients;  /* addresses, normalized before they are stored */
+	const char *const *recipients;  /* the maintainers' addresses (--cc), normalized */
 	const char *const *targets;     /* build targets; empty: the configured defaults */
+	const char *const *lists;       /* the tree's mailing lists, normalized */
+	bool private;                   /* reports go to @recipients only */
+	bool mail_clean;                /* a clean build of a head gets a mail */
 };
 
 /*
@@ -40,9 +43,16 @@ struct tree_spec {
 struct tree_row *trees_add(struct db *db, const struct config *config,
 			   const struct tree_spec *spec, GError **error);
 
+/* A yes-or-no setting in a struct tree_edit: left as it is, turned on, turned off. */
+enum tree_switch {
+	TREE_KEEP,
+	TREE_ON,
+	TREE_OFF,
+};
+
 /*
- * A change of a tree's settings. Every pointer is borrowed; NULL (and
- * false) leaves a setting as it is.
+ * A change of a tree's settings. Every pointer is borrowed; NULL (false,
+ * TREE_KEEP) leaves a setting as it is.
  */
 struct tree_edit {
 	const char *url;
@@ -55,12 +65,17 @@ struct tree_edit {
 	const char *const *recipients_drop;  /* addresses, normalized first */
 	const char *const *targets;          /* replaces the build targets */
 	bool default_targets; /* without @targets: build for the configured defaults */
+	const char *const *lists_add;        /* mailing lists, normalized first */
+	const char *const *lists_drop;       /* mailing lists, normalized first */
+	enum tree_switch private;            /* reports to the maintainers (recipients) only */
+	enum tree_switch mail_clean;         /* a clean build of a head gets a mail */
 };
 
 /*
  * Applies @edit to the tree named @name, after checking every value. An
  * edited list keeps its items that are not dropped, followed by the items
- * added that it did not hold already. @config may be NULL when @edit->url
+ * added that it did not hold already; addresses are compared normalized,
+ * and without case (address_key()). @config may be NULL when @edit->url
  * is. Returns the updated row (caller frees with tree_row_free()), or NULL.
  */
 struct tree_row *trees_edit(struct db *db, const struct config *config, const char *name,

@@ -840,6 +840,96 @@ out:
 	return out;
 }
 
+/* A patch being printed, and where it stops. */
+struct patch_buf {
+	GString *text;
+	gsize max;
+	bool full;
+};
+
+static int patch_line_cb(const git_diff_delta *delta, const git_diff_hunk *hunk,
+			 const git_diff_line *line, void *payload)
+{
+	struct patch_buf *p = payload;
+
+	if (p->text->len + line->content_len + 1 > p->max) {
+		p->full = true;
+		return 1; /* stops git_diff_print() */
+	}
+	if (line->origin == GIT_DIFF_LINE_CONTEXT || line->origin == GIT_DIFF_LINE_ADDITION ||
+	    line->origin == GIT_DIFF_LINE_DELETION)
+		g_string_append_c(p->text, line->origin);
+	g_string_append_len(p->text, line->content, (gssize)line->content_len);
+	return 0;
+}
+
+char *repo_commit_patch(struct repo *repo, const char *oid, gsize max, gsize *len,
+			GError **error)
+{
+	struct patch_buf p = { .text = g_string_new(NULL), .max = max };
+	git_commit *commit = NULL;
+	git_commit *parent = NULL;
+	git_tree *a = NULL, *b = NULL;
+	git_diff *diff = NULL;
+	const git_signature *author;
+	const char *message;
+	char *out = NULL;
+	git_oid id;
+	int rc;
+
+	if (!parse_oid(&id, oid, error))
+		goto out;
+	rc = git_commit_lookup(&commit, repo->git, &id);
+	if (rc == 0)
+		rc = git_commit_tree(&b, commit);
+	if (rc == 0 && git_commit_parentcount(commit) > 0) {
+		rc = git_commit_parent(&parent, commit, 0);
+		if (rc == 0)
+			rc = git_commit_tree(&a, parent);
+	}
+	if (rc == 0)
+		rc = git_diff_tree_to_tree(&diff, repo->git, a, b, NULL);
+	if (rc < 0) {
+		set_git_error(error, rc, oid);
+		goto out;
+	}
+	author = git_commit_author(commit);
+	message = git_commit_message(commit);
+	g_string_append_printf(p.text, "From %s Mon Sep 17 00:00:00 2001\nFrom: %s <%s>\n"
+			       "Subject: [PATCH] %s\n\n", oid, author->name, author->email,
+			       git_commit_summary(commit) ? git_commit_summary(commit) : "");
+	/* The message's body: what follows its first paragraph. */
+	message = message ? strstr(message, "\n\n") : NULL;
+	if (message)
+		g_string_append(p.text, message + 2);
+	g_string_append(p.text, "---\n");
+	if (p.text->len > max) {
+		p.full = true;
+	} else {
+		rc = git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, patch_line_cb, &p);
+		if (rc < 0 && !p.full) {
+			set_git_error(error, rc, oid);
+			goto out;
+		}
+	}
+	if (p.full) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
+			    "%s: the patch is larger than %" G_GSIZE_FORMAT " bytes", oid, max);
+		goto out;
+	}
+	*len = p.text->len;
+	out = g_string_free(g_steal_pointer(&p.text), FALSE);
+out:
+	if (p.text)
+		g_string_free(p.text, TRUE);
+	git_diff_free(diff);
+	git_tree_free(a);
+	git_tree_free(b);
+	git_commit_free(parent);
+	git_commit_free(commit);
+	return out;
+}
+
 static struct repo_commit *commit_info(git_repository *git, const git_oid *id, GError **error)
 {
 	struct repo_commit *info;

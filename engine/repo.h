@@ -164,6 +164,16 @@ char *repo_file_at(struct repo *repo, const char *oid, const char *path, gsize m
 		   GError **error);
 
 /*
+ * Returns commit @oid as `git format-patch` would mail it, for tools that
+ * read patches (get_maintainer.pl): From, Subject and the message, then
+ * the diff against its first parent (against nothing for a root commit),
+ * NUL-terminated, *@len its length (caller frees). Larger than @max
+ * bytes: NULL with ENGINE_ERROR_LIMIT.
+ */
+char *repo_commit_patch(struct repo *repo, const char *oid, gsize max, gsize *len,
+			GError **error);
+
+/*
  * Lists the commits reachable from @head and from none of @hide (a
  * NULL-terminated list of commit ids; ids missing from the store are
  * ignored), oldest first in topological order, like

@@ -1,9 +1,12 @@
 #!/bin/sh
 # zeroday report show: the mail about a real finding of `zeroday run` on
 # the kbuild-like fixture tree. Its recipients (the author To; the
-# committer, the Signed-off-by people and the tree's recipients Cc; one
-# address once whatever its case; never the bot; a hostile trailer left
-# out; the cap), its subject and threading headers, the anatomy of the
+# committer, the Signed-off-by people, the tree's lists and maintainers,
+# and those the tree's own get_maintainer.pl names for the culprit's
+# files Cc; one address once whatever its case; never the bot; a hostile
+# trailer and a hostile MAINTAINERS line left out; the cap; a private
+# tree's reports to its maintainers only), its subject (with i/N for a
+# culprit among a rebasable branch's new commits) and threading headers, the anatomy of the
 # body (verdict, provenance, reproduce line, ">>" diagnostic with the
 # source around it, bisection, author and date, Reported-by and Closes),
 # the attachments; and the reproduce line, run in a checkout of the
@@ -13,6 +16,25 @@ test_name=report
 
 kb="$scratch/kb"
 kbuild_repo "$kb" root
+# The tree's own get_maintainer.pl (the tests' stand-in) and MAINTAINERS:
+# src/ has a maintainer, a reviewer, a list, the author again in capitals,
+# the bot, and a line that is no address.
+cp "$ZERODAY_SRCDIR/tests/data/maintainers/get_maintainer.pl" "$kb/scripts/"
+cat > "$kb/MAINTAINERS" <<'EOF'
+NET
+M:	Nina Net <nina@example.org>
+M:	ANN@EXAMPLE.COM
+M:	not an address
+R:	Rita Review <rita@example.org>
+L:	netdev@example.org
+L:	bot@example.org
+F:	src/net.c
+
+MAIN
+M:	Mo Main <mo@example.org>
+F:	src/main.c
+EOF
+git -C "$kb" add -A && git -C "$kb" commit -q --amend --no-edit
 echo "/* innocent */" >> "$kb/src/main.c"
 git -C "$kb" commit -q -am "main: innocent"
 sed -i 's/return ready - 1;/undeclared_counter++;\n\treturn ready - 1;/' "$kb/src/net.c"
@@ -39,7 +61,8 @@ printf '[git]\nallow-local-trees = true\n[mail]\naddress = bot@example.org\nname
 z() { "$ZERODAY" --config="$scratch/z.conf" --state-dir="$scratch/state" "$@"; }
 z init > /dev/null
 z tree add kb "$kb" master --non-rebasable --target x86_64:defconfig \
-	--to "Tree List <list@example.org>" > /dev/null
+	--list "Tree List <list@example.org>" --cc "Maint <maint@example.org>" \
+	--to "maint@EXAMPLE.org" > /dev/null
 # The root first, then the new head: its error is bisected over three commits.
 git -C "$kb" update-ref refs/heads/master "$(git -C "$kb" rev-parse HEAD~3)"
 z run --once --poll-interval 3600 > "$scratch/run1.log" 2>&1
@@ -57,8 +80,8 @@ sed '/^$/q' "$scratch/mail" | sed -e ':a' -e 'N' -e '$!ba' -e 's/\n[ \t]\+/ /g' 
 header() { sed -n "s/^$1: //p" "$scratch/headers"; }
 check "From: the bot, with its name" test "$(header From)" = "Test Robot <bot@example.org>"
 check "To: the culprit's author" test "$(header To)" = "\"Ann O'Author, Jr\" <ann@example.com>"
-check "Cc: the committer, the other signer, the tree's recipients; each once; not the bot" \
-	test "$(header Cc)" = "Carl Committer <carl@example.com>, Sam Sign <sam@example.com>, Tree List <list@example.org>"
+check "Cc: the committer, the other signer, the tree's list and maintainer, get_maintainer.pl's; each once; not the bot" \
+	test "$(header Cc)" = "Carl Committer <carl@example.com>, Sam Sign <sam@example.com>, Tree List <list@example.org>, Maint <maint@example.org>, Nina Net <nina@example.org>, Rita Review <rita@example.org>, netdev@example.org"
 check "a trailer with two addresses is left out, and said so" \
 	grep -q "a recipient is left out: refused address 'Eve <eve@example.net>, Mallory" "$scratch/report.err"
 check "Subject: tree and branch, FILE:LINE:COL: error: message" \
@@ -142,6 +165,41 @@ check "References: the report" grep -q "^References: <$mid>\$" "$fixed"
 check "Subject: Re: the report's" grep -q "^Subject: Re: \[kb:master\] src/net.c" "$fixed"
 check "to the report's author" grep -q "^To: \"Ann O'Author, Jr\" <ann@example.com>\$" "$fixed"
 check "naming the fixing commit" grep -q "fixed by commit $(echo "$fix" | cut -c1-12)" "$fixed"
+
+# A private tree: its maintainers only, To; public again: as before.
+z tree set kb --private > /dev/null
+z report show "$id" > "$scratch/private" 2>/dev/null
+sed '/^$/q' "$scratch/private" | sed -e ':a' -e 'N' -e '$!ba' -e 's/\n[ \t]\+/ /g' > "$scratch/headers"
+check "private: To the tree's maintainers only" test "$(header To)" = "Maint <maint@example.org>"
+check "private: no Cc (no author, list, signer or get_maintainer.pl)" test -z "$(header Cc)"
+z tree set kb --public > /dev/null
+z report show "$id" > "$scratch/public" 2>/dev/null
+sed '/^$/q' "$scratch/public" | sed -e ':a' -e 'N' -e '$!ba' -e 's/\n[ \t]\+/ /g' > "$scratch/headers"
+check "public again: To the author" test "$(header To)" = "\"Ann O'Author, Jr\" <ann@example.com>"
+check "public again: the list Cc'd" sh -c 'echo "$1" | grep -q "Tree List <list@example.org>"' - "$(header Cc)"
+
+# A rebasable tree measured against kb/master: its branch brings three
+# new commits, the second breaks the build: [topic:feature 2/3].
+topic="$scratch/topic"
+git clone -q "$kb" "$topic"
+git -C "$topic" checkout -q -b feature
+echo "/* one */" >> "$topic/src/main.c"
+git -C "$topic" commit -q -am "main: one"
+sed -i 's/return ready - 1;/topic_counter++;\n\treturn ready - 1;/' "$topic/src/net.c"
+git -C "$topic" commit -q -am "net: two"
+broken=$(git -C "$topic" rev-parse HEAD)
+echo "/* three */" >> "$topic/src/main.c"
+git -C "$topic" commit -q -am "main: three"
+z tree add topic "$topic" feature --base kb/master --target x86_64:defconfig > /dev/null
+z run --once --poll-interval 3600 > "$scratch/run-topic.log" 2>&1
+tid=$(z status --json | sed 's/}, {/\n/g' | grep "\"culprit\": \"$broken\", .*\"kind\": \"build-error\"" |
+	sed -n 's/.*"id": \([0-9]*\), "tree".*/\1/p' | head -1)
+check "the rebasable branch's error is found" test -n "$tid"
+z report show "$tid" > "$scratch/topic-mail" 2>/dev/null
+check "Subject: [topic:feature 2/3]: the culprit is the second of three new commits" \
+	grep -q "^Subject: \[topic:feature 2/3\] src/net.c:[0-9]*:[0-9]*: error: 'topic_counter' undeclared" \
+	"$scratch/topic-mail"
+check "the non-rebasable tree's subject has no i/N" grep -q "^Subject: \[kb:master\] src/net.c" "$scratch/public"
 
 # A cap on the recipients; an unknown finding; an edited template with a mistake.
 printf '[mail]\ncc-max = 2\n' >> "$scratch/z.conf"

@@ -4,6 +4,7 @@
  */
 #include "autoconfig.h"
 
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +78,7 @@ static void test_all_keys(void)
 	g_assert_cmpstr(c->mail_templates, ==, "/etc/zeroday/templates");
 	g_assert_cmpuint(c->mail_cc_max, ==, 7);
 	g_assert_cmpstr(c->mail_outbox, ==, "/var/mail/zeroday");
+	g_assert_null(c->mail_smtp_host);
 	g_assert_cmpuint(c->workers, ==, 6);
 	g_assert_true(c->allow_ssh);
 	g_assert_true(c->allow_local);
@@ -134,8 +136,24 @@ static const struct bad_case {
 	  "test.conf: [mail] archive-url: expected an http:// or https:// URL" },
 	{ "[mail]\narchive-url=https://lore.example.org/a b\n",
 	  "test.conf: [mail] archive-url: expected an http:// or https:// URL" },
-	{ "[mail]\noutbox=smtp://127.0.0.1\n",
-	  "test.conf: [mail] outbox: sending over SMTP is not implemented yet; use maildir:PATH" },
+	{ "[mail]\noutbox=ftp://127.0.0.1\n",
+	  "test.conf: [mail] outbox: expected maildir:PATH, smtp://HOST[:PORT] or smtps://HOST[:PORT]" },
+	{ "[mail]\noutbox=smtp://user:secret@mail.example.org\n",
+	  "test.conf: [mail] outbox: expected a host name or an IP address, and no user or password "
+	  "(see [mail] credentials)" },
+	{ "[mail]\noutbox=smtp://mail.example.org:0\n",
+	  "test.conf: [mail] outbox: expected a port from 1 to 65535" },
+	{ "[mail]\noutbox=smtps://mail.example.org:465/x\n",
+	  "test.conf: [mail] outbox: expected nothing after the host but :PORT" },
+	{ "[mail]\noutbox=smtps://mail.example.org:4x5\n",
+	  "test.conf: [mail] outbox: expected a port from 1 to 65535" },
+	{ "[mail]\noutbox=smtp://mail.example.org/path\n",
+	  "test.conf: [mail] outbox: expected nothing after the host but :PORT" },
+	{ "[mail]\noutbox=smtp://[::1\n", "test.conf: [mail] outbox: an unclosed '[' in the host" },
+	{ "[mail]\noutbox=smtp://-x\n", "test.conf: [mail] outbox: expected a host name" },
+	{ "[mail]\ntimeout=0\n", "test.conf: [mail] timeout: 0 is out of range (1 to 3600)" },
+	{ "[mail]\ncredentials=secret.txt\n",
+	  "test.conf: [mail] credentials: expected an absolute path" },
 	{ "[mail]\noutbox=maildir:relative/dir\n",
 	  "test.conf: [mail] outbox: expected maildir:PATH, with an absolute path" },
 	{ "[mail]\ncc-max=0\n", "test.conf: [mail] cc-max: 0 is out of range (1 to 1000)" },
@@ -277,6 +295,73 @@ static char *conf_file(const char *name, const char *data, gssize len)
 	return path;
 }
 
+/* The SMTP outboxes: host, port, TLS mode; the credentials file and its checks. */
+static void test_smtp(void)
+{
+	static const struct {
+		const char *outbox;
+		const char *host;
+		unsigned port;
+		bool smtps;
+	} cases[] = {
+		{ "smtp://mail.example.org", "mail.example.org", 587, false },
+		{ "smtp://mail.example.org:2525", "mail.example.org", 2525, false },
+		{ "smtps://127.0.0.1", "127.0.0.1", 465, true },
+		{ "smtps://[::1]:4650/", "::1", 4650, true },
+	};
+	g_autofree char *dir = testlib_mkdir("smtp");
+	g_autofree char *creds = g_build_filename(dir, "creds", NULL);
+	g_autoptr(GError) error = NULL;
+	char *user = NULL;
+	char *password = NULL;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *text = g_strdup_printf("[mail]\noutbox = %s\ntimeout = 9\n"
+							"ca-file = /etc/ca.pem\n", cases[i].outbox);
+		zd_autoptr(config) c = config_load_data(text, "test.conf", &error);
+
+		g_assert_no_error(error);
+		if (!c)
+			continue;
+		g_assert_cmpstr(c->mail_smtp_host, ==, cases[i].host);
+		g_assert_cmpuint(c->mail_smtp_port, ==, cases[i].port);
+		g_assert_cmpint(c->mail_smtps, ==, cases[i].smtps);
+		g_assert_cmpuint(c->mail_timeout, ==, 9);
+		g_assert_cmpstr(c->mail_ca_file, ==, "/etc/ca.pem");
+	}
+
+	g_assert_true(g_file_set_contents(creds, "# the relay's\nuser = zeroday\n"
+					  "password =  s3cret = yes \n", -1, NULL));
+	g_assert_cmpint(chmod(creds, 0600), ==, 0);
+	g_assert_true(config_read_credentials(creds, &user, &password, &error));
+	g_assert_no_error(error);
+	g_assert_cmpstr(user, ==, "zeroday");
+	g_assert_cmpstr(password, ==, "s3cret = yes");
+	config_credentials_free(user, password);
+	/* Readable by anyone: refused, and the secret is not in the message. */
+	g_assert_cmpint(chmod(creds, 0644), ==, 0);
+	g_assert_false(config_read_credentials(creds, &user, &password, &error));
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_CONFIG);
+	g_assert_nonnull(strstr(error->message, "may be read by anyone"));
+	g_assert_null(strstr(error->message, "s3cret"));
+	g_clear_error(&error);
+	g_assert_null(user);
+	/* No password; an unknown key. */
+	g_assert_true(g_file_set_contents(creds, "user = zeroday\n", -1, NULL));
+	g_assert_cmpint(chmod(creds, 0600), ==, 0);
+	g_assert_false(config_read_credentials(creds, &user, &password, &error));
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_CONFIG);
+	g_clear_error(&error);
+	g_assert_true(g_file_set_contents(creds, "user = a\npassword = b\nhost = c\n", -1, NULL));
+	g_assert_cmpint(chmod(creds, 0600), ==, 0);
+	g_assert_false(config_read_credentials(creds, &user, &password, &error));
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_CONFIG);
+	g_assert_nonnull(strstr(error->message, ":3: unknown or repeated key"));
+	g_clear_error(&error);
+	g_assert_null(user);
+	g_assert_null(password);
+}
+
 /* GKeyFile stops at a NUL byte; load refuses one and names its line's key. */
 static void test_nul(void)
 {
@@ -383,6 +468,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/config/all-keys", test_all_keys);
 	g_test_add_func("/config/bad", test_bad);
 	g_test_add_func("/config/good-values", test_good_values);
+	g_test_add_func("/config/smtp", test_smtp);
 	g_test_add_func("/config/file", test_file);
 	g_test_add_func("/config/nul", test_nul);
 	g_test_add_func("/config/not-regular", test_not_regular);

@@ -32,6 +32,8 @@ static char *make_db(const char *name, const char *sql)
 	return path;
 }
 
+static void assert_shell(const char *path, const char *sql, const char *want);
+
 static void test_migrate_v1(void)
 {
 	g_autofree char *fixture = g_build_filename(ZERODAY_SRCDIR, "tests", "data",
@@ -80,6 +82,73 @@ static void test_migrate_v1(void)
 	g_clear_pointer(&t, tree_row_free);
 	t = db_tree_get(db, "linux-next", &error);
 	g_assert_cmpuint(t ? g_strv_length(t->recipients) : 0, ==, 2);
+	if (!t)
+		return;
+
+	/* Schema 12: the mail settings, empty and off, then written and read back. */
+	g_assert_cmpuint(g_strv_length(t->lists), ==, 0);
+	g_assert_false(t->private);
+	g_assert_false(t->mail_clean);
+	assert_shell(path, "SELECT group_concat(name || ' ' || type || ' ' || \"notnull\" || ' ' || "
+		     "dflt_value, ', ') FROM pragma_table_info('trees') WHERE name IN "
+		     "('lists', 'private', 'mail_clean')",
+		     "lists TEXT 1 '', private INTEGER 1 0, mail_clean INTEGER 1 0");
+	g_strfreev(t->lists);
+	t->lists = g_strsplit("netdev@example.org,lkml@example.org", ",", -1);
+	t->private = true;
+	t->mail_clean = true;
+	g_assert_true(db_tree_update(db, t, &error));
+	g_assert_no_error(error);
+	g_clear_pointer(&t, tree_row_free);
+	t = db_tree_get(db, "linux-next", &error);
+	g_assert_no_error(error);
+	if (!t)
+		return;
+	g_assert_cmpuint(g_strv_length(t->lists), ==, 2);
+	g_assert_cmpstr(t->lists[1], ==, "lkml@example.org");
+	g_assert_true(t->private);
+	g_assert_true(t->mail_clean);
+	g_assert_cmpuint(g_strv_length(t->recipients), ==, 2);
+}
+
+/* The commits one head change selected, in order; none for an unknown commit. */
+static void test_series(void)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	struct tree_row t = { .name = (char *)"t", .url = (char *)"git://example.org/t" };
+	char branch[] = "topic";
+	struct head_event first = { .branch = branch,
+				    .new_head = (char *)"3333333333333333333333333333333333333333",
+				    .change = HEAD_NEW, .action = HEAD_ACTION_QUEUED, .when = 1 };
+	struct head_event second = first;
+	const char *const one[] = { "1111111111111111111111111111111111111111",
+				    "2222222222222222222222222222222222222222",
+				    "3333333333333333333333333333333333333333", NULL };
+	const char *later = "4444444444444444444444444444444444444444";
+	g_auto(GStrv) got = NULL;
+	g_auto(GStrv) other = NULL;
+	g_auto(GStrv) none = NULL;
+	bool added;
+
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	g_assert_true(db_tree_insert(db, &t, &error));
+	g_assert_true(db_event_add(db, t.id, &first, &error));
+	for (size_t i = 0; one[i]; i++)
+		g_assert_true(db_test_add(db, t.id, branch, one[i], "s", first.id, &added, &error));
+	g_assert_true(db_event_add(db, t.id, &second, &error));
+	g_assert_true(db_test_add(db, t.id, branch, later, "s", second.id, &added, &error));
+	g_assert_no_error(error);
+	got = db_test_series(db, t.id, one[1], &error);
+	g_assert_no_error(error);
+	g_assert_cmpstrv(got, one);
+	other = db_test_series(db, t.id, later, &error);
+	g_assert_cmpuint(other ? g_strv_length(other) : 99, ==, 1);
+	none = db_test_series(db, t.id, "5555555555555555555555555555555555555555", &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(none ? g_strv_length(none) : 99, ==, 0);
 }
 
 static void test_newer_schema_refused(void)
@@ -1167,10 +1236,22 @@ static void test_outbox(void)
 		g_assert_cmpstr(got->raw, ==, "raw text");
 		g_assert_cmpint(got->state, ==, OUTBOX_QUEUED);
 	}
-	g_assert_true(db_outbox_failed(db, report.id, "connection refused", &error));
-	g_assert_true(db_outbox_sent(db, report.id, 1700000100, "/o/new/1", &error));
-	/* Sent is final: a second "sent" changes nothing. */
-	g_assert_true(db_outbox_sent(db, report.id, 1700000200, "/o/new/2", &error));
+	/* A try, cut short: "sending", and due again at once. */
+	g_assert_true(db_outbox_attempt(db, report.id, &error));
+	g_clear_pointer(&queued, g_ptr_array_unref);
+	queued = db_outbox_due(db, 1700000050, 100, &error);
+	g_assert_cmpuint(queued ? queued->len : 0, ==, 2);
+	if (queued && queued->len)
+		g_assert_cmpint(((struct outbox_row *)queued->pdata[0])->state, ==, OUTBOX_SENDING);
+	/* A failed try waits for its next time. */
+	g_assert_true(db_outbox_settle(db, report.id, OUTBOX_QUEUED, 0, 1700000090, NULL,
+				       "connection refused", &error));
+	g_clear_pointer(&queued, g_ptr_array_unref);
+	queued = db_outbox_due(db, 1700000050, 100, &error);
+	g_assert_cmpuint(queued ? queued->len : 0, ==, 1);
+	g_assert_true(db_outbox_attempt(db, report.id, &error));
+	g_assert_true(db_outbox_settle(db, report.id, OUTBOX_SENT, 1700000100, 0, "/o/new/1", NULL,
+				       &error));
 	all = db_outbox_list(db, -1, 100, &error);
 	g_assert_no_error(error);
 	g_assert_cmpuint(all ? all->len : 0, ==, 3);
@@ -1187,6 +1268,47 @@ static void test_outbox(void)
 		g_assert_cmpstr(e->last_error, ==, "a template");
 		g_assert_cmpint(e->finding_id, ==, 0);
 	}
+
+	/*
+	 * Recipients one by one: added once whatever the case, counted
+	 * per address and per mail, held ones listed by address.
+	 */
+	{
+		g_autoptr(GPtrArray) rcpts = NULL;
+		g_auto(GStrv) held = NULL;
+		g_autoptr(GArray) held_ids = NULL;
+		gint64 n = -1;
+
+		g_assert_true(db_rcpt_add(db, report.id, "Ann@X.org", &error));
+		g_assert_true(db_rcpt_add(db, report.id, "bob@x.org", &error));
+		g_assert_true(db_rcpt_add(db, report.id, "bob@x.org", &error));
+		g_assert_true(db_rcpt_add(db, fixed.id, "ann@x.org", &error));
+		rcpts = db_rcpt_list(db, report.id, &error);
+		g_assert_no_error(error);
+		g_assert_cmpuint(rcpts ? rcpts->len : 0, ==, 2);
+		g_assert_true(db_rcpt_set(db, report.id, "ann@x.org", RCPT_SENT, 1700000100, "250 ok",
+					  0, &error));
+		g_assert_true(db_rcpt_set(db, report.id, "bob@x.org", RCPT_REFUSED, 1700000100,
+					  "550 no such user", 0, &error));
+		g_assert_true(db_rcpt_set(db, fixed.id, "ann@x.org", RCPT_HELD, 1700000100, NULL, 0,
+					  &error));
+		g_assert_true(db_rcpt_count_sent(db, "ANN@x.org", 1700000000, &n, &error));
+		g_assert_cmpint(n, ==, 1);
+		g_assert_true(db_rcpt_count_sent(db, "ann@x.org", 1700000100, &n, &error));
+		g_assert_cmpint(n, ==, 0);
+		g_assert_true(db_rcpt_count_sent(db, NULL, 1700000000, &n, &error));
+		g_assert_cmpint(n, ==, 1);
+		g_assert_true(db_rcpt_count(db, report.id, RCPT_REFUSED, &n, &error));
+		g_assert_cmpint(n, ==, 1);
+		held = db_rcpt_held_addresses(db, &error);
+		g_assert_no_error(error);
+		g_assert_cmpstr(held ? held[0] : NULL, ==, "ann@x.org");
+		g_assert_cmpstr(held && held[0] ? held[1] : "", ==, NULL);
+		held_ids = db_rcpt_held_for(db, "Ann@x.org", &error);
+		g_assert_cmpuint(held_ids ? held_ids->len : 0, ==, 1);
+		if (held_ids && held_ids->len)
+			g_assert_cmpint(g_array_index(held_ids, gint64, 0), ==, fixed.id);
+	}
 	g_assert_null(db_outbox_of_finding(db, f.id + 1, OUTBOX_REPORT, &error));
 	g_assert_no_error(error);
 }
@@ -1195,6 +1317,7 @@ int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
 	g_test_add_func("/db/migrate-v1", test_migrate_v1);
+	g_test_add_func("/db/test-series", test_series);
 	g_test_add_func("/db/migrate-v9", test_migrate_v9);
 	g_test_add_func("/db/newer-schema-refused", test_newer_schema_refused);
 	g_test_add_func("/db/wal", test_wal);

@@ -154,7 +154,7 @@ static void test_add(void)
 	shown = settings(row);
 	g_assert_cmpstr(shown, ==, "url=git://example.org/alpha.git policy=non-rebasable "
 			"branches=* blacklist=tmp-* base=mainline/master "
-			"to=jane@example.org,Jane Doe <jane@example.org> "
+			"to=jane@example.org "
 			"targets=x86_64:defconfig:W=1");
 	kept = stored(db, "alpha");
 	g_assert_cmpstr(kept, ==, shown);
@@ -345,6 +345,107 @@ static void test_edit_refused(gconstpointer data)
 	g_assert_nonnull(row);
 }
 
+/* The mail settings of the stored tree @name on one line (caller frees). */
+static char *mail_settings(struct db *db, const char *name)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(tree_row) t = db_tree_get(db, name, &error);
+	g_autofree char *lists = NULL;
+	g_autofree char *cc = NULL;
+
+	g_assert_no_error(error);
+	if (!t)
+		return g_strdup("");
+	lists = g_strjoinv(",", t->lists);
+	cc = g_strjoinv(",", t->recipients);
+	return g_strdup_printf("lists=%s cc=%s private=%d mail-clean=%d", lists, cc, t->private,
+			       t->mail_clean);
+}
+
+/*
+ * Lists and maintainers' addresses: normalized, one mailbox once whatever
+ * its case or display name, dropped by any spelling; private and
+ * mail-clean switched on, kept, and off. Each step starts from the last.
+ */
+static void test_mail_settings(void)
+{
+	const struct {
+		const char *desc;
+		struct tree_edit edit;
+		const char *want;
+	} steps[] = {
+		{ "nothing changes", { 0 },
+		  "lists=netdev@example.org,LKML <lkml@example.org> cc=a@example.org,"
+		  "Bo Boss <bo@example.org> private=0 mail-clean=0" },
+		{ "a list and a maintainer added, again in another spelling",
+		  { .lists_add = LIST("Net Dev <NetDev@Example.org>", "fs@example.org"),
+		    .recipients_add = LIST(" Cee <cee@example.org> ", "CEE@example.org") },
+		  "lists=netdev@example.org,LKML <lkml@example.org>,fs@example.org "
+		  "cc=a@example.org,Bo Boss <bo@example.org>,Cee <cee@example.org> "
+		  "private=0 mail-clean=0" },
+		{ "dropped by another spelling", { .lists_drop = LIST("lkml@EXAMPLE.org"),
+						   .recipients_drop = LIST("Whoever <BO@example.org>") },
+		  "lists=netdev@example.org,fs@example.org cc=a@example.org,Cee <cee@example.org> "
+		  "private=0 mail-clean=0" },
+		{ "private and mail-clean on", { .private = TREE_ON, .mail_clean = TREE_ON },
+		  "lists=netdev@example.org,fs@example.org cc=a@example.org,Cee <cee@example.org> "
+		  "private=1 mail-clean=1" },
+		{ "kept when not named", { .url = "git://example.org/moved.git" },
+		  "lists=netdev@example.org,fs@example.org cc=a@example.org,Cee <cee@example.org> "
+		  "private=1 mail-clean=1" },
+		{ "public again, mail-clean off", { .private = TREE_OFF, .mail_clean = TREE_OFF },
+		  "lists=netdev@example.org,fs@example.org cc=a@example.org,Cee <cee@example.org> "
+		  "private=0 mail-clean=0" },
+	};
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(config) config = load_config("");
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	const struct tree_spec spec = {
+		.name = "mail",
+		.url = "git://example.org/mail.git",
+		.lists = LIST("netdev@example.org", "LKML <lkml@example.org>", "NETDEV@example.org"),
+		.recipients = LIST("a@example.org", "Bo Boss <bo@example.org>"),
+	};
+	const struct tree_spec bad_list = {
+		.name = "bad", .url = "git://example.org/bad.git", .lists = LIST("netdev"),
+	};
+	const struct tree_edit bad_drop = { .private = TREE_ON, .lists_drop = LIST("a@b, c@d") };
+	zd_autoptr(tree_row) row = NULL;
+	zd_autoptr(tree_row) refused = NULL;
+
+	g_assert_no_error(error);
+	if (!db || !config)
+		return;
+	row = trees_add(db, config, &spec, &error);
+	g_assert_no_error(error);
+	if (!row)
+		return;
+	g_assert_false(row->private);
+	for (size_t i = 0; i < G_N_ELEMENTS(steps); i++) {
+		zd_autoptr(tree_row) t = trees_edit(db, config, "mail", &steps[i].edit, &error);
+		g_autofree char *got = mail_settings(db, "mail");
+
+		g_test_message("%s", steps[i].desc);
+		g_assert_no_error(error);
+		g_assert_nonnull(t);
+		g_assert_cmpstr(got, ==, steps[i].want);
+	}
+
+	/* A bad list address is refused, and a refused edit changes nothing. */
+	refused = trees_add(db, config, &bad_list, &error);
+	g_assert_null(refused);
+	g_assert_error(error, MAIL_ERROR, MAIL_ERROR_INVALID);
+	g_clear_error(&error);
+	refused = trees_edit(db, config, "mail", &bad_drop, &error);
+	g_assert_null(refused);
+	g_assert_error(error, MAIL_ERROR, MAIL_ERROR_INVALID);
+	{
+		g_autofree char *got = mail_settings(db, "mail");
+
+		g_assert_cmpstr(got, ==, steps[G_N_ELEMENTS(steps) - 1].want);
+	}
+}
+
 static void test_blacklist(void)
 {
 	static const struct {
@@ -475,7 +576,10 @@ static struct db *status_db(void)
 	const struct job_backoff backoff = JOB_BACKOFF_INIT;
 	const struct tree_spec alpha_spec = { .name = "alpha", .url = "git://example.org/a.git" };
 	const struct tree_spec beta_spec = { .name = "beta", .url = "https://example.org/b.git",
-					     .non_rebasable = true };
+					     .non_rebasable = true,
+					     .lists = LIST("beta-list@example.org"),
+					     .recipients = LIST("Bea <bea@example.org>"),
+					     .private = true, .mail_clean = true };
 	zd_autoptr(tree_row) alpha = NULL;
 	zd_autoptr(tree_row) beta = NULL;
 	char master[] = "master", tmp[] = "tmp-x", head[] = C_HEAD, skip[] = C_SKIP;
@@ -601,9 +705,12 @@ static const char status_text[] =
 
 static const char status_json[] =
 	"{\"trees\": ["
-	"{\"name\": \"alpha\", \"policy\": \"rebasable\", \"last_poll\": 1700000000, "
+	"{\"name\": \"alpha\", \"policy\": \"rebasable\", \"lists\": [], \"cc\": [], "
+	"\"private\": false, \"mail_clean\": false, \"last_poll\": 1700000000, "
 	"\"error\": null}, "
-	"{\"name\": \"beta\", \"policy\": \"non-rebasable\", \"last_poll\": 1700000060, "
+	"{\"name\": \"beta\", \"policy\": \"non-rebasable\", "
+	"\"lists\": [\"beta-list@example.org\"], \"cc\": [\"Bea <bea@example.org>\"], "
+	"\"private\": true, \"mail_clean\": true, \"last_poll\": 1700000060, "
 	"\"error\": \"fetch failed: connection refused\"}], "
 	"\"jobs\": {\"queued\": 2, \"running\": 0, \"done\": 1}, "
 	"\"retrying\": [{\"id\": 1, \"tree\": \"alpha\", \"commit\": \"" C_JOB0 "\", "
@@ -950,6 +1057,7 @@ int main(int argc, char **argv)
 
 		g_test_add_data_func(name, &edit_refused_cases[i], test_edit_refused);
 	}
+	g_test_add_func("/trees/mail-settings", test_mail_settings);
 	g_test_add_func("/trees/blacklist", test_blacklist);
 	g_test_add_func("/trees/remove", test_remove);
 	g_test_add_func("/status/stored-state", test_status);
