@@ -364,6 +364,15 @@ bool smtp_send(const struct smtp_server *server, const char *from, struct smtp_r
 		ok = true;
 		goto out;
 	}
+	/*
+	 * libetpan ends the data with CRLF "." CRLF whatever the message
+	 * ends with: its last line end is left to that, or the mail would
+	 * arrive with an empty line more than it has.
+	 */
+	if (length && message[length - 1] == '\n')
+		length--;
+	if (length && message[length - 1] == '\r')
+		length--;
 	r = mailsmtp_data(s.smtp);
 	if (r == MAILSMTP_NO_ERROR)
 		r = mailsmtp_data_message(s.smtp, message, length);

@@ -430,6 +430,18 @@ ms_start() {
 		{ _ms_err "ms_start: Dovecot's LMTP server is missing (apt-get install dovecot-lmtpd)"; return 1; }
 	mkdir -p "$1" && _ms_check_dir ms_start "$1" || return 1
 	_ms_s=$_ms_dir
+	if ! python3 - "$_ms_s" <<-'EOF'
+	import os, pwd, sys
+	nobody = pwd.getpwnam("nobody")
+	os.setgroups([])
+	os.setgid(nobody.pw_gid)
+	os.setuid(nobody.pw_uid)
+	sys.exit(0 if os.access(sys.argv[1], os.X_OK) else 1)
+	EOF
+	then
+		_ms_err "ms_start: $_ms_s must be searchable by unprivileged users, its parents too (chmod 0711)"
+		return 1
+	fi
 	if [ -n "$(_ms_pids "$_ms_s")" ]; then
 		_ms_err "ms_start: servers of $_ms_s are running already (ms_stop first)"
 		return 1
@@ -442,6 +454,7 @@ ms_start() {
 	MS_IMAP_PORT=$(echo "$_ms_ports" | sed -n 3p)
 	MS_MAILDIRS=$_ms_s/maildirs
 	export MS_SMTP_PORT MS_SMTPS_PORT MS_IMAP_PORT MS_USER MS_PASSWORD MS_MAILDIRS
+	# shellcheck disable=SC2015
 	_ms_write_dovecot "$_ms_s" && _ms_write_postfix "$_ms_s" ||
 		{ _ms_err "ms_start: cannot write the configurations under $_ms_s"; return 1; }
 
@@ -500,7 +513,8 @@ _ms_wait_gone() {
 # ms_stop DIR: stops DIR's Postfix ("postfix stop") and Dovecot (SIGTERM to
 # its master), then SIGKILLs whatever of theirs is still running after
 # 10 s, and waits until all their processes are gone. Quiet; safe to call
-# twice, after a failed ms_start, and from an EXIT trap.
+# twice, after a failed ms_start, and from an EXIT trap (under set -e too).
+# Leaves DIR as it is: ms_start on it again keeps the queue and the mail.
 ms_stop() {
 	[ $# -eq 1 ] || { _ms_err "usage: ms_stop DIR"; return 1; }
 	_ms_check_dir ms_stop "$1" 2>/dev/null || return 0
@@ -513,19 +527,20 @@ ms_stop() {
 	fi
 	if [ -f "$_ms_s/postfix/main.cf" ] && [ -f "$_ms_s/postfix-queue/pid/master.pid" ] &&
 		_ms_pf=$(_ms_sbin postfix); then
-		"$_ms_pf" -c "$_ms_s/postfix" stop >> "$_ms_s/postfix.out" 2>&1
+		# Fails when it is not running (its pid file stays): no matter.
+		"$_ms_pf" -c "$_ms_s/postfix" stop >> "$_ms_s/postfix.out" 2>&1 || :
 	fi
 	if [ -f "$_ms_s/dovecot/run/master.pid" ]; then
 		_ms_pid=$(cat "$_ms_s/dovecot/run/master.pid" 2>/dev/null)
 		# Only if that pid is still this Dovecot's master.
 		case " $(_ms_pids "$_ms_s" | tr '\n' ' ') " in
-		*" $_ms_pid "*) kill -TERM "$_ms_pid" 2>/dev/null ;;
+		*" $_ms_pid "*) kill -TERM "$_ms_pid" 2>/dev/null || : ;;
 		esac
 	fi
 	if ! _ms_wait_gone "$_ms_s" 100; then
 		_ms_left=$(_ms_pids "$_ms_s")
 		# shellcheck disable=SC2086
-		[ -n "$_ms_left" ] && kill -KILL $_ms_left 2>/dev/null
+		[ -z "$_ms_left" ] || kill -KILL $_ms_left 2>/dev/null || :
 		_ms_wait_gone "$_ms_s" 50 ||
 			{ _ms_err "ms_stop: processes of $_ms_s survive SIGKILL: $(_ms_pids "$_ms_s" | tr '\n' ' ')"; return 1; }
 	fi
@@ -540,6 +555,8 @@ ms_wait_mail() {
 	[ $# -eq 3 ] || [ $# -eq 4 ] ||
 		{ _ms_err "usage: ms_wait_mail DIR ADDRESS COUNT [SECONDS]"; return 1; }
 	_ms_check_dir ms_wait_mail "$1" || return 1
+	# Dovecot lower-cases user names (ASCII).
+	# shellcheck disable=SC2018,SC2019
 	_ms_m=$_ms_dir/maildirs/$(printf %s "$2" | tr 'A-Z' 'a-z')
 	_ms_end=$((${4:-30} * 10))
 	_ms_i=0

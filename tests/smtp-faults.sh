@@ -80,6 +80,7 @@ serve ok --refuse Bad@example.org
 z init > /dev/null
 id=$(queue a@example.org bad@example.org "Cee <c@example.org>")
 z outbox send > "$scratch/send1.out" 2> "$scratch/send1.err"
+check "zeroday outbox send succeeds" test $? -eq 0
 check "sent over STARTTLS" test "$(copies "$id")" -eq 1
 check "to the two recipients the server took" \
 	grep -q '^X-Fake-Rcpt: a@example.org, c@example.org$' "$spool"/0001.eml
@@ -102,6 +103,7 @@ retry=4
 serve tempfail --once
 id=$(queue a@example.org)
 z outbox send > /dev/null 2> "$scratch/send2.err"
+check "a 4xx is no failure of zeroday's" test $? -eq 0
 check "a 4xx: not sent" test "$(copies "$id")" -eq 0
 check "queued again, the 451 recorded" has "$id" '"state": "queued".*"last_error": "[^"]*451'
 check "and said in the log" grep -q "not sent: .*451" "$scratch/send2.err"
