@@ -622,6 +622,49 @@ static char *bisect_fix(const struct culprit_ctx *c, const struct job_row *job,
 	return fix;
 }
 
+/*
+ * Whether @culprit left tree @tree_id: no head of its branches (deleted
+ * ones aside) holds it. When that cannot be told, it is held.
+ */
+static bool culprit_left(const struct culprit_ctx *c, gint64 tree_id, const char *culprit)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) branches = db_branch_list(c->db, tree_id, &error);
+
+	if (!branches)
+		return false;
+	for (guint i = 0; i < branches->len; i++) {
+		const struct branch_row *b = branches->pdata[i];
+
+		if (b->state == BRANCH_DELETED)
+			continue;
+		if (strcmp(b->head, culprit) == 0 ||
+		    repo_is_ancestor(c->repo, culprit, b->head, &error) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Marks @f dropped, seen so at @head, and queues its follow-up: one transaction. */
+static bool mark_dropped(const struct culprit_ctx *c, const struct finding_row *f,
+			 const char *head, GError **error)
+{
+	const struct report_ctx rc = report_ctx_of(c);
+
+	if (!db_tx_begin(c->db, error))
+		return false;
+	if (!db_finding_dropped(c->db, f->id, head, error) ||
+	    !outbox_queue_dropped(&rc, f->id, g_get_real_time() / G_USEC_PER_SEC, error)) {
+		db_tx_rollback(c->db);
+		return false;
+	}
+	if (!db_tx_commit(c->db, error))
+		return false;
+	g_message("dropped: %.12s %s is on no branch any more (seen at %.12s)", f->culprit,
+		  f->fingerprint, head);
+	return true;
+}
+
 bool culprit_mark_fixed(const struct culprit_ctx *c, const struct job_row *job,
 			const struct builder_result *r, GPtrArray *boots, GError **error)
 {
@@ -635,8 +678,18 @@ bool culprit_mark_fixed(const struct culprit_ctx *c, const struct job_row *job,
 		g_autoptr(GError) unknown = NULL;
 		g_autofree char *fix = NULL;
 
-		if (strcmp(f->culprit, job->commit) == 0 ||
-		    repo_is_ancestor(c->repo, f->culprit, job->commit, &unknown) != 1)
+		int holds;
+
+		if (strcmp(f->culprit, job->commit) == 0)
+			continue;
+		holds = repo_is_ancestor(c->repo, f->culprit, job->commit, &unknown);
+		/* A rebase took the culprit out of every branch: nothing left to fix. */
+		if (holds == 0 && culprit_left(c, job->tree_id, f->culprit)) {
+			if (!mark_dropped(c, f, job->commit, error))
+				return false;
+			continue;
+		}
+		if (holds != 1)
 			continue;
 		if (f->kind == FINDING_BOOT) {
 			/* Clean boots enough that the failure, at its rate, would have shown. */

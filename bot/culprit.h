@@ -60,7 +60,9 @@ bool culprit_boot_findings(const struct culprit_ctx *c, const struct job_row *jo
 /*
  * Marks fixed the open findings of the job's tree and target whose
  * culprit the job's commit contains and that it no longer shows (@boots:
- * the head's tally, or NULL).
+ * the head's tally, or NULL); marks dropped those whose culprit the job's
+ * commit lacks and no branch of the tree holds any more (a rebase took it
+ * out). Each with its follow-up in the report's thread.
  */
 bool culprit_mark_fixed(const struct culprit_ctx *c, const struct job_row *job,
 			const struct builder_result *r, GPtrArray *boots, GError **error);

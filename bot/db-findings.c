@@ -62,6 +62,7 @@ static const char *const finding_states[] = {
 	[FINDING_OPEN] = "open",
 	[FINDING_FIXED] = "fixed",
 	[FINDING_INCONCLUSIVE] = "inconclusive",
+	[FINDING_DROPPED] = "dropped",
 };
 
 const char *db_finding_state_name(enum finding_state state)
@@ -383,15 +384,29 @@ GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GE
 	return finding_query(db, stmt, "listing open findings", error);
 }
 
-bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error)
+/* Moves open finding @id to @state, seen so at @head. */
+static bool finding_close(struct db *db, gint64 id, enum finding_state state, const char *head,
+			  GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE findings SET state = 'fixed', fixed_by = ?1 WHERE id = ?2 AND state = 'open'",
+		"UPDATE findings SET state = ?3, fixed_by = ?1 WHERE id = ?2 AND state = 'open'",
 		error);
 
 	if (!stmt)
 		return false;
 	db_bind_text(stmt, 1, head);
 	sqlite3_bind_int64(stmt, 2, id);
+	db_bind_text(stmt, 3, db_finding_state_name(state));
 	return db_step_done(db, stmt, error);
 }
+
+bool db_finding_dropped(struct db *db, gint64 id, const char *head, GError **error)
+{
+	return finding_close(db, id, FINDING_DROPPED, head, error);
+}
+
+bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error)
+{
+	return finding_close(db, id, FINDING_FIXED, head, error);
+}
+

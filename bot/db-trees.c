@@ -476,6 +476,24 @@ char **db_test_series(struct db *db, gint64 tree_id, const char *commit, GError 
 	return g_strv_builder_end(out);
 }
 
+char *db_test_branch(struct db *db, gint64 tree_id, const char *commit, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT branch FROM tests WHERE tree_id = ?1 AND commit_id = ?2", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	db_bind_text(stmt, 2, commit);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		return db_col_text(stmt, 0);
+	if (rc != SQLITE_DONE)
+		db_sql_error(db, error, "looking up a test's branch");
+	return NULL;
+}
+
 bool db_test_known(struct db *db, gint64 tree_id, const char *commit, bool *known,
 		   GError **error)
 {

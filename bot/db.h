@@ -180,6 +180,11 @@ bool db_test_add(struct db *db, gint64 tree_id, const char *branch, const char *
  * selected by a recorded head change.
  */
 char **db_test_series(struct db *db, gint64 tree_id, const char *commit, GError **error);
+/*
+ * Returns the branch @commit was selected from for @tree_id (caller
+ * frees), or NULL (no error) when it was not selected.
+ */
+char *db_test_branch(struct db *db, gint64 tree_id, const char *commit, GError **error);
 /* Returns whether @commit was already selected for @tree_id. */
 bool db_test_known(struct db *db, gint64 tree_id, const char *commit, bool *known,
 		   GError **error);
@@ -449,9 +454,10 @@ enum finding_state {
 	FINDING_OPEN,
 	FINDING_FIXED,        /* see finding_row.fixed_by */
 	FINDING_INCONCLUSIVE, /* the bisection named no culprit: the head is blamed */
+	FINDING_DROPPED,      /* the culprit left every branch: see finding_row.fixed_by */
 };
 
-/* "open", "fixed", "inconclusive". */
+/* "open", "fixed", "inconclusive", "dropped". */
 const char *db_finding_state_name(enum finding_state state);
 
 /* One step of the bisection that named a finding's culprit. */
@@ -536,6 +542,8 @@ bool db_finding_add(struct db *db, gint64 tree_id, struct finding_row *row, bool
 GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GError **error);
 /* Marks a finding fixed: @head no longer shows it. */
 bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error);
+/* Marks an open finding dropped: its culprit is on no branch; @head is one seen without it. */
+bool db_finding_dropped(struct db *db, gint64 id, const char *head, GError **error);
 /* Returns the @limit newest findings, newest first. */
 GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error);
 /* Returns finding @id with its steps, or NULL with BOT_ERROR_NOT_FOUND. */
@@ -548,9 +556,10 @@ enum outbox_kind {
 	OUTBOX_FIXED,  /* the finding was fixed: a reply in the report's thread */
 	OUTBOX_DIGEST, /* mails held back by a limit, sent to one address as one */
 	OUTBOX_TEST,   /* `zeroday outbox test`: checks the way out */
+	OUTBOX_DROPPED, /* the culprit left the branch: a reply in the report's thread */
 };
 
-/* "report", "fixed", "digest", "test". */
+/* "report", "fixed", "digest", "test", "dropped". */
 const char *db_outbox_kind_name(enum outbox_kind kind);
 
 enum outbox_state {

@@ -142,15 +142,17 @@ bool outbox_queue_report(const struct report_ctx *c, gint64 finding_id, gint64 n
 	return queue(c, row, error);
 }
 
-bool outbox_queue_fixed(const struct report_ctx *c, gint64 finding_id, gint64 now,
-			GError **error)
+/* Queues the follow-up @kind (OUTBOX_FIXED, OUTBOX_DROPPED) on finding @finding_id. */
+static bool queue_followup(const struct report_ctx *c, gint64 finding_id, enum outbox_kind kind,
+			   gint64 now, GError **error)
 {
 	g_autoptr(GError) local = NULL;
 	zd_autoptr(outbox_row) report = db_outbox_of_finding(c->db, finding_id, OUTBOX_REPORT,
 							     &local);
 	zd_autoptr(finding_row) f = NULL;
 	zd_autoptr(outbox_row) row = NULL;
-	g_autofree char *tag = g_strdup_printf("f%" G_GINT64_FORMAT "-fixed", finding_id);
+	g_autofree char *tag = g_strdup_printf("f%" G_GINT64_FORMAT "-%s", finding_id,
+					       db_outbox_kind_name(kind));
 	g_autoptr(GError) cause = NULL;
 	struct reply reply;
 
@@ -166,13 +168,28 @@ bool outbox_queue_fixed(const struct report_ctx *c, gint64 finding_id, gint64 no
 		return false;
 	row = g_new0(struct outbox_row, 1);
 	row->finding_id = finding_id;
-	row->kind = OUTBOX_FIXED;
+	row->kind = kind;
 	row->created = now;
 	row->message_id = outbox_message_id(c->config, tag);
-	report_fixed(&reply, c, f, report, row->message_id, now, &cause);
+	if (kind == OUTBOX_DROPPED)
+		report_dropped(&reply, c, f, report, row->message_id, now, &cause);
+	else
+		report_fixed(&reply, c, f, report, row->message_id, now, &cause);
 	fill_row(row, &reply, cause);
 	reply_release(&reply);
 	return queue(c, row, error);
+}
+
+bool outbox_queue_fixed(const struct report_ctx *c, gint64 finding_id, gint64 now,
+			GError **error)
+{
+	return queue_followup(c, finding_id, OUTBOX_FIXED, now, error);
+}
+
+bool outbox_queue_dropped(const struct report_ctx *c, gint64 finding_id, gint64 now,
+			  GError **error)
+{
+	return queue_followup(c, finding_id, OUTBOX_DROPPED, now, error);
 }
 
 /*

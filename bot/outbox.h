@@ -49,6 +49,10 @@ bool outbox_queue_report(const struct report_ctx *c, gint64 finding_id, gint64 n
 bool outbox_queue_fixed(const struct report_ctx *c, gint64 finding_id, gint64 now,
 			GError **error);
 
+/* Queues the "dropped" follow-up of finding @finding_id likewise. */
+bool outbox_queue_dropped(const struct report_ctx *c, gint64 finding_id, gint64 now,
+			  GError **error);
+
 /* Checks the outbox's own templates (digest, test) in @dir. */
 bool outbox_check_templates(const char *dir, GError **error);
 

@@ -95,6 +95,7 @@ static const struct template_field report_fields[] = {
 /* The report kinds, and the template each is written with. */
 static const char *const kinds[] = {
 	"build-error", "build-warning", "boot-failure", "boot-intermittent", "inconclusive", "fixed",
+	"dropped",
 };
 
 static const char *kind_of(const struct finding_row *f)
@@ -382,7 +383,8 @@ static void fill_steps(struct template_values *v, const struct finding_row *f)
 
 /*
  * The branch a finding was seen on: its own, else the branch whose head
- * is the finding's head, else one whose head contains it; NULL if none.
+ * is the finding's head, else one whose head contains it, else the one
+ * its culprit was selected from; NULL if none.
  */
 static char *branch_of(const struct report_ctx *c, const struct tree_row *tree,
 		       const struct finding_row *f)
@@ -404,7 +406,8 @@ static char *branch_of(const struct report_ctx *c, const struct tree_row *tree,
 		if (!containing && repo_is_ancestor(c->repo, head, b->head, NULL) == 1)
 			containing = b->name;
 	}
-	return g_strdup(containing);
+	/* No branch holds it any more (a rebase dropped it): the one it came from. */
+	return containing ? g_strdup(containing) : db_test_branch(c->db, tree->id, f->culprit, NULL);
 }
 
 /*
@@ -676,27 +679,31 @@ bool report_finding(struct reply *out, const struct report_ctx *c, const struct 
 	return true;
 }
 
-bool report_fixed(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
-		  const struct outbox_row *report, const char *message_id, gint64 now,
-		  GError **error)
+/*
+ * Fills @out with the follow-up @kind ("fixed", "dropped") on finding @f,
+ * in the thread of its report @report, to the report's recipients.
+ */
+static bool report_followup(struct reply *out, const struct report_ctx *c,
+			    const struct finding_row *f, const struct outbox_row *report,
+			    const char *kind, const char *message_id, gint64 now, GError **error)
 {
 	zd_autoptr(template_values) v = template_values_new();
-	g_autofree char *fix_short = short_id(f->fixed_by);
-	zd_autoptr(repo_people) fix = NULL;
+	g_autofree char *later_short = short_id(f->fixed_by);
+	zd_autoptr(repo_people) later = NULL;
 
 	reply_init(out);
 	if (!f->fixed_by) {
 		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "finding %" G_GINT64_FORMAT
-			    " is not fixed", f->id);
+			    " is neither fixed nor dropped", f->id);
 		return false;
 	}
 	if (!fill_values(v, out, c, f, report->message_id, true, error))
 		return false;
-	fix = repo_people_of(c->repo, f->fixed_by, NULL);
+	later = repo_people_of(c->repo, f->fixed_by, NULL);
 	template_values_set(v, "fixed_by", f->fixed_by);
-	template_values_set(v, "fixed_by_short", fix_short);
-	template_values_set(v, "fixed_by_title", fix ? fix->summary : NULL);
-	if (!render_into(out, c, "fixed", v, error))
+	template_values_set(v, "fixed_by_short", later_short);
+	template_values_set(v, "fixed_by_title", later ? later->summary : NULL);
+	if (!render_into(out, c, kind, v, error))
 		return false;
 	/* In the report's thread, to the report's recipients. */
 	g_free(out->subject);
@@ -715,4 +722,18 @@ bool report_fixed(struct reply *out, const struct report_ctx *c, const struct fi
 	out->message_id = g_strdup(message_id);
 	out->date = now;
 	return true;
+}
+
+bool report_fixed(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+		  const struct outbox_row *report, const char *message_id, gint64 now,
+		  GError **error)
+{
+	return report_followup(out, c, f, report, "fixed", message_id, now, error);
+}
+
+bool report_dropped(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+		    const struct outbox_row *report, const char *message_id, gint64 now,
+		    GError **error)
+{
+	return report_followup(out, c, f, report, "dropped", message_id, now, error);
 }

@@ -93,4 +93,12 @@ bool report_fixed(struct reply *out, const struct report_ctx *c, const struct fi
 		  const struct outbox_row *report, const char *message_id, gint64 now,
 		  GError **error);
 
+/*
+ * The same for a dropped finding: its culprit left every branch
+ * (@f->fixed_by is a head seen without it).
+ */
+bool report_dropped(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+		    const struct outbox_row *report, const char *message_id, gint64 now,
+		    GError **error);
+
 #endif

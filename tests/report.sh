@@ -201,6 +201,21 @@ check "Subject: [topic:feature 2/3]: the culprit is the second of three new comm
 	"$scratch/topic-mail"
 check "the non-rebasable tree's subject has no i/N" grep -q "^Subject: \[kb:master\] src/net.c" "$scratch/public"
 
+# The branch rebased without its culprit: the report's thread is told,
+# once, and the finding is closed as dropped.
+topic_mid=$(z outbox --json | sed 's/}, {"id"/\n{"id"/g' | grep "\"finding\": $tid, \"kind\": \"report\"" |
+	sed -n 's/.*"message_id": "\([^"]*\)".*/\1/p')
+git -C "$topic" rebase -q --onto "$broken~1" "$broken" feature
+z run --once --poll-interval 3600 > "$scratch/run-drop.log" 2>&1
+z outbox --json | sed 's/}, {"id"/\n{"id"/g' | grep "\"finding\": $tid, \"kind\": \"dropped\"" > "$scratch/dropped"
+check "rebased without the culprit: a dropped follow-up is sent" grep -q '"state": "sent"' "$scratch/dropped"
+dropped=$(sed -n 's/.*"path": "\([^"]*\)".*/\1/p' "$scratch/dropped")
+check "in the report's thread" grep -q "^In-Reply-To: <$topic_mid>\$" "$dropped"
+check "saying the commit left the branch" grep -q "is no longer on topic feature" "$dropped"
+check "the finding is dropped" sh -c "'$ZERODAY' --config='$scratch/z.conf' --state-dir='$scratch/state' status --json | grep -q '\"id\": $tid, .*\"state\": \"dropped\"'"
+z run --once --poll-interval 3600 > /dev/null 2>&1
+check "and told once" test "$(z outbox --json | grep -o '"kind": "dropped"' | wc -l)" -eq 1
+
 # A cap on the recipients; an unknown finding; an edited template with a mistake.
 printf '[mail]\ncc-max = 2\n' >> "$scratch/z.conf"
 z report show "$id" > "$scratch/capped" 2>/dev/null
