@@ -389,9 +389,12 @@ static struct report_ctx report_ctx_of(const struct culprit_ctx *c)
 	return (struct report_ctx){ .config = c->config, .db = c->db, .repo = c->repo };
 }
 
-/* Stores @f and, when it is new, its report in the outbox: one transaction. */
+/*
+ * Stores @f and, when it is new and @report, its report in the outbox:
+ * one transaction. Without @report, report_culprit() reports it later.
+ */
 static bool store_finding(const struct culprit_ctx *c, const struct job_row *job,
-			  struct finding_row *f, GError **error)
+			  struct finding_row *f, bool report, GError **error)
 {
 	struct report_ctx rc = report_ctx_of(c);
 	struct maintainers m;
@@ -400,15 +403,15 @@ static bool store_finding(const struct culprit_ctx *c, const struct job_row *job
 
 	/* The tree's own script, run before the write lock is taken, not under it. */
 	maintainers_init(&m);
-	if (f->state != FINDING_INCONCLUSIVE) {
+	if (report && f->state != FINDING_INCONCLUSIVE) {
 		report_prefetch(&rc, f->culprit, &m);
 		rc.maintainers_of = f->culprit;
 		rc.maintainers = &m;
 	}
 	ok = db_tx_begin(c->db, error);
 	if (ok && (!db_finding_add(c->db, job->tree_id, f, &added, error) ||
-		   (added && !outbox_queue_report(&rc, f->id, g_get_real_time() / G_USEC_PER_SEC,
-						  error)))) {
+		   (report && added &&
+		    !outbox_queue_report(&rc, f->id, g_get_real_time() / G_USEC_PER_SEC, error)))) {
 		db_tx_rollback(c->db);
 		ok = false;
 	}
@@ -423,12 +426,63 @@ static bool store_finding(const struct culprit_ctx *c, const struct job_row *job
 }
 
 /*
+ * Reports the findings of the job's tree and target that @culprit caused
+ * and no report mentions yet: one report for its new errors, one for its
+ * new warnings (the first finding's, carrying the others), in one
+ * transaction. Run after all of a build's new diagnostics are bisected,
+ * so that one commit's errors make one mail, not one each; run again
+ * after a crash, it reports what the crash left unreported.
+ */
+static bool report_culprit(const struct culprit_ctx *c, const struct job_row *job,
+			   const char *culprit, GError **error)
+{
+	struct report_ctx rc = report_ctx_of(c);
+	g_autoptr(GPtrArray) rows = NULL;
+	g_autoptr(GPtrArray) leads = g_ptr_array_new();
+	struct maintainers m;
+	bool ok;
+
+	maintainers_init(&m);
+	report_prefetch(&rc, culprit, &m);
+	rc.maintainers_of = culprit;
+	rc.maintainers = &m;
+	ok = db_tx_begin(c->db, error);
+	rows = ok ? db_finding_unreported(c->db, job->tree_id, culprit, job->target, error) : NULL;
+	ok = rows != NULL;
+	for (guint i = 0; ok && i < rows->len; i++) {
+		const struct finding_row *f = rows->pdata[i];
+		const struct finding_row *lead = NULL;
+
+		for (guint k = 0; !lead && k < leads->len; k++) {
+			const struct finding_row *l = leads->pdata[k];
+
+			if (l->kind == f->kind && l->state == f->state)
+				lead = l;
+		}
+		if (lead)
+			ok = db_finding_set_report(c->db, f->id, lead->id, error);
+		else
+			g_ptr_array_add(leads, (gpointer)f);
+	}
+	for (guint k = 0; ok && k < leads->len; k++)
+		ok = outbox_queue_report(&rc, ((const struct finding_row *)leads->pdata[k])->id,
+					 g_get_real_time() / G_USEC_PER_SEC, error);
+	if (ok)
+		ok = db_tx_commit(c->db, error);
+	if (!ok)
+		db_tx_rollback(c->db);
+	maintainers_release(&m);
+	return ok;
+}
+
+/*
  * Stores the finding a bisection leads to: its culprit, or the head when
  * inconclusive, with the steps, the suspects and why. A failure that
  * predates the range is no finding of it.
  */
 static bool store_bisected(const struct culprit_ctx *c, const struct job_row *job,
-			   struct finding_row *f, const struct bisect_outcome *o, GError **error)
+			   struct finding_row *f, const struct bisect_outcome *o, bool report,
+			   GError **error)
 {
 	g_autoptr(GPtrArray) steps = NULL;
 	g_autofree char *parent = NULL;
@@ -448,7 +502,7 @@ static bool store_bisected(const struct culprit_ctx *c, const struct job_row *jo
 	f->reason = o->verdict == BISECT_FOUND ? NULL : o->reason;
 	f->steps = steps;
 	f->repro_commit = f->culprit;
-	return store_finding(c, job, f, error);
+	return store_finding(c, job, f, report, error);
 }
 
 static enum finding_kind diag_finding_kind(const struct diag *d)
@@ -461,11 +515,20 @@ static char *diag_title(const struct diag *d)
 	return g_strdup_printf("%s%s%s", d->file, *d->file ? ": " : "", d->message);
 }
 
+/* Adds @culprit to @culprits unless it is there. */
+static void add_culprit(GPtrArray *culprits, const char *culprit)
+{
+	if (!g_ptr_array_find_with_equal_func(culprits, culprit, g_str_equal, NULL))
+		g_ptr_array_add(culprits, g_strdup(culprit));
+}
+
 bool culprit_build_findings(const struct culprit_ctx *c, const struct job_row *job,
 			    const struct builder_result *r, const char *base, GString *already,
 			    GError **error)
 {
 	g_autoptr(GHashTable) done = g_hash_table_new(g_str_hash, g_str_equal);
+	/* The culprits named, in the order of their first diagnostic. */
+	g_autoptr(GPtrArray) culprits = g_ptr_array_new_with_free_func(g_free);
 	bool ok;
 
 	if (r->verdict != VERDICT_NEW_DIAGNOSTICS && r->verdict != VERDICT_FAIL_NEW_ERROR)
@@ -508,20 +571,29 @@ bool culprit_build_findings(const struct culprit_ctx *c, const struct job_row *j
 			f.confidence = 1.0;
 			f.repro_commit = job->commit;
 			f.steps = steps;
-			if (!store_finding(c, job, &f, error))
+			if (!store_finding(c, job, &f, false, error))
 				return false;
+			add_culprit(culprits, job->commit);
 			continue;
 		}
 		if (bisect_failure(c, job, &probe, good, 1, NULL, &o, error)) {
 			if (o.verdict == BISECT_PREDATES)
 				g_string_append_printf(already, "%s%s: there since %.12s",
 						       already->len ? "; " : "", title, o.since);
-			ok = store_bisected(c, job, &f, &o, error);
+			ok = store_bisected(c, job, &f, &o, false, error);
+			if (o.verdict != BISECT_PREDATES)
+				add_culprit(culprits, o.verdict == BISECT_FOUND ? o.culprit
+										: job->commit);
 		} else {
 			ok = false;
 		}
 		bisect_outcome_clear(&o);
 		if (!ok)
+			return false;
+	}
+	/* Every new diagnostic bisected: one report a culprit. */
+	for (guint i = 0; i < culprits->len; i++) {
+		if (!report_culprit(c, job, culprits->pdata[i], error))
 			return false;
 	}
 	return true;
@@ -593,7 +665,7 @@ bool culprit_boot_findings(const struct culprit_ctx *c, const struct job_row *jo
 		}
 		f.repro_boots = bisect_runs_to_show(o.rate, 1.0 - REPRODUCE_SHOWN);
 		f.rate = o.rate;
-		ok = store_bisected(c, job, &f, &o, error);
+		ok = store_bisected(c, job, &f, &o, true, error);
 		bisect_outcome_clear(&o);
 		if (!ok)
 			return false;

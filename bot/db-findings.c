@@ -243,7 +243,8 @@ bool db_finding_add(struct db *db, gint64 tree_id, struct finding_row *row, bool
 	"f.details, f.confidence, f.state, f.reproduce, f.created, f.fixed_by, f.rate, " \
 	"f.bisect_log, f.parent, f.head, f.file, f.line, f.col, f.diag_kind, f.message, " \
 	"f.excerpt, f.failures, f.runs, f.intermittent, f.repro_commit, f.repro_boots, " \
-	"f.suspects, f.reason FROM findings f LEFT JOIN trees t ON t.id = f.tree_id "
+	"f.suspects, f.reason, coalesce(f.report_finding, 0) " \
+	"FROM findings f LEFT JOIN trees t ON t.id = f.tree_id "
 
 /* Reads a row of FINDING_COLUMNS; its steps are loaded apart (finding_steps_load()). */
 static struct finding_row *finding_read(sqlite3_stmt *stmt)
@@ -284,6 +285,7 @@ static struct finding_row *finding_read(sqlite3_stmt *stmt)
 	suspects = (const char *)sqlite3_column_text(stmt, 29);
 	f->suspects = suspects ? g_strsplit(suspects, " ", -1) : g_new0(char *, 1);
 	f->reason = db_col_text(stmt, 30);
+	f->report_finding = sqlite3_column_int64(stmt, 31);
 	f->steps = g_ptr_array_new_with_free_func((GDestroyNotify)finding_step_free);
 	return f;
 }
@@ -398,6 +400,46 @@ static bool finding_close(struct db *db, gint64 id, enum finding_state state, co
 	sqlite3_bind_int64(stmt, 2, id);
 	db_bind_text(stmt, 3, db_finding_state_name(state));
 	return db_step_done(db, stmt, error);
+}
+
+GPtrArray *db_finding_unreported(struct db *db, gint64 tree_id, const char *culprit,
+				 const char *target, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT " FINDING_COLUMNS "WHERE f.tree_id = ?1 AND f.culprit = ?2 AND f.target = ?3 "
+		"AND f.report_finding IS NULL AND f.state IN ('open', 'inconclusive') "
+		"AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.finding_id = f.id "
+		"AND o.kind = 'report') ORDER BY f.id", error);
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, tree_id);
+	db_bind_text(stmt, 2, culprit);
+	db_bind_text(stmt, 3, target);
+	return finding_query(db, stmt, "listing unreported findings", error);
+}
+
+bool db_finding_set_report(struct db *db, gint64 id, gint64 lead, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"UPDATE findings SET report_finding = ?1 WHERE id = ?2", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, lead);
+	sqlite3_bind_int64(stmt, 2, id);
+	return db_step_done(db, stmt, error);
+}
+
+GPtrArray *db_finding_carried(struct db *db, gint64 lead, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT " FINDING_COLUMNS "WHERE f.report_finding = ?1 ORDER BY f.id", error);
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, lead);
+	return finding_query(db, stmt, "listing the findings a report carries", error);
 }
 
 bool db_finding_dropped(struct db *db, gint64 id, const char *head, GError **error)

@@ -250,6 +250,14 @@ static const char *const migrations[] = {
 	"  digest_id INTEGER,"
 	"  PRIMARY KEY (outbox_id, address));"
 	"CREATE INDEX outbox_rcpt_state ON outbox_rcpt (state, address, updated);",
+
+	/*
+	 * 13 -> 14: one report for the new diagnostics of one commit: the
+	 * findings a report carries besides its own.
+	 */
+	"ALTER TABLE findings ADD COLUMN report_finding INTEGER "
+	"REFERENCES findings(id) ON DELETE SET NULL;"
+	"CREATE INDEX findings_report ON findings (report_finding);",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

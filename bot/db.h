@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 13
+#define DB_SCHEMA_VERSION 14
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -522,6 +522,7 @@ struct finding_row {
 	double rate;       /* the share of runs that showed it (boots); 0 on insert: 1.0 */
 	char *bisect_log;  /* older rows: one line per step: commit, result, failures/runs */
 	gint64 created;
+	gint64 report_finding; /* the finding whose report carries this one; 0: its own */
 };
 
 /* Frees @row, its suspects and its steps. */
@@ -542,6 +543,16 @@ bool db_finding_add(struct db *db, gint64 tree_id, struct finding_row *row, bool
 GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GError **error);
 /* Marks a finding fixed: @head no longer shows it. */
 bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error);
+/*
+ * Returns the findings of @tree_id, @culprit and @target that no report
+ * mentions yet (no report of their own, carried by none), oldest first.
+ */
+GPtrArray *db_finding_unreported(struct db *db, gint64 tree_id, const char *culprit,
+				 const char *target, GError **error);
+/* Finding @id is carried by finding @lead's report. */
+bool db_finding_set_report(struct db *db, gint64 id, gint64 lead, GError **error);
+/* Returns the findings finding @lead's report carries besides it, oldest first. */
+GPtrArray *db_finding_carried(struct db *db, gint64 lead, GError **error);
 /* Marks an open finding dropped: its culprit is on no branch; @head is one seen without it. */
 bool db_finding_dropped(struct db *db, gint64 id, const char *head, GError **error);
 /* Returns the @limit newest findings, newest first. */

@@ -147,15 +147,19 @@ static bool queue_followup(const struct report_ctx *c, gint64 finding_id, enum o
 			   gint64 now, GError **error)
 {
 	g_autoptr(GError) local = NULL;
-	zd_autoptr(outbox_row) report = db_outbox_of_finding(c->db, finding_id, OUTBOX_REPORT,
-							     &local);
-	zd_autoptr(finding_row) f = NULL;
+	zd_autoptr(finding_row) f = db_finding_get(c->db, finding_id, error);
+	zd_autoptr(outbox_row) report = NULL;
 	zd_autoptr(outbox_row) row = NULL;
 	g_autofree char *tag = g_strdup_printf("f%" G_GINT64_FORMAT "-%s", finding_id,
 					       db_outbox_kind_name(kind));
 	g_autoptr(GError) cause = NULL;
 	struct reply reply;
 
+	if (!f)
+		return false;
+	/* Its own report, or the one that carries it. */
+	report = db_outbox_of_finding(c->db, f->report_finding ? f->report_finding : finding_id,
+				      OUTBOX_REPORT, &local);
 	if (local) {
 		g_propagate_error(error, g_steal_pointer(&local));
 		return false;
@@ -163,9 +167,6 @@ static bool queue_followup(const struct report_ctx *c, gint64 finding_id, enum o
 	/* Nothing was mailed about it: there is no thread to follow up in. */
 	if (!report || report->state == OUTBOX_ERROR)
 		return true;
-	f = db_finding_get(c->db, finding_id, error);
-	if (!f)
-		return false;
 	row = g_new0(struct outbox_row, 1);
 	row->finding_id = finding_id;
 	row->kind = kind;

@@ -74,6 +74,7 @@ static const struct template_field report_fields[] = {
 	{ "repro_boots", TEMPLATE_TEXT, true, NULL },
 	{ "title", TEMPLATE_TEXT, false, NULL },
 	{ "diags", TEMPLATE_LIST, true, diag_fields },
+	{ "several", TEMPLATE_TEXT, true, NULL }, /* how many diagnostics, when more than one */
 	{ "excerpt", TEMPLATE_TEXT, true, NULL },
 	{ "boots", TEMPLATE_TEXT, true, NULL },
 	{ "rate", TEMPLATE_TEXT, true, NULL },
@@ -346,6 +347,26 @@ static char *read_tail(const char *path, gsize max)
 	}
 }
 
+/* Adds build finding @f's diagnostic to the list "diags" of @v. */
+static void add_diag(struct template_values *v, const struct report_ctx *c,
+		     const struct finding_row *f)
+{
+	struct template_values *d;
+	g_autofree char *source = NULL;
+
+	if (!f->message)
+		return;
+	d = template_values_add(v, "diags");
+	source = source_context(c->repo, f->culprit, f->file, f->line);
+	if (f->line)
+		template_values_printf(d, "location", "%s:%u:%u", f->file, f->line, f->column);
+	else
+		template_values_set(d, "location", *f->file ? f->file : "(no file)");
+	template_values_set(d, "kind", diag_kind_name(f->diag_kind));
+	template_values_set(d, "message", f->message);
+	template_values_set(d, "source", source);
+}
+
 static void fill_steps(struct template_values *v, const struct finding_row *f)
 {
 	unsigned total = 0;
@@ -574,17 +595,16 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 		if (f->rate > 0.0 && f->rate < 1.0)
 			template_values_printf(v, "rate", "%.0f%%", 100.0 * f->rate);
 	} else if (f->message) {
-		struct template_values *d = template_values_add(v, "diags");
-		g_autofree char *source = source_context(c->repo, f->culprit, f->file, f->line);
+		/* Its own diagnostic, then those of the findings its report carries. */
+		g_autoptr(GPtrArray) carried = db_finding_carried(c->db, f->id, error);
 
-		if (f->line)
-			template_values_printf(d, "location", "%s:%u:%u", f->file, f->line,
-					       f->column);
-		else
-			template_values_set(d, "location", *f->file ? f->file : "(no file)");
-		template_values_set(d, "kind", diag_kind_name(f->diag_kind));
-		template_values_set(d, "message", f->message);
-		template_values_set(d, "source", source);
+		if (!carried)
+			return false;
+		add_diag(v, c, f);
+		for (guint i = 0; i < carried->len; i++)
+			add_diag(v, c, carried->pdata[i]);
+		if (carried->len)
+			template_values_printf(v, "several", "%u", carried->len + 1);
 	}
 	fill_steps(v, f);
 	if (f->state != FINDING_INCONCLUSIVE && f->confidence > 0.0)

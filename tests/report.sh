@@ -216,6 +216,38 @@ check "the finding is dropped" sh -c "'$ZERODAY' --config='$scratch/z.conf' --st
 z run --once --poll-interval 3600 > /dev/null 2>&1
 check "and told once" test "$(z outbox --json | grep -o '"kind": "dropped"' | wc -l)" -eq 1
 
+# One commit, two new errors: one report carries both; each error's fix
+# is said in that report's thread.
+two="$scratch/two"
+git clone -q "$kb" "$two"
+git -C "$two" checkout -q -b two "$(git -C "$kb" rev-parse "$err~1")"
+sed -i 's/return ready - 1;/first_missing++;\n\treturn ready - 1;/' "$two/src/net.c"
+echo 'void second(void) { second_missing++; }' >> "$two/src/main.c"
+git -C "$two" commit -q -am "two: break twice"
+double=$(git -C "$two" rev-parse HEAD)
+z tree add two "$two" two --non-rebasable --target x86_64:defconfig > /dev/null
+git -C "$two" update-ref refs/heads/two "$double~1"
+z run --once --poll-interval 3600 > "$scratch/run-two1.log" 2>&1
+git -C "$two" update-ref refs/heads/two "$double"
+z run --once --poll-interval 3600 > "$scratch/run-two2.log" 2>&1
+z status --json | sed 's/}, {/\n/g' | grep "\"culprit\": \"$double\", .*\"kind\": \"build-error\"" > "$scratch/two-findings"
+check "two findings for the two errors" test "$(wc -l < "$scratch/two-findings")" -eq 2
+z outbox --json | sed 's/}, {"id"/\n{"id"/g' > "$scratch/two-outbox"
+first=$(sed -n 's/.*"id": \([0-9]*\), "tree".*/\1/p' "$scratch/two-findings" | sort -n | head -1)
+check "one report for both" test "$(grep -c "\"finding\": $first, \"kind\": \"report\"" "$scratch/two-outbox")" -eq 1
+check "and no second one for the tree" \
+	test "$(grep '"kind": "report"' "$scratch/two-outbox" | grep -c '"subject": "\[two:two\]')" -eq 1
+two_path=$(grep "\"finding\": $first, \"kind\": \"report\"" "$scratch/two-outbox" | sed -n 's/.*"path": "\([^"]*\)".*/\1/p')
+two_mid=$(grep "\"finding\": $first, \"kind\": \"report\"" "$scratch/two-outbox" | sed -n 's/.*"message_id": "\([^"]*\)".*/\1/p')
+check "it says there are two" grep -q "^The 2 new errors:\$" "$two_path"
+check "and shows both, prefixed >>" \
+	sh -c "grep -q \"^>> src/net.c:[0-9]*:[0-9]*: error: 'first_missing' undeclared\" '$two_path' && grep -q \"^>> src/main.c:[0-9]*:[0-9]*: error: 'second_missing' undeclared\" '$two_path'"
+git -C "$two" revert --no-edit "$double" > /dev/null
+z run --once --poll-interval 3600 > "$scratch/run-two3.log" 2>&1
+z outbox --json | sed 's/}, {"id"/\n{"id"/g' | grep '"kind": "fixed"' | grep "$two_mid" > "$scratch/two-fixed"
+check "both errors fixed: two follow-ups, both in the one report's thread" \
+	test "$(grep -c "\"in_reply_to\": \"$two_mid\"" "$scratch/two-fixed")" -eq 2
+
 # A cap on the recipients; an unknown finding; an edited template with a mistake.
 printf '[mail]\ncc-max = 2\n' >> "$scratch/z.conf"
 z report show "$id" > "$scratch/capped" 2>/dev/null
