@@ -568,9 +568,10 @@ enum outbox_kind {
 	OUTBOX_DIGEST, /* mails held back by a limit, sent to one address as one */
 	OUTBOX_TEST,   /* `zeroday outbox test`: checks the way out */
 	OUTBOX_DROPPED, /* the culprit left the branch: a reply in the report's thread */
+	OUTBOX_CLEAN,   /* a head built (and booted) clean, for a tree that asks for it */
 };
 
-/* "report", "fixed", "digest", "test", "dropped". */
+/* "report", "fixed", "digest", "test", "dropped", "clean". */
 const char *db_outbox_kind_name(enum outbox_kind kind);
 
 enum outbox_state {

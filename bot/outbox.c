@@ -10,6 +10,7 @@
 
 #include "bot/bot.h"
 #include "bot/outbox.h"
+#include "engine/build.h"
 #include "mail/address.h"
 #include "mail/compose.h"
 #include "mail/maildir.h"
@@ -490,12 +491,29 @@ static const struct template_field test_fields[] = {
 	{ NULL },
 };
 
+/* The clean-build mail's fields; see templates/README.md. */
+static const struct template_field clean_fields[] = {
+	{ "bot_name", TEMPLATE_TEXT, false, NULL },
+	{ "bot_address", TEMPLATE_TEXT, false, NULL },
+	{ "tree", TEMPLATE_TEXT, false, NULL },
+	{ "url", TEMPLATE_TEXT, false, NULL },
+	{ "branch", TEMPLATE_TEXT, true, NULL },
+	{ "head", TEMPLATE_TEXT, false, NULL },
+	{ "head_short", TEMPLATE_TEXT, false, NULL },
+	{ "head_title", TEMPLATE_TEXT, false, NULL },
+	{ "target", TEMPLATE_TEXT, false, NULL },
+	{ "compiler", TEMPLATE_TEXT, true, NULL },
+	{ "boots", TEMPLATE_TEXT, true, NULL },
+	{ NULL },
+};
+
 bool outbox_check_templates(const char *dir, GError **error)
 {
 	zd_autoptr(template) digest = template_load(dir, "digest", digest_fields, error);
 	zd_autoptr(template) test = digest ? template_load(dir, "test", test_fields, error) : NULL;
+	zd_autoptr(template) clean = test ? template_load(dir, "clean", clean_fields, error) : NULL;
 
-	return test != NULL;
+	return clean != NULL;
 }
 
 static char *iso_date(gint64 when)
@@ -685,5 +703,76 @@ bool outbox_send_due(const struct report_ctx *c, unsigned *sent, GError **error)
 	for (guint i = 0; ok && i < due->len; i++)
 		ok = send_row(c, &k, due->pdata[i], now, sent, error);
 	sink_close(&k);
+	return ok;
+}
+
+bool outbox_queue_clean(const struct report_ctx *c, gint64 tree_id, const char *head,
+			const char *target, unsigned boots, gint64 now, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	g_autoptr(GPtrArray) trees = db_tree_list(c->db, error);
+	const struct tree_row *tree = NULL;
+	zd_autoptr(template_values) v = template_values_new();
+	zd_autoptr(outbox_row) row = NULL;
+	zd_autoptr(repo_people) people = NULL;
+	g_autofree char *branch = NULL;
+	g_autofree char *head_short = g_strndup(head, 12);
+	g_autofree char *arch = g_strndup(target, strcspn(target, ":"));
+	g_autofree char *compiler = NULL;
+	g_autoptr(GError) cause = NULL;
+	struct reply reply;
+	bool ok;
+
+	if (!trees)
+		return false;
+	for (guint i = 0; i < trees->len && !tree; i++) {
+		if (((const struct tree_row *)trees->pdata[i])->id == tree_id)
+			tree = trees->pdata[i];
+	}
+	if (!tree || !tree->mail_clean)
+		return true;
+	branch = db_test_branch(c->db, tree_id, head, &local);
+	if (local) {
+		g_propagate_error(error, g_steal_pointer(&local));
+		return false;
+	}
+	people = repo_people_of(c->repo, head, NULL);
+	compiler = build_compiler_version(arch);
+	reply_init(&reply);
+	template_values_set(v, "bot_name", c->config->mail_name);
+	template_values_set(v, "bot_address", c->config->mail_address);
+	template_values_set(v, "tree", tree->name);
+	template_values_set(v, "url", tree->url);
+	template_values_set(v, "branch", branch);
+	template_values_set(v, "head", head);
+	template_values_set(v, "head_short", head_short);
+	template_values_set(v, "head_title", people ? people->summary : "?");
+	template_values_set(v, "target", target);
+	template_values_set(v, "compiler", compiler);
+	if (boots)
+		template_values_printf(v, "boots", "%u", boots);
+	/* The tree's people: its lists and maintainers; a private tree's maintainers only. */
+	for (char **l = tree->private ? NULL : tree->lists; l && *l; l++)
+		g_ptr_array_add(reply.to, g_strdup(*l));
+	for (char **m = tree->recipients; m && *m; m++)
+		g_ptr_array_add(reply.to->len ? reply.cc : reply.to, g_strdup(*m));
+	if (reply.to->len == 0) {
+		g_info("outbox: %s asks for clean-build mail but has no --list or --cc", tree->name);
+		reply_release(&reply);
+		return true;
+	}
+	row = g_new0(struct outbox_row, 1);
+	row->kind = OUTBOX_CLEAN;
+	row->created = now;
+	row->message_id = outbox_message_id(c->config, "clean");
+	if (report_render(&reply, c->config, "clean", clean_fields, v, &cause)) {
+		reply.message_id = g_strdup(row->message_id);
+		reply.date = now;
+	}
+	ok = queue_new(c, row, &reply, cause, error);
+	reply_release(&reply);
+	if (ok)
+		g_message("outbox: queued the clean-build mail of %s %.12s <%s>", tree->name, head,
+			  row->message_id);
 	return ok;
 }

@@ -180,16 +180,19 @@ static char *format_when(gint64 when)
 
 /*
  * Records how a job ended under its lease: done with @result when @cause
- * is NULL; else done in error with @cause when a retry cannot fix it;
+ * is NULL (a head that passed, @boots times booted, gets its clean-build
+ * mail in that transaction, when its tree asks for one); else done in
+ * error with @cause when a retry cannot fix it;
  * else queued again for a later attempt (db_job_retry()). A lease lost to
  * another worker is logged, not an error. While the store fails
  * temporarily (disk full), the daemon logs it and tries again with
  * backoff; with --once, or for any other store failure, false.
  */
 static bool finish_job(struct worker *w, const struct job_row *job, enum job_result result,
-		       const char *note, const GError *cause, GError **error)
+		       const char *note, unsigned boots, const GError *cause, GError **error)
 {
 	struct sched *s = w->s;
+	const struct report_ctx rc = { .config = s->config, .db = w->db, .repo = w->repo };
 	bool permanent = cause && permanent_cause(cause);
 	unsigned pause = 0;
 
@@ -201,7 +204,10 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 		bool ok = db_tx_begin(w->db, &local);
 
 		if (ok && !cause)
-			ok = db_job_complete(w->db, job->id, w->owner, result, note, now, &local);
+			ok = db_job_complete(w->db, job->id, w->owner, result, note, now, &local) &&
+			     (result != JOB_RESULT_PASS || job->priority != JOB_HEAD ||
+			      outbox_queue_clean(&rc, job->tree_id, job->commit, job->target, boots,
+						 now, &local));
 		else if (ok && permanent)
 			ok = db_job_complete(w->db, job->id, w->owner, JOB_RESULT_ERROR, cause->message,
 					     now, &local);
@@ -275,7 +281,7 @@ static void infra_cause(GError **cause, const struct builder_result *r)
  * infrastructure errors, a vanished commit.
  */
 static bool run_build(struct worker *w, const struct job_row *job, enum job_result *result,
-		      char **note, GError **cause)
+		      char **note, unsigned *booted, GError **cause)
 {
 	const char *targets[] = { job->target, NULL };
 	struct builder_request req = {
@@ -334,6 +340,7 @@ static bool run_build(struct worker *w, const struct job_row *job, enum job_resu
 	if (!culprit_mark_fixed(&c, job, br, boots, cause))
 		return false;
 	*result = db_job_result_of_verdict(br->verdict);
+	*booted = boots ? w->s->config->boot_repeat : 0;
 	if (already->len) {
 		/* Never a pass: the failure was there before, and the note says since where. */
 		if (*result == JOB_RESULT_PASS)
@@ -347,7 +354,7 @@ static bool run_build(struct worker *w, const struct job_row *job, enum job_resu
 static const struct {
 	enum job_kind kind;
 	bool (*run)(struct worker *w, const struct job_row *job, enum job_result *result,
-		    char **note, GError **cause);
+		    char **note, unsigned *booted, GError **cause);
 } job_kinds[] = {
 	{ JOB_KIND_BUILD, run_build },
 	{ JOB_KIND_PATCH_TEST, NULL },
@@ -369,6 +376,7 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 	g_autoptr(GError) cause = NULL;
 	g_autofree char *note = NULL;
 	enum job_result result = JOB_RESULT_NONE;
+	unsigned booted = 0;
 	GThread *renewer;
 	bool ran = false;
 
@@ -379,7 +387,7 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 		if (job_kinds[i].kind != job->kind || !job_kinds[i].run)
 			continue;
 		renewer = renewal_start(&r);
-		if (!job_kinds[i].run(w, job, &result, &note, &cause))
+		if (!job_kinds[i].run(w, job, &result, &note, &booted, &cause))
 			g_assert(cause);
 		renewal_stop(&r, renewer);
 		ran = true;
@@ -388,7 +396,7 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 		g_set_error(&cause, BOT_ERROR, BOT_ERROR_USAGE, "no runner for %s jobs",
 			    db_job_kind_name(job->kind));
 	g_assert(result != JOB_RESULT_NONE || cause);
-	return finish_job(w, job, result, note, cause, error);
+	return finish_job(w, job, result, note, booted, cause, error);
 }
 
 static char *owner_prefix(void)

@@ -248,6 +248,17 @@ z outbox --json | sed 's/}, {"id"/\n{"id"/g' | grep '"kind": "fixed"' | grep "$t
 check "both errors fixed: two follow-ups, both in the one report's thread" \
 	test "$(grep -c "\"in_reply_to\": \"$two_mid\"" "$scratch/two-fixed")" -eq 2
 
+# A tree that asks for clean-build mail gets one for its clean head, to
+# its list; the others get none.
+z tree add quiet "$kb" master --non-rebasable --target x86_64:defconfig --mail-clean \
+	--list "Quiet List <quiet@example.org>" > /dev/null
+z run --once --poll-interval 3600 > "$scratch/run-quiet.log" 2>&1
+z outbox --json | sed 's/}, {"id"/\n{"id"/g' | grep '"kind": "clean"' > "$scratch/clean"
+check "one clean-build mail, for the tree that asks" test "$(wc -l < "$scratch/clean")" -eq 1
+check "to its list" grep -q '"recipients": \["to:Quiet List <quiet@example.org>"\]' "$scratch/clean"
+check "naming the head and the target" \
+	grep -q "\"subject\": \"\[quiet:master\] $(git -C "$kb" rev-parse --short=12 HEAD): clean on x86_64:defconfig\"" "$scratch/clean"
+
 # A cap on the recipients; an unknown finding; an edited template with a mistake.
 printf '[mail]\ncc-max = 2\n' >> "$scratch/z.conf"
 z report show "$id" > "$scratch/capped" 2>/dev/null
