@@ -916,8 +916,34 @@ static int report_show(struct cli *cli, int argc, char **argv)
 	return 0;
 }
 
+static int report_find(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	gint64 id = 0;
+	int status;
+
+	if (!parse_options(&argc, &argv, "MESSAGE-ID...",
+			   "Print the finding a mail is about: the first MESSAGE-ID (a reply's "
+			   "In-Reply-To, then its References, newest first) of a mail zeroday "
+			   "sent about a finding.", NULL, &status))
+		return status;
+	if (argc < 2)
+		return usage("report find", "needs a MESSAGE-ID");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	if (!db_outbox_finding_of(cli->db, (const char *const *)argv + 1, &id, &error))
+		return fail(error);
+	if (!id) {
+		fprintf(stderr, "zeroday report find: no finding has a mail with that Message-ID\n");
+		return 1;
+	}
+	printf("%" G_GINT64_FORMAT "\n", id);
+	return 0;
+}
+
 static const struct subcommand report_commands[] = {
 	{ "show", report_show, "print the mail about a finding" },
+	{ "find", report_find, "the finding a mail (by its Message-ID) is about" },
 };
 
 int cli_report(struct cli *cli, int argc, char **argv)

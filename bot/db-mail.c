@@ -218,6 +218,40 @@ struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error)
 	return NULL;
 }
 
+bool db_outbox_finding_of(struct db *db, const char *const *message_ids, gint64 *finding_id,
+			  GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT finding_id FROM outbox WHERE message_id = ?1 AND finding_id IS NOT NULL",
+		error);
+
+	*finding_id = 0;
+	if (!stmt)
+		return false;
+	for (const char *const *m = message_ids; m && *m; m++) {
+		g_autofree char *bare = g_strdup(*m);
+		size_t len;
+		int rc;
+
+		g_strstrip(bare);
+		len = strlen(bare);
+		if (len >= 2 && bare[0] == '<' && bare[len - 1] == '>') {
+			bare[len - 1] = '\0';
+			memmove(bare, bare + 1, len - 1);
+		}
+		sqlite3_reset(stmt);
+		db_bind_text(stmt, 1, bare);
+		rc = sqlite3_step(stmt);
+		if (rc == SQLITE_ROW) {
+			*finding_id = sqlite3_column_int64(stmt, 0);
+			return true;
+		}
+		if (rc != SQLITE_DONE)
+			return db_sql_error(db, error, "looking up a Message-ID");
+	}
+	return true;
+}
+
 bool db_outbox_attempt(struct db *db, gint64 id, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,

@@ -627,6 +627,15 @@ GPtrArray *db_outbox_due(struct db *db, gint64 now, unsigned limit, GError **err
 /* Returns row @id, or NULL with BOT_ERROR_NOT_FOUND. */
 struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error);
 
+/*
+ * Finds the finding a mail refers to: the first of @message_ids (with or
+ * without angle brackets; a reply's In-Reply-To and References, newest
+ * first) that is the Message-ID of a mail zeroday sent about a finding.
+ * Sets *@finding_id, 0 when none is.
+ */
+bool db_outbox_finding_of(struct db *db, const char *const *message_ids, gint64 *finding_id,
+			  GError **error);
+
 /* A try of row @id begins: it is OUTBOX_SENDING until db_outbox_settle(). */
 bool db_outbox_attempt(struct db *db, gint64 id, GError **error);
 

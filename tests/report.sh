@@ -165,6 +165,11 @@ check "References: the report" grep -q "^References: <$mid>\$" "$fixed"
 check "Subject: Re: the report's" grep -q "^Subject: Re: \[kb:master\] src/net.c" "$fixed"
 check "to the report's author" grep -q "^To: \"Ann O'Author, Jr\" <ann@example.com>\$" "$fixed"
 check "naming the fixing commit" grep -q "fixed by commit $(echo "$fix" | cut -c1-12)" "$fixed"
+fixed_mid=$(sed -n 's/^Message-Id: <\(.*\)>$/\1/p' "$fixed")
+check "a reply to the follow-up finds the finding" \
+	test "$(z report find "<$fixed_mid>" "<$mid>")" = "$id"
+z report find "<someone-else@example.org>" > /dev/null 2>&1
+check "a Message-ID of no report finds none" test $? -eq 1
 
 # A private tree: its maintainers only, To; public again: as before.
 z tree set kb --private > /dev/null

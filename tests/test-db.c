@@ -1269,6 +1269,23 @@ static void test_outbox(void)
 		g_assert_cmpint(e->finding_id, ==, 0);
 	}
 
+	/* A reply's In-Reply-To and References find the finding. */
+	{
+		const char *const refs_none[] = { "<nobody@x.org>", NULL };
+		const char *const refs_fixed[] = { "<unknown@x.org>", " <zeroday-f1-fixed@x.org> ",
+						   "zeroday-f1-1@x.org", NULL };
+		const char *const refs_broken[] = { "zeroday-x@x.org", NULL };
+		gint64 found = -1;
+
+		g_assert_true(db_outbox_finding_of(db, refs_none, &found, &error));
+		g_assert_cmpint(found, ==, 0);
+		g_assert_true(db_outbox_finding_of(db, refs_fixed, &found, &error));
+		g_assert_cmpint(found, ==, f.id);
+		/* A mail about no finding finds none. */
+		g_assert_true(db_outbox_finding_of(db, refs_broken, &found, &error));
+		g_assert_cmpint(found, ==, 0);
+	}
+
 	/*
 	 * Recipients one by one: added once whatever the case, counted
 	 * per address and per mail, held ones listed by address.
