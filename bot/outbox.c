@@ -374,9 +374,13 @@ static bool deliver(struct sink *k, const struct report_ctx *c, const struct out
 	return true;
 }
 
-/* Sends @row to its pending recipients that no limit holds back. */
+/*
+ * Sends @row to its pending recipients that no limit holds back. Sets
+ * *@down when the sink failed (the server down, silent or refusing TLS):
+ * the other mails would only wait for the same timeout.
+ */
 static bool send_row(const struct report_ctx *c, struct sink *k, const struct outbox_row *row,
-		     gint64 now, unsigned *sent, GError **error)
+		     gint64 now, unsigned *sent, bool *down, GError **error)
 {
 	struct db *db = c->db;
 	bool exempt = row->kind == OUTBOX_DIGEST; /* made only when under the limits */
@@ -426,6 +430,7 @@ static bool send_row(const struct report_ctx *c, struct sink *k, const struct ou
 		tries[i].address = ((struct rcpt_row *)to->pdata[i])->address;
 	ok = deliver(k, c, row, tries, to->len, &path, &why);
 	refused = refusals(tries, to->len);
+	*down = !ok;
 	if (!ok)
 		g_warning("outbox: <%s> not sent: %s", row->message_id, why->message);
 	else if (refused)
@@ -700,8 +705,15 @@ bool outbox_send_due(const struct report_ctx *c, unsigned *sent, GError **error)
 		sink_close(&k);
 		return false;
 	}
-	for (guint i = 0; ok && i < due->len; i++)
-		ok = send_row(c, &k, due->pdata[i], now, sent, error);
+	for (guint i = 0; ok && i < due->len; i++) {
+		bool down = false;
+
+		ok = send_row(c, &k, due->pdata[i], now, sent, &down, error);
+		if (ok && down && i + 1 < due->len) {
+			g_message("outbox: %u more mails wait for the next round", due->len - i - 1);
+			break;
+		}
+	}
 	sink_close(&k);
 	return ok;
 }

@@ -129,14 +129,19 @@ check "then sent once, with its Message-ID" test "$(copies "$id")" -eq 1
 # 4. A server that never answers: the timeout, then a retry.
 serve silent --once
 id=$(queue a@example.org)
+id2=$(queue b@example.org)
+id3=$(queue c@example.org)
 start=$(date +%s)
 z outbox send > /dev/null 2> "$scratch/send4.err"
 took=$(($(date +%s) - start))
 check "a silent server: given up after the timeout (${took} s)" test "$took" -lt 30
 check "queued again" has "$id" '"state": "queued"'
+untried() { has "$id2" '"attempts": 0,' && has "$id3" '"attempts": 0,'; }
+check "the mails after it are not tried against a server that is down" untried
 sleep 1.2
 z outbox send > /dev/null 2>&1
-check "then sent" test "$(copies "$id")" -eq 1
+check "then sent, all three" \
+	test "$(copies "$id")$(copies "$id2")$(copies "$id3")" = 111
 
 # 5. A certificate for another host, no STARTTLS, a response injected
 # before the handshake: refused, before AUTH and before MAIL.
