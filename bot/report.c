@@ -54,6 +54,7 @@ static const struct template_field report_fields[] = {
 	{ "tree", TEMPLATE_TEXT, false, NULL },
 	{ "url", TEMPLATE_TEXT, false, NULL },
 	{ "branch", TEMPLATE_TEXT, true, NULL },
+	{ "base", TEMPLATE_TEXT, true, NULL },         /* TREE/BRANCH: upstream of the tree */
 	{ "series", TEMPLATE_TEXT, true, NULL },       /* "i/N" */
 	{ "series_index", TEMPLATE_TEXT, true, NULL }, /* i */
 	{ "series_total", TEMPLATE_TEXT, true, NULL }, /* N */
@@ -556,6 +557,7 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	template_values_set(v, "headline", title);
 	template_values_set(v, "title", f->title);
 	template_values_set(v, "tree", tree->name);
+	template_values_set(v, "base", tree->base);
 	template_values_set(v, "url", tree->url);
 	branch = branch_of(c, tree, f);
 	template_values_set(v, "branch", branch);

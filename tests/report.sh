@@ -204,6 +204,8 @@ z report show "$tid" > "$scratch/topic-mail" 2>/dev/null
 check "Subject: [topic:feature 2/3]: the culprit is the second of three new commits" \
 	grep -q "^Subject: \[topic:feature 2/3\] src/net.c:[0-9]*:[0-9]*: error: 'topic_counter' undeclared" \
 	"$scratch/topic-mail"
+check "provenance: the base, and the commit's place in the series" \
+	sh -c "grep -q '^base:     kb/master ' '$scratch/topic-mail' && grep -q '^commit:   $broken \\[2/3\\]\$' '$scratch/topic-mail'"
 check "the non-rebasable tree's subject has no i/N" grep -q "^Subject: \[kb:master\] src/net.c" "$scratch/public"
 
 # The branch rebased without its culprit: the report's thread is told,
