@@ -528,7 +528,7 @@ static bool send_mail(struct db *db, struct repo *repo, const struct config *con
 	return false;
 }
 
-/* With --once: what is left waiting for its retry time, logged. */
+/* With --once: the jobs and the mail left waiting for their retry time, logged. */
 static bool report_waiting(struct db *db, GError **error)
 {
 	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
@@ -546,6 +546,27 @@ static bool report_waiting(struct db *db, GError **error)
 			  "(in %" G_GINT64_FORMAT " s) after: %s", j->id, j->tree, j->commit,
 			  j->target, j->failures, when, j->not_before - now,
 			  j->last_error ? j->last_error : "?");
+	}
+	/* Mail that waits: for its next try, or held back by a limit. */
+	{
+		g_autoptr(GPtrArray) queued = db_outbox_list(db, OUTBOX_QUEUED, G_MAXINT, error);
+		g_autoptr(GPtrArray) held = queued ? db_outbox_list(db, OUTBOX_HELD, G_MAXINT, error)
+						   : NULL;
+
+		if (!held)
+			return false;
+		for (guint i = 0; i < queued->len; i++) {
+			const struct outbox_row *m = queued->pdata[i];
+			g_autofree char *when = format_when(m->next_try);
+
+			if (m->next_try > now)
+				g_message("outbox: <%s> left queued: try %u at %s after: %s",
+					  m->message_id, m->attempts + 1, when,
+					  m->last_error ? m->last_error : "?");
+		}
+		if (held->len)
+			g_message("outbox: %u mails held back by a limit, for their digests",
+				  held->len);
 	}
 	return true;
 }
