@@ -624,16 +624,22 @@ out:
 static bool make_digests(const struct report_ctx *c, gint64 now, GError **error)
 {
 	g_auto(GStrv) addresses = db_rcpt_held_addresses(c->db, error);
+	gint64 hour;
+	guint made = 0;
 
-	if (!addresses)
+	if (!addresses || !db_rcpt_count_sent(c->db, NULL, now - 3600, &hour, error))
 		return false;
 	for (char **a = addresses; *a; a++) {
 		bool ok;
 
+		/* The digests queued here count against the hour's limit too. */
+		if (hour + made >= c->config->mail_max_hour)
+			break;
 		if (!under_limits(c, *a, now, &ok, error))
 			return false;
 		if (ok && !make_digest(c, *a, now, error))
 			return false;
+		made += ok;
 	}
 	return true;
 }
