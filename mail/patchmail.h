@@ -1,0 +1,137 @@
+/*
+ * One mail from a mailing list, as data: its threading headers, what
+ * the [PATCH ...] tags of its subject say, and the patch it carries.
+ * Parsing is all this does: no database, no network, no policy (which
+ * mails make a series, which tree a patch goes to, is bot/'s business).
+ * It reads a mail as `git am` and b4 do, where they agree.
+ *
+ * Mail is hostile input. Parsing is bounded in bytes, MIME parts,
+ * nesting and header fields; a mail past a bound, or one GMime calls
+ * critically malformed, is refused with a short reason that stays the
+ * same from one release to the next, for the caller's quarantine.
+ */
+#ifndef ZERODAY_PATCHMAIL_H
+#define ZERODAY_PATCHMAIL_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+/* The size cap a caller passes when it has no better one. */
+#define PATCHMAIL_SIZE_DEFAULT (10 * 1024 * 1024)
+/* MIME parts in one mail, multiparts and attached messages included. */
+#define PATCHMAIL_PARTS_MAX 100
+/* Multiparts and attached messages around a part. */
+#define PATCHMAIL_DEPTH_MAX 8
+/* Header fields in one mail, its parts' included, and their bytes. */
+#define PATCHMAIL_FIELDS_MAX 5000
+#define PATCHMAIL_HEADERS_MAX (256 * 1024)
+
+/*
+ * What a subject's leading bracketed tags say, as in
+ * "Re: [RFC PATCH net-next v2 3/5] net: fix foo".
+ */
+struct patchmail_subject {
+	char *title;         /* the rest, whitespace runs made one space: "net: fix foo" */
+	GPtrArray *prefixes; /* char *, the other tag words, in order: "net-next" */
+	guint version;       /* vN; 1 when absent */
+	guint n;             /* n of n/N; 1 when absent */
+	guint total;         /* N of n/N; 1 when absent */
+	bool counted;        /* n/N was given */
+	bool reply;          /* Re:, Aw:, Fwd:, ... came before the tags */
+	bool patch;          /* tagged PATCH (or RFC with n/N), and not a reply */
+	bool cover;          /* a patch numbered 0 of N */
+	bool rfc;
+	bool resend;
+};
+
+/*
+ * Parses @subject (decoded UTF-8, may be NULL) into @out, which need not
+ * be initialized. It never fails: a subject without tags is all title.
+ * Release @out with patchmail_subject_release().
+ */
+void patchmail_subject_parse(struct patchmail_subject *out, const char *subject);
+void patchmail_subject_release(struct patchmail_subject *s);
+
+enum patchmail_kind {
+	PATCHMAIL_OTHER, /* discussion: none of the below */
+	PATCHMAIL_PATCH, /* a series member: a tagged patch with a diff */
+	PATCHMAIL_COVER, /* a cover letter: a tagged patch numbered 0 of N */
+	PATCHMAIL_REPLY, /* a reply: never a patch, even with a diff (a fixup proposed in review) */
+};
+
+/* Returns "other", "patch", "cover" or "reply". */
+const char *patchmail_kind_name(enum patchmail_kind kind);
+
+/*
+ * A parsed mail. Strings are UTF-8 and belong to the struct; Message-IDs
+ * are without their angle brackets; addresses are in
+ * address_normalize()'s form; dates are unix seconds, 0 when absent or
+ * unreadable.
+ */
+struct patchmail {
+	char *message_id;
+	char *in_reply_to;     /* or NULL */
+	GPtrArray *references; /* char *, oldest first */
+	char *from;            /* or NULL when it is not one readable address */
+	gint64 date;
+	char *subject;         /* decoded and unfolded; "" when absent */
+	char *list_id;         /* the id of List-Id, lower case: "netdev.vger.kernel.org", or NULL */
+	GPtrArray *to;         /* char *; addresses that do not read are left out */
+	GPtrArray *cc;
+	struct patchmail_subject tags;
+	enum patchmail_kind kind;
+
+	/*
+	 * The first text/plain part that is no attachment: CRLF line ends
+	 * made LF (as `git mailsplit` does), transfer encoding undone,
+	 * converted to UTF-8 (what does not convert becomes U+FFFD); or "".
+	 */
+	char *body;
+	/*
+	 * The diff, from the body or else from the first text/plain,
+	 * text/x-patch or text/x-diff attachment that holds one: git diff
+	 * sections ("diff --git", extended headers, "---"/"+++", hunks) or
+	 * plain unified ones ("---"/"+++", hunks), starting in the first
+	 * column, so that a quoted diff ("> diff --git") is none. Exactly as
+	 * sent, from its first line to the end of its last hunk: what
+	 * `git apply` reads. NULL when there is none.
+	 */
+	char *diff;
+	bool diff_attached;    /* the diff came from an attachment */
+	/*
+	 * For a mail with a diff, what `git am` would make of the text that
+	 * holds it (for a bare diff attached, of the body): the commit
+	 * message, from after the in-body header fields to the "---" line
+	 * (or the diff, or a "-- " signature), leading and trailing blank
+	 * lines left out; and the in-body From:, Subject: and Date:. NULL
+	 * and 0 for a mail without a diff.
+	 */
+	char *commit_message;
+	char *author;          /* the in-body From: when it reads, else from */
+	char *body_subject;    /* the in-body Subject:, or NULL */
+	gint64 body_date;      /* the in-body Date:, or 0 */
+	/*
+	 * What `git format-patch --base` writes after the diff (or at the
+	 * end of a cover letter), read from any line outside the diff of the
+	 * body or of the patch's attachment: the first "base-commit:" (40 or
+	 * 64 hex digits, lower case; or NULL) and the "prerequisite-patch-id:"
+	 * lines (char *, in order).
+	 */
+	char *base_commit;
+	GPtrArray *prerequisite_patch_ids;
+};
+
+/*
+ * Parses the RFC 5322 message of @len bytes at @data. A message over
+ * @size_max bytes, past another bound above, that GMime finds critically
+ * malformed, with a multipart cut short or without a Message-ID is
+ * refused: NULL and MAIL_ERROR_INVALID, whose message is the reason:
+ * "too large: N bytes", "headers too large", "too many parts",
+ * "nested too deep", "truncated multipart", "malformed: WHAT",
+ * "no Message-ID" or "bad Message-ID". Otherwise returns the mail
+ * (caller frees with patchmail_free()).
+ */
+struct patchmail *patchmail_parse(const char *data, gsize len, gsize size_max, GError **error);
+void patchmail_free(struct patchmail *m);
+
+#endif
