@@ -114,10 +114,10 @@ static bool queue(const struct report_ctx *c, struct outbox_row *row, GError **e
 	if (row->state != OUTBOX_ERROR && !add_rcpts(c->db, row, error))
 		return false;
 	if (row->state == OUTBOX_ERROR)
-		g_warning("outbox: the %s of finding %" G_GINT64_FORMAT " cannot be mailed: %s",
+		g_warning("outbox: a %s mail (finding %" G_GINT64_FORMAT ") cannot be mailed: %s",
 			  db_outbox_kind_name(row->kind), row->finding_id, row->last_error);
 	else
-		g_message("outbox: queued the %s of finding %" G_GINT64_FORMAT " <%s>",
+		g_message("outbox: queued a %s mail (finding %" G_GINT64_FORMAT ") <%s>",
 			  db_outbox_kind_name(row->kind), row->finding_id, row->message_id);
 	return true;
 }
@@ -528,18 +528,6 @@ static char *iso_date(gint64 when)
 	return t ? g_date_time_format(t, "%Y-%m-%d %H:%M UTC") : g_strdup("?");
 }
 
-/* Queues row @row, rendered from @reply, with its recipients (in the caller's transaction). */
-static bool queue_new(const struct report_ctx *c, struct outbox_row *row, struct reply *reply,
-		      GError *cause, GError **error)
-{
-	bool added;
-
-	fill_row(row, reply, cause);
-	if (!db_outbox_add(c->db, row, &added, error))
-		return false;
-	return row->state == OUTBOX_ERROR || add_rcpts(c->db, row, error);
-}
-
 /*
  * The mails held back for @address, as one digest to it: their list in
  * the body and each mail attached, queued in one transaction with them
@@ -598,7 +586,8 @@ static bool make_digest(const struct report_ctx *c, const char *address, gint64 
 	}
 	if (!db_tx_begin(db, error))
 		goto out;
-	if (!queue_new(c, row, &reply, cause, error))
+	fill_row(row, &reply, cause);
+	if (!queue(c, row, error))
 		goto rollback;
 	for (guint i = 0; i < held->len; i++) {
 		const struct outbox_row *h = held->pdata[i];
@@ -676,7 +665,8 @@ gint64 outbox_queue_test(const struct report_ctx *c, const char *const *to, gint
 	reply.date = now;
 	if (!db_tx_begin(c->db, error))
 		goto out;
-	if (!queue_new(c, row, &reply, NULL, error) || row->state == OUTBOX_ERROR) {
+	fill_row(row, &reply, NULL);
+	if (!queue(c, row, error) || row->state == OUTBOX_ERROR) {
 		if (row->state == OUTBOX_ERROR)
 			g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s", row->last_error);
 		db_tx_rollback(c->db);
@@ -724,12 +714,11 @@ bool outbox_send_due(const struct report_ctx *c, unsigned *sent, GError **error)
 	return ok;
 }
 
-bool outbox_queue_clean(const struct report_ctx *c, gint64 tree_id, const char *head,
+bool outbox_queue_clean(const struct report_ctx *c, const char *tree_name, const char *head,
 			const char *target, unsigned boots, gint64 now, GError **error)
 {
 	g_autoptr(GError) local = NULL;
-	g_autoptr(GPtrArray) trees = db_tree_list(c->db, error);
-	const struct tree_row *tree = NULL;
+	zd_autoptr(tree_row) tree = db_tree_get(c->db, tree_name, error);
 	zd_autoptr(template_values) v = template_values_new();
 	zd_autoptr(outbox_row) row = NULL;
 	zd_autoptr(repo_people) people = NULL;
@@ -739,17 +728,12 @@ bool outbox_queue_clean(const struct report_ctx *c, gint64 tree_id, const char *
 	g_autofree char *compiler = NULL;
 	g_autoptr(GError) cause = NULL;
 	struct reply reply;
-	bool ok;
 
-	if (!trees)
+	if (!tree)
 		return false;
-	for (guint i = 0; i < trees->len && !tree; i++) {
-		if (((const struct tree_row *)trees->pdata[i])->id == tree_id)
-			tree = trees->pdata[i];
-	}
-	if (!tree || !tree->mail_clean)
+	if (!tree->mail_clean)
 		return true;
-	branch = db_test_branch(c->db, tree_id, head, &local);
+	branch = db_test_branch(c->db, tree->id, head, &local);
 	if (local) {
 		g_propagate_error(error, g_steal_pointer(&local));
 		return false;
@@ -787,10 +771,7 @@ bool outbox_queue_clean(const struct report_ctx *c, gint64 tree_id, const char *
 		reply.message_id = g_strdup(row->message_id);
 		reply.date = now;
 	}
-	ok = queue_new(c, row, &reply, cause, error);
+	fill_row(row, &reply, cause);
 	reply_release(&reply);
-	if (ok)
-		g_message("outbox: queued the clean-build mail of %s %.12s <%s>", tree->name, head,
-			  row->message_id);
-	return ok;
+	return queue(c, row, error);
 }

@@ -54,12 +54,12 @@ bool outbox_queue_dropped(const struct report_ctx *c, gint64 finding_id, gint64 
 			  GError **error);
 
 /*
- * Queues the clean-build mail of @head of tree @tree_id on @target
+ * Queues the clean-build mail of @head of tree @tree_name on @target
  * (@boots clean boots, 0: not booted), to its lists and maintainers,
  * when the tree asks for one (tree --mail-clean); nothing otherwise.
  * Run it in the transaction that records the job's result.
  */
-bool outbox_queue_clean(const struct report_ctx *c, gint64 tree_id, const char *head,
+bool outbox_queue_clean(const struct report_ctx *c, const char *tree_name, const char *head,
 			const char *target, unsigned boots, gint64 now, GError **error);
 
 /* Checks the outbox's own templates (digest, test, clean) in @dir. */

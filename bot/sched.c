@@ -206,7 +206,7 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 		if (ok && !cause)
 			ok = db_job_complete(w->db, job->id, w->owner, result, note, now, &local) &&
 			     (result != JOB_RESULT_PASS || job->priority != JOB_HEAD ||
-			      outbox_queue_clean(&rc, job->tree_id, job->commit, job->target, boots,
+			      outbox_queue_clean(&rc, job->tree, job->commit, job->target, boots,
 						 now, &local));
 		else if (ok && permanent)
 			ok = db_job_complete(w->db, job->id, w->owner, JOB_RESULT_ERROR, cause->message,
