@@ -18,6 +18,7 @@
 #include "bot/outbox.h"
 #include "bot/report.h"
 #include "bot/sched.h"
+#include "bot/series.h"
 #include "bot/status.h"
 #include "bot/trees.h"
 #include "bot/watch.h"
@@ -188,6 +189,7 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	gboolean private = FALSE;
 	gboolean mail_clean = FALSE;
 	g_auto(GStrv) targets = NULL;
+	g_auto(GStrv) prefixes = NULL;
 	g_autofree char *base = NULL;
 	GOptionEntry entries[] = {
 		{ "target", 0, 0, G_OPTION_ARG_STRING_ARRAY, &targets,
@@ -207,7 +209,10 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 		{ "private", 0, 0, G_OPTION_ARG_NONE, &private,
 		  "Mail reports to the --cc addresses only", NULL },
 		{ "mail-clean", 0, 0, G_OPTION_ARG_NONE, &mail_clean,
-		  "Mail when a head builds clean too", NULL },
+		  "Mail when a head or a posted series builds clean too", NULL },
+		{ "prefix", 0, 0, G_OPTION_ARG_STRING_ARRAY, &prefixes,
+		  "Posted series tagged [PATCH PREFIX ...] apply to this tree (repeatable)",
+		  "PREFIX" },
 		G_OPTION_ENTRY_NULL,
 	};
 	struct tree_spec spec = { 0 };
@@ -233,6 +238,7 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	spec.lists = (const char *const *)lists;
 	spec.private = private;
 	spec.mail_clean = mail_clean;
+	spec.prefixes = (const char *const *)prefixes;
 	spec.targets = (const char *const *)targets;
 	row = trees_add(cli->db, cli->config, &spec, &error);
 	if (!row)
@@ -304,6 +310,7 @@ static int tree_show(struct cli *cli, int argc, char **argv)
 	print_list("cc", t->recipients);
 	printf("%-12s %s\n%-12s %s\n", "private", t->private ? "yes" : "no", "mail-clean",
 	       t->mail_clean ? "yes" : "no");
+	print_list("prefixes", t->prefixes);
 	print_list("targets", t->targets);
 	printf("%-12s %s%s%s\n", "last poll", polled, t->last_error ? ": failed: " : "",
 	       t->last_error ? t->last_error : "");
@@ -358,6 +365,8 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	gboolean public = FALSE;
 	gboolean mail_clean = FALSE;
 	gboolean no_mail_clean = FALSE;
+	g_auto(GStrv) prefixes = NULL;
+	g_auto(GStrv) no_prefixes = NULL;
 	g_auto(GStrv) targets = NULL;
 	gboolean default_targets = FALSE;
 	GOptionEntry entries[] = {
@@ -396,6 +405,11 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 		  "Mail when a head builds clean too", NULL },
 		{ "no-mail-clean", 0, 0, G_OPTION_ARG_NONE, &no_mail_clean,
 		  "Mail about failures only", NULL },
+		{ "prefix", 0, 0, G_OPTION_ARG_STRING_ARRAY, &prefixes,
+		  "Add a subject prefix choosing this tree for posted series (repeatable)",
+		  "PREFIX" },
+		{ "no-prefix", 0, 0, G_OPTION_ARG_STRING_ARRAY, &no_prefixes,
+		  "Remove a subject prefix (repeatable)", "PREFIX" },
 		G_OPTION_ENTRY_NULL,
 	};
 	struct tree_edit edit = { 0 };
@@ -425,6 +439,8 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	edit.lists_drop = (const char *const *)no_lists;
 	edit.private = private ? TREE_ON : public ? TREE_OFF : TREE_KEEP;
 	edit.mail_clean = mail_clean ? TREE_ON : no_mail_clean ? TREE_OFF : TREE_KEEP;
+	edit.prefixes_add = (const char *const *)prefixes;
+	edit.prefixes_drop = (const char *const *)no_prefixes;
 	edit.targets = (const char *const *)targets;
 	edit.default_targets = default_targets;
 	t = trees_edit(cli->db, cli->config, argv[1], &edit, &error);
@@ -844,7 +860,8 @@ int cli_run(struct cli *cli, int argc, char **argv)
 		return fail(error);
 	/* A template with a mistake stops the daemon here, not a report later. */
 	if (!report_check_templates(cli->config->mail_templates, &error) ||
-	    !outbox_check_templates(cli->config->mail_templates, &error))
+	    !outbox_check_templates(cli->config->mail_templates, &error) ||
+	    !series_check_templates(cli->config->mail_templates, &error))
 		return fail(error);
 	/* A server that hangs up on a write is an error to handle, not death. */
 	signal(SIGPIPE, SIG_IGN);
@@ -1146,6 +1163,146 @@ static int outbox_send(struct cli *cli, int argc, char **argv)
 	if (!outbox_send_due(&rc, &sent, &error))
 		return fail(error);
 	printf("sent %u\n", sent);
+	return 0;
+}
+
+static void series_text(GString *out, const struct series_row *s)
+{
+	g_string_append_printf(out, "series %" G_GINT64_FORMAT ": \"%s\" v%u, %u patch%s, from %s: "
+			       "%s\n", s->id, s->title ? s->title : "?", s->version, s->total,
+			       s->total == 1 ? "" : "es", s->sender, db_series_state_name(s->state));
+	if (s->note)
+		g_string_append_printf(out, "  note: %s\n", s->note);
+	if (s->base)
+		g_string_append_printf(out, "  base: %s (%s)\n", s->base, s->base_how);
+	for (guint i = 0; i < s->parts->len; i++) {
+		const struct series_part *p = s->parts->pdata[i];
+
+		g_string_append_printf(out, "  %u/%u <%s>%s%.12s\n", p->n, s->total, p->message_id,
+				       p->commit ? " applied as " : "", p->commit ? p->commit : "");
+	}
+	for (guint i = 0; i < s->bases->len; i++) {
+		const struct series_base *b = s->bases->pdata[i];
+
+		g_string_append_printf(out, "  tried %s%s%s %.12s (%s): %s\n", b->tree ? b->tree : "-",
+				       b->branch ? "/" : "", b->branch ? b->branch : "",
+				       b->commit ? b->commit : "?", b->how,
+				       b->applied ? "applies" : b->reason);
+	}
+	for (guint i = 0; i < s->results->len; i++) {
+		const struct series_result *r = s->results->pdata[i];
+
+		g_string_append_printf(out, "  result %u/%u %s: %s\n", r->n, s->total, r->target,
+				       r->result);
+		if (r->detail) {
+			g_auto(GStrv) lines = g_strsplit(r->detail, "\n", -1);
+
+			for (char **l = lines; *l; l++)
+				g_string_append_printf(out, "    %s\n", *l);
+		}
+	}
+}
+
+static void series_json(GString *out, const struct series_row *s)
+{
+	g_string_append_printf(out, "{\"id\": %" G_GINT64_FORMAT ", \"subject\": ", s->id);
+	status_json_string(out, s->title);
+	g_string_append_printf(out, ", \"version\": %u, \"total\": %u, \"sender\": ", s->version,
+			       s->total);
+	status_json_string(out, s->sender);
+	g_string_append(out, ", \"state\": ");
+	status_json_string(out, db_series_state_name(s->state));
+	g_string_append_printf(out, ", \"superseded_by\": %" G_GINT64_FORMAT ", \"note\": ",
+			       s->superseded_by);
+	status_json_string(out, s->note);
+	g_string_append(out, ", \"tree\": ");
+	status_json_string(out, s->tree);
+	g_string_append(out, ", \"base\": ");
+	status_json_string(out, s->base);
+	g_string_append(out, ", \"base_how\": ");
+	status_json_string(out, s->base_how);
+	g_string_append(out, ", \"parts\": [");
+	for (guint i = 0; i < s->parts->len; i++) {
+		const struct series_part *p = s->parts->pdata[i];
+
+		g_string_append_printf(out, "%s{\"n\": %u, \"total\": %u, \"message_id\": ",
+				       i ? ", " : "", p->n, s->total);
+		status_json_string(out, p->message_id);
+		g_string_append(out, ", \"subject\": ");
+		status_json_string(out, p->subject);
+		g_string_append(out, ", \"commit\": ");
+		status_json_string(out, p->commit);
+		g_string_append(out, "}");
+	}
+	g_string_append(out, "], \"bases_tried\": [");
+	for (guint i = 0; i < s->bases->len; i++) {
+		const struct series_base *b = s->bases->pdata[i];
+
+		g_string_append(out, i ? ", {\"tree\": " : "{\"tree\": ");
+		status_json_string(out, b->tree);
+		g_string_append(out, ", \"branch\": ");
+		status_json_string(out, b->branch);
+		g_string_append(out, ", \"commit\": ");
+		status_json_string(out, b->commit);
+		g_string_append(out, ", \"how\": ");
+		status_json_string(out, b->how);
+		g_string_append_printf(out, ", \"applied\": %s, \"reason\": ",
+				       b->applied ? "true" : "false");
+		status_json_string(out, b->reason);
+		g_string_append(out, "}");
+	}
+	g_string_append(out, "], \"results\": [");
+	for (guint i = 0; i < s->results->len; i++) {
+		const struct series_result *r = s->results->pdata[i];
+
+		g_string_append_printf(out, "%s{\"n\": %u, \"target\": ", i ? ", " : "", r->n);
+		status_json_string(out, r->target);
+		g_string_append(out, ", \"commit\": ");
+		status_json_string(out, r->commit);
+		g_string_append(out, ", \"result\": ");
+		status_json_string(out, r->result);
+		g_string_append(out, ", \"new\": ");
+		status_json_string(out, r->detail);
+		g_string_append(out, "}");
+	}
+	g_string_append(out, "]}");
+}
+
+int cli_series(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) rows = NULL;
+	g_autoptr(GString) out = g_string_new(NULL);
+	gboolean json = FALSE;
+	GOptionEntry entries[] = {
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON for scripts", NULL },
+		G_OPTION_ENTRY_NULL,
+	};
+	int status;
+
+	if (!parse_options(&argc, &argv, "",
+			   "List the patch series read from the lists, newest first: subject, "
+			   "version, sender, parts, state, the base and how it was chosen, the "
+			   "bases tried and why each was rejected, and each patch's result.",
+			   entries, &status))
+		return status;
+	if (argc != 1)
+		return usage("series", "takes no arguments");
+	if (!cli_open(cli, false, &error))
+		return fail(error);
+	rows = db_series_list(cli->db, -1, G_MAXINT, &error);
+	if (!rows)
+		return fail(error);
+	if (json)
+		g_string_append(out, "[");
+	for (guint i = 0; i < rows->len; i++) {
+		if (json && i)
+			g_string_append(out, ", ");
+		(json ? series_json : series_text)(out, rows->pdata[i]);
+	}
+	if (json)
+		g_string_append(out, "]\n");
+	fputs(out->str, stdout);
 	return 0;
 }
 

@@ -16,6 +16,8 @@
 #include "bot/config.h"
 #include "engine/build.h"
 #include "mail/address.h"
+#include "mail/patchmail.h"
+#include "mail/source.h"
 
 G_DEFINE_QUARK(zeroday-bot-error-quark, bot_error)
 
@@ -38,6 +40,7 @@ enum key_type { KEY_BOOL, KEY_UINT, KEY_UINT64, KEY_PATH, KEY_LIST, KEY_KVM, KEY
 static bool check_targets(char **items, char **why);
 static bool check_hosts(char **items, char **why);
 static bool check_payloads(char **items, char **why);
+static bool check_sources(char **items, char **why);
 
 /* Every key zeroday.conf may hold: a table, not an if-chain. */
 static const struct key {
@@ -94,6 +97,10 @@ static const struct key {
 	{ "mail", "max-per-recipient-day", KEY_UINT,
 	  offsetof(struct config, mail_max_recipient_day), 1, 1000000 },
 	{ "mail", "max-per-hour", KEY_UINT, offsetof(struct config, mail_max_hour), 1, 1000000 },
+	{ "mail", "sources", KEY_LIST, offsetof(struct config, mail_sources), 0, 0, check_sources },
+	{ "mail", "grace", KEY_UINT, offsetof(struct config, mail_grace), 0, 7 * 86400 },
+	{ "mail", "max-size", KEY_UINT64, offsetof(struct config, mail_max_size), 65536,
+	  256 * 1024 * 1024 },
 };
 
 static struct config *config_defaults(void)
@@ -133,6 +140,8 @@ static struct config *config_defaults(void)
 	c->mail_retry = 60;
 	c->mail_max_recipient_day = 50;
 	c->mail_max_hour = 200;
+	c->mail_grace = 300;
+	c->mail_max_size = PATCHMAIL_SIZE_DEFAULT;
 	return c;
 }
 
@@ -145,6 +154,7 @@ void config_free(struct config *config)
 	g_strfreev(config->build_targets);
 	g_strfreev(config->boot_hosts);
 	g_strfreev(config->boot_payloads);
+	g_strfreev(config->mail_sources);
 	g_free(config->boot_kvm);
 	g_free(config->boot_busybox);
 	g_free(config->mail_address);
@@ -280,6 +290,28 @@ static bool payload_name_ok(const char *name)
  * Shipped names must be shipped; absolute paths may be missing (the booter
  * skips them), but their names must fit the initramfs, once each.
  */
+/* [mail] sources: each a URL source_url_parse() takes, none twice. */
+static bool check_sources(char **items, char **why)
+{
+	for (char **i = items; *i; i++) {
+		g_autoptr(GError) local = NULL;
+		struct source_url u;
+
+		if (!source_url_parse(*i, &u, &local)) {
+			*why = g_strdup(local->message);
+			return false;
+		}
+		source_url_release(&u);
+		for (char **j = items; j < i; j++) {
+			if (strcmp(*i, *j) == 0) {
+				*why = g_strdup_printf("'%s' is listed twice", *i);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
 static bool check_payloads(char **items, char **why)
 {
 	g_autofree char *dir = config_payload_dir();

@@ -58,6 +58,10 @@ struct config {
 	unsigned mail_cc_max;   /* recipients of one report, To and Cc together, at most */
 	unsigned mail_max_recipient_day; /* mails to one address in 24 hours, at most */
 	unsigned mail_max_hour;          /* mails in an hour, at most */
+	/* Where mail is read: maildir:PATH, imap://USER@HOST[:PORT]/FOLDER, imaps://...; or NULL. */
+	char **mail_sources;
+	unsigned mail_grace;    /* seconds a series waits for late parts (and its cover letter) */
+	guint64 mail_max_size;  /* bytes of one mail read, at most: larger ones are quarantined */
 };
 
 /*

@@ -13,6 +13,7 @@
 static const char *const kind_names[] = {
 	[OUTBOX_REPORT] = "report", [OUTBOX_FIXED] = "fixed", [OUTBOX_DIGEST] = "digest",
 	[OUTBOX_TEST] = "test", [OUTBOX_DROPPED] = "dropped", [OUTBOX_CLEAN] = "clean",
+	[OUTBOX_SERIES] = "series",
 };
 
 static const char *const state_names[] = {

@@ -48,12 +48,13 @@ void tree_row_free(struct tree_row *row)
 	g_free(row->last_error);
 	g_strfreev(row->targets);
 	g_strfreev(row->lists);
+	g_strfreev(row->prefixes);
 	g_free(row);
 }
 
 #define TREE_COLUMNS \
 	"id, name, url, policy, branches, blacklist, base, recipients, created, " \
-	"last_poll, last_error, targets, lists, private, mail_clean"
+	"last_poll, last_error, targets, lists, private, mail_clean, prefixes"
 
 static struct tree_row *tree_from_stmt(sqlite3_stmt *stmt)
 {
@@ -76,12 +77,13 @@ static struct tree_row *tree_from_stmt(sqlite3_stmt *stmt)
 	row->lists = db_col_list(stmt, 12);
 	row->private = sqlite3_column_int(stmt, 13) != 0;
 	row->mail_clean = sqlite3_column_int(stmt, 14) != 0;
+	row->prefixes = db_col_list(stmt, 15);
 	return row;
 }
 
 /*
  * Binds name..recipients to parameters 1..7, targets to 9, lists, private
- * and mail_clean to 10..12.
+ * and mail_clean to 10..12, prefixes to 13.
  */
 static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
 {
@@ -90,6 +92,7 @@ static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
 	g_autofree char *recipients = db_join_list(row->recipients);
 	g_autofree char *targets = db_join_list(row->targets);
 	g_autofree char *lists = db_join_list(row->lists);
+	g_autofree char *prefixes = db_join_list(row->prefixes);
 
 	db_bind_text(stmt, 1, row->name);
 	db_bind_text(stmt, 2, row->url);
@@ -102,14 +105,15 @@ static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
 	db_bind_text(stmt, 10, lists);
 	sqlite3_bind_int(stmt, 11, row->private);
 	sqlite3_bind_int(stmt, 12, row->mail_clean);
+	db_bind_text(stmt, 13, prefixes);
 }
 
 bool db_tree_insert(struct db *db, struct tree_row *row, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"INSERT INTO trees (name, url, policy, branches, blacklist, base, recipients, "
-		"created, targets, lists, private, mail_clean) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)", error);
+		"created, targets, lists, private, mail_clean, prefixes) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)", error);
 
 	if (!stmt)
 		return false;
@@ -169,7 +173,7 @@ bool db_tree_update(struct db *db, const struct tree_row *row, GError **error)
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"UPDATE trees SET name = ?1, url = ?2, policy = ?3, branches = ?4, "
 		"blacklist = ?5, base = ?6, recipients = ?7, targets = ?9, lists = ?10, "
-		"private = ?11, mail_clean = ?12 WHERE id = ?8", error);
+		"private = ?11, mail_clean = ?12, prefixes = ?13 WHERE id = ?8", error);
 
 	if (!stmt)
 		return false;

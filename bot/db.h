@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 14
+#define DB_SCHEMA_VERSION 15
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -65,7 +65,9 @@ struct tree_row {
 	char **targets;    /* build targets (see build.h), NULL-terminated; empty: default */
 	char **lists;      /* the tree's mailing lists, normalized, NULL-terminated */
 	bool private;      /* reports go to @recipients only */
-	bool mail_clean;   /* a clean build of a head gets a mail */
+	bool mail_clean;   /* a clean build of a head (or a posted series) gets a mail */
+	/* Subject prefixes that choose the tree as a posted series' base ("net-next"), lower case. */
+	char **prefixes;
 };
 
 void tree_row_free(struct tree_row *row);
@@ -79,7 +81,7 @@ struct tree_row *db_tree_get(struct db *db, const char *name, GError **error);
 GPtrArray *db_tree_list(struct db *db, GError **error);
 /*
  * Writes back url, policy, branches, blacklist, base, recipients, targets,
- * lists, private and mail_clean of @row.
+ * lists, private, mail_clean and prefixes of @row.
  */
 bool db_tree_update(struct db *db, const struct tree_row *row, GError **error);
 /* Deletes a tree and everything recorded for it. */
@@ -569,9 +571,10 @@ enum outbox_kind {
 	OUTBOX_TEST,   /* `zeroday outbox test`: checks the way out */
 	OUTBOX_DROPPED, /* the culprit left the branch: a reply in the report's thread */
 	OUTBOX_CLEAN,   /* a head built (and booted) clean, for a tree that asks for it */
+	OUTBOX_SERIES,  /* a posted series' result: a reply on one of its mails */
 };
 
-/* "report", "fixed", "digest", "test", "dropped", "clean". */
+/* "report", "fixed", "digest", "test", "dropped", "clean", "series". */
 const char *db_outbox_kind_name(enum outbox_kind kind);
 
 enum outbox_state {
@@ -695,6 +698,164 @@ GArray *db_rcpt_held_for(struct db *db, const char *address, GError **error);
 /* Counts row @outbox_id's recipients in @state. */
 bool db_rcpt_count(struct db *db, gint64 outbox_id, enum rcpt_state state, gint64 *count,
 		   GError **error);
+
+/* Mail read from the sources, and the series made of it (bot/db-series.c). */
+
+enum mail_state {
+	MAIL_NEW,         /* stored, not yet looked at by series assembly */
+	MAIL_DONE,        /* looked at */
+	MAIL_QUARANTINED, /* refused: see reason; never looked at, never answered */
+};
+
+/* "new", "done", "quarantined". */
+const char *db_mail_state_name(enum mail_state state);
+
+/* A stored mail, without its raw text (db_mail_raw()). */
+struct mail_row {
+	gint64 id;
+	char *message_id; /* without brackets; "" when the mail had none readable */
+	char *hash;       /* sha256 of what identifies the content (bot/ingest.c) */
+	char *source;     /* the source's name (source_name()) */
+	guint32 uid;      /* an IMAP source's UID; 0 for others */
+	gint64 received;
+	enum mail_state state;
+	char *reason;     /* why quarantined, or NULL */
+	char *kind;       /* patchmail_kind_name(), or NULL when quarantined */
+	char *sender;     /* normalized address, or NULL */
+	char *subject;    /* or NULL */
+	gint64 size;      /* bytes of the raw text */
+};
+
+void mail_row_free(struct mail_row *row);
+ZD_AUTOPTR_DEFINE(mail_row, mail_row_free)
+
+/*
+ * Stores @row with its @len bytes of @raw, once per (message_id, hash):
+ * *@added is false, and nothing changes, when that pair is stored already.
+ * Sets row->id when added.
+ */
+bool db_mail_add(struct db *db, struct mail_row *row, const char *raw, gsize len, bool *added,
+		 GError **error);
+/* Whether a mail with Message-ID @message_id is stored (any content). */
+bool db_mail_known(struct db *db, const char *message_id, bool *known, GError **error);
+/* The stored mail with Message-ID @message_id (the first stored), or NULL (no error) when none. */
+struct mail_row *db_mail_by_message_id(struct db *db, const char *message_id, GError **error);
+/* Returns mail @id, or NULL with BOT_ERROR_NOT_FOUND. */
+struct mail_row *db_mail_get(struct db *db, gint64 id, GError **error);
+/* Returns the mails in @state (all when < 0), oldest first, at most @limit (struct mail_row). */
+GPtrArray *db_mail_list(struct db *db, int state, unsigned limit, GError **error);
+/* Counts the mails in @state. */
+bool db_mail_count(struct db *db, enum mail_state state, gint64 *count, GError **error);
+/* Returns mail @id's raw text, NUL-terminated, *@len its length (caller frees). */
+char *db_mail_raw(struct db *db, gint64 id, gsize *len, GError **error);
+bool db_mail_set_state(struct db *db, gint64 id, enum mail_state state, GError **error);
+
+/*
+ * A source folder's cursor: its UIDVALIDITY and the highest UID stored.
+ * *@found is false (and the others 0) for a source never read.
+ */
+bool db_cursor_get(struct db *db, const char *source, guint32 *uidvalidity, guint32 *last_uid,
+		   bool *found, GError **error);
+bool db_cursor_put(struct db *db, const char *source, guint32 uidvalidity, guint32 last_uid,
+		   gint64 now, GError **error);
+
+enum series_state {
+	SERIES_WAITING,     /* parts missing, or inside the grace period */
+	SERIES_TESTING,     /* a base found, the patches applied, jobs queued */
+	SERIES_TESTED,      /* every patch has its result */
+	SERIES_SUPERSEDED,  /* a newer version came before it was tested */
+	SERIES_NO_BASE,     /* applies to no base tried ("could-not-apply") */
+	SERIES_IGNORED,     /* for no subscribed tree: see note */
+};
+
+/* "waiting", "testing", "tested", "superseded", "could-not-apply", "ignored". */
+const char *db_series_state_name(enum series_state state);
+
+struct series_part {
+	guint n;          /* 0: the cover letter */
+	gint64 mail_id;
+	char *message_id;
+	char *subject;    /* the mail's */
+	char *commit;     /* the commit it was applied as, or NULL */
+};
+
+struct series_base {
+	guint seq;
+	char *tree;       /* or NULL for a base-commit: trailer's commit in no known tree */
+	char *branch;     /* or NULL */
+	char *commit;     /* or NULL when unknown */
+	char *how;        /* "base-commit", "list ADDRESS", "prefix P" */
+	bool applied;
+	char *reason;     /* why rejected, or NULL */
+};
+
+struct series_result {
+	guint n;          /* the patch; 0: the base */
+	char *target;
+	char *commit;
+	char *result;     /* db_job_result_name() of its build */
+	char *detail;     /* what is new, or NULL */
+};
+
+struct series_row {
+	gint64 id;
+	char *sender;     /* normalized address */
+	char *title;      /* the cover letter's title, else patch 1's; NULL until one arrived */
+	guint version;
+	guint total;
+	enum series_state state;
+	gint64 superseded_by;
+	gint64 created;
+	gint64 last_part; /* when the last part arrived */
+	gint64 tree_id;   /* the base's tree; 0: none yet */
+	char *tree;       /* its name, or NULL */
+	char *base;       /* the base commit, or NULL */
+	char *base_how;   /* how it was chosen, or NULL */
+	char *note;       /* why waiting, ignored or not applied; or NULL */
+	GPtrArray *parts;   /* struct series_part, by n (read back by db_series_get()) */
+	GPtrArray *bases;   /* struct series_base, in order tried */
+	GPtrArray *results; /* struct series_result, by n then target */
+};
+
+void series_row_free(struct series_row *row);
+ZD_AUTOPTR_DEFINE(series_row, series_row_free)
+
+/* Inserts @row (sender, title, version, total, state, created, last_part); sets row->id. */
+bool db_series_add(struct db *db, struct series_row *row, GError **error);
+/*
+ * Finds the series of @sender, @version and @total that shares a thread
+ * with a mail: one whose parts are, or refer to, one of @ids. *@id is 0
+ * when none does.
+ */
+bool db_series_find(struct db *db, const char *sender, guint version, guint total,
+		    const char *const *ids, gint64 *id, GError **error);
+/* Records @ids (NULL-terminated) as the thread of series @id. */
+bool db_series_add_ids(struct db *db, gint64 id, const char *const *ids, GError **error);
+/* Adds part @n of series @id, once: *@added is false when it has part @n. */
+bool db_series_add_part(struct db *db, gint64 id, guint n, gint64 mail_id,
+			const char *message_id, gint64 now, bool *added, GError **error);
+/* Records the commit part @n was applied as. */
+bool db_series_part_commit(struct db *db, gint64 id, guint n, const char *commit,
+			   GError **error);
+/* Writes back title, state, superseded_by, tree_id, base, base_how and note. */
+bool db_series_update(struct db *db, const struct series_row *row, GError **error);
+/* Returns series @id with its parts, bases and results, or NULL with BOT_ERROR_NOT_FOUND. */
+struct series_row *db_series_get(struct db *db, gint64 id, GError **error);
+/* Returns the series in @state (all when < 0), newest first, at most @limit, each complete. */
+GPtrArray *db_series_list(struct db *db, int state, unsigned limit, GError **error);
+/*
+ * Returns the ids (gint64) of @sender's series of a lower version than
+ * @version (with @newer, of a higher one), titled @title or sharing a
+ * thread mail with series @id.
+ */
+GArray *db_series_older(struct db *db, gint64 id, const char *sender, const char *title,
+			guint version, bool newer, GError **error);
+/* Appends a base tried to series @id. */
+bool db_series_base_add(struct db *db, gint64 id, const struct series_base *base,
+			GError **error);
+/* Records (or replaces) the result of part @r->n of series @id on @r->target. */
+bool db_series_result_put(struct db *db, gint64 id, const struct series_result *r,
+			  GError **error);
 
 /* Returns "sqlite 3.x.y" (caller frees). */
 char *db_version_string(void);

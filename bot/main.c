@@ -29,6 +29,7 @@ static const struct command {
 	{ "status", cli_status, "show trees, the test queue and recent changes" },
 	{ "report", cli_report, "print the mail zeroday would send about a finding" },
 	{ "outbox", cli_outbox, "list the mails queued and sent" },
+	{ "series", cli_series, "list the patch series read from the lists, and their results" },
 	{ "version", cli_version, "print the version" },
 };
 

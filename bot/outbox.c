@@ -512,6 +512,29 @@ static const struct template_field clean_fields[] = {
 	{ NULL },
 };
 
+bool outbox_queue_reply(const struct report_ctx *c, enum outbox_kind kind, struct reply *reply,
+			const GError *cause, const char *tag, gint64 now, gint64 *id,
+			GError **error)
+{
+	zd_autoptr(outbox_row) row = g_new0(struct outbox_row, 1);
+	g_autoptr(GError) copy = cause ? g_error_copy(cause) : NULL;
+
+	row->kind = kind;
+	row->created = now;
+	row->message_id = outbox_message_id(c->config, tag);
+	if (!cause) {
+		g_free(reply->message_id);
+		reply->message_id = g_strdup(row->message_id);
+		reply->date = now;
+	}
+	fill_row(row, reply, copy);
+	if (!queue(c, row, error))
+		return false;
+	if (id)
+		*id = row->id;
+	return true;
+}
+
 bool outbox_check_templates(const char *dir, GError **error)
 {
 	zd_autoptr(template) digest = template_load(dir, "digest", digest_fields, error);

@@ -62,6 +62,17 @@ bool outbox_queue_dropped(const struct report_ctx *c, gint64 finding_id, gint64 
 bool outbox_queue_clean(const struct report_ctx *c, const char *tree_name, const char *head,
 			const char *target, unsigned boots, gint64 now, GError **error);
 
+/*
+ * Queues @reply (rendered by the caller, with its recipients and
+ * threading; its Message-ID and date are set here) as a mail of @kind,
+ * in the caller's transaction; with @cause set (the rendering failed),
+ * queues it in OUTBOX_ERROR with the cause, never sent. Sets *@id to
+ * the outbox row (may be NULL).
+ */
+bool outbox_queue_reply(const struct report_ctx *c, enum outbox_kind kind, struct reply *reply,
+			const GError *cause, const char *tag, gint64 now, gint64 *id,
+			GError **error);
+
 /* Checks the outbox's own templates (digest, test, clean) in @dir. */
 bool outbox_check_templates(const char *dir, GError **error);
 

@@ -13,8 +13,10 @@
 #include "bot/bot.h"
 #include "bot/builder.h"
 #include "bot/culprit.h"
+#include "bot/ingest.h"
 #include "bot/outbox.h"
 #include "bot/sched.h"
+#include "bot/series.h"
 #include "bot/watch.h"
 /* The longest wait, in seconds, before the store is tried again after a temporary failure. */
 #define STORE_PAUSE_MAX 60
@@ -30,6 +32,7 @@ struct sched {
 	GCond wake;   /* new jobs were queued */
 	GError *error; /* the first store failure: every worker stops */
 	struct job_backoff backoff; /* of jobs that failed for infrastructure */
+	volatile sig_atomic_t readers_stop; /* the mail readers end when set */
 };
 
 /* One worker of the pool: its own store and repository handles. */
@@ -350,6 +353,24 @@ static bool run_build(struct worker *w, const struct job_row *job, enum job_resu
 	return true;
 }
 
+/* A posted series' patches built one after the other: see bot/series.h. */
+static bool run_patch_test(struct worker *w, const struct job_row *job, enum job_result *result,
+			   char **note, unsigned *booted, GError **cause)
+{
+	const struct report_ctx rc = {
+		.config = w->s->config, .db = w->db, .repo = w->repo,
+	};
+
+	*booted = 0;
+	if (!repo_has_commit(w->repo, job->commit)) {
+		g_set_error(cause, BOT_ERROR, BOT_ERROR_NOT_FOUND,
+			    "commit %s is no longer in the object store", job->commit);
+		return false;
+	}
+	return series_run_job(&rc, w->s->git_path, job->tree, job->commit, job->target, result,
+			      note, cause);
+}
+
 /* What runs each kind of job; NULL: declared, and nothing queues it yet. */
 static const struct {
 	enum job_kind kind;
@@ -357,7 +378,7 @@ static const struct {
 		    char **note, unsigned *booted, GError **cause);
 } job_kinds[] = {
 	{ JOB_KIND_BUILD, run_build },
-	{ JOB_KIND_PATCH_TEST, NULL },
+	{ JOB_KIND_PATCH_TEST, run_patch_test },
 };
 
 /*
@@ -507,6 +528,38 @@ static bool poll_and_enqueue(struct sched *s, struct db *db, struct repo *repo, 
 }
 
 /*
+ * Mail in: with @drain, reads every source first (--once; the daemon's
+ * readers do it otherwise); then assembles the series from the mails
+ * stored and starts those ready, whose jobs the workers then run.
+ */
+static bool read_mail(struct sched *s, struct db *db, struct repo *repo, bool drain,
+		      GError **error)
+{
+	const struct report_ctx rc = { .config = s->config, .db = db, .repo = repo };
+	struct ingest_stats st = { 0 };
+	unsigned waiting = 0;
+	gint64 now;
+
+	if (drain && s->config->mail_sources) {
+		if (!ingest_all(db, s->config, &st, s->stop, error))
+			return false;
+		g_message("mail: %u new (%u quarantined), %u already stored, %u source%s failed",
+			  st.stored, st.quarantined, st.duplicates, st.failed,
+			  st.failed == 1 ? "" : "s");
+	}
+	now = g_get_real_time() / G_USEC_PER_SEC;
+	if (!series_assemble(db, s->config, now, error) ||
+	    !series_start(&rc, now, s->opts->once, &waiting, error))
+		return false;
+	if (s->opts->once && waiting)
+		g_message("mail: %u series left waiting", waiting);
+	g_mutex_lock(&s->lock);
+	g_cond_broadcast(&s->wake);
+	g_mutex_unlock(&s->lock);
+	return true;
+}
+
+/*
  * Sends what the outbox holds. A sink that refuses a mail leaves it
  * queued; a store failure that is temporary waits for the next round.
  */
@@ -586,6 +639,7 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	GError *local = NULL;
 	unsigned poll_pause = 0;
 	gint64 next_poll, last_send = 0;
+	struct ingest_readers *readers = NULL;
 	bool ok = true;
 
 	if (opts->retry_delay)
@@ -618,6 +672,18 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	} else {
 		next_poll += opts->poll_interval;
 	}
+	if (!read_mail(&s, db, repo, opts->once, &local)) {
+		if (opts->once || !g_error_matches(local, BOT_ERROR, BOT_ERROR_TEMPORARY)) {
+			g_propagate_error(error, local);
+			ok = false;
+			goto out;
+		}
+		g_warning("mail: %s; trying again later", local->message);
+		g_clear_error(&local);
+	}
+	if (!opts->once && config->mail_sources)
+		readers = ingest_readers_start(config, s.db_path, opts->poll_interval,
+					       &s.readers_stop, NULL, NULL);
 	g_message("running %u worker%s", n, n == 1 ? "" : "s");
 	for (unsigned i = 0; i < n; i++) {
 		workers[i].s = &s;
@@ -630,6 +696,15 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 
 		if (now != last_send) {
 			last_send = now;
+			if (now % 2 == 0 && !read_mail(&s, db, repo, false, &local)) {
+				if (g_error_matches(local, BOT_ERROR, BOT_ERROR_TEMPORARY)) {
+					g_warning("mail: %s; trying again later", local->message);
+					g_clear_error(&local);
+				} else {
+					fail(&s, local);
+					local = NULL;
+				}
+			}
 			if (!send_mail(db, repo, config, &local)) {
 				fail(&s, local);
 				local = NULL;
@@ -656,6 +731,8 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 		g_thread_join(threads[i]);
 		g_free(workers[i].owner);
 	}
+	s.readers_stop = 1;
+	ingest_readers_join(readers);
 	if (s.error) {
 		g_propagate_error(error, s.error);
 		ok = false;

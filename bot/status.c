@@ -39,6 +39,7 @@ void status_release(struct status *status)
 	g_clear_pointer(&status->errors, g_ptr_array_unref);
 	g_clear_pointer(&status->findings, g_ptr_array_unref);
 	g_clear_pointer(&status->events, g_ptr_array_unref);
+	g_clear_pointer(&status->quarantined, g_ptr_array_unref);
 	memset(status, 0, sizeof(*status));
 }
 
@@ -67,6 +68,18 @@ bool status_load(struct status *out, struct db *db, gint64 now, GError **error)
 	out->errors = db_job_list(db, JOB_LIST_ERROR, STATUS_JOBS_MAX, error);
 	if (!out->errors)
 		goto fail;
+	out->quarantined = db_mail_list(db, MAIL_QUARANTINED, STATUS_QUARANTINE_MAX, error);
+	if (!out->quarantined)
+		goto fail;
+	{
+		gint64 n_new = 0, n_done = 0, n_q = 0;
+
+		if (!db_mail_count(db, MAIL_NEW, &n_new, error) ||
+		    !db_mail_count(db, MAIL_DONE, &n_done, error) ||
+		    !db_mail_count(db, MAIL_QUARANTINED, &n_q, error))
+			goto fail;
+		out->mails = n_new + n_done + n_q;
+	}
 	/* A job waiting for its retry is still queued. */
 	out->queued += out->waiting;
 	out->trees = g_ptr_array_new_with_free_func((GDestroyNotify)status_tree_free);
@@ -221,6 +234,14 @@ void status_format_text(GString *out, const struct status *s)
 					       f->fixed_by ? " by " : "", f->fixed_by ? f->fixed_by : "");
 		g_string_append_c(out, '\n');
 	}
+	g_string_append_printf(out, "Mail: %" G_GINT64_FORMAT " read, %u quarantined\n", s->mails,
+			       s->quarantined->len);
+	for (guint i = 0; i < s->quarantined->len; i++) {
+		const struct mail_row *m = s->quarantined->pdata[i];
+
+		g_string_append_printf(out, "  quarantined %" G_GINT64_FORMAT " <%s> from %s: %s\n",
+				       m->id, m->message_id, m->source, m->reason ? m->reason : "?");
+	}
 	g_string_append(out, "Recent branch changes:\n");
 	for (guint i = 0; i < s->events->len; i++) {
 		const struct head_event *e = s->events->pdata[i];
@@ -348,6 +369,8 @@ void status_format_json(GString *out, const struct status *s)
 		status_json_strings(out, t->lists);
 		g_string_append(out, ", \"cc\": ");
 		status_json_strings(out, t->recipients);
+		g_string_append(out, ", \"prefixes\": ");
+		status_json_strings(out, t->prefixes);
 		g_string_append_printf(out, ", \"private\": %s, \"mail_clean\": %s",
 				       t->private ? "true" : "false",
 				       t->mail_clean ? "true" : "false");
@@ -365,5 +388,20 @@ void status_format_json(GString *out, const struct status *s)
 	g_string_append(out, ", \"findings\": [");
 	for (guint i = 0; i < s->findings->len; i++)
 		json_finding(out, s->findings->pdata[i], i == 0);
+	g_string_append_printf(out, "], \"mails\": %" G_GINT64_FORMAT ", \"quarantined\": [",
+			       s->mails);
+	for (guint i = 0; i < s->quarantined->len; i++) {
+		const struct mail_row *m = s->quarantined->pdata[i];
+
+		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"message_id\": ",
+				       i ? ", " : "", m->id);
+		status_json_string(out, m->message_id);
+		g_string_append(out, ", \"source\": ");
+		status_json_string(out, m->source);
+		g_string_append(out, ", \"reason\": ");
+		status_json_string(out, m->reason);
+		g_string_append_printf(out, ", \"size\": %" G_GINT64_FORMAT ", \"received\": %"
+				       G_GINT64_FORMAT "}", m->size, m->received);
+	}
 	g_string_append(out, "]}\n");
 }

@@ -19,6 +19,7 @@
 #define STATUS_JOBS_MAX 20
 #define STATUS_FINDINGS_MAX 50
 #define STATUS_EVENTS_MAX 20
+#define STATUS_QUARANTINE_MAX 100
 
 /* A subscribed tree and its recorded branches. */
 struct status_tree {
@@ -39,6 +40,8 @@ struct status {
 	GPtrArray *errors;   /* struct job_row: done in error, newest first */
 	GPtrArray *findings; /* struct finding_row, newest first */
 	GPtrArray *events;   /* struct head_event: the newest branch changes, newest first */
+	gint64 mails;        /* mails read and stored */
+	GPtrArray *quarantined; /* struct mail_row: mails refused, oldest first */
 };
 
 /*

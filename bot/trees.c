@@ -5,6 +5,8 @@
 
 #include "autoconfig.h"
 
+#include <string.h>
+
 #include "bot/bot.h"
 #include "bot/trees.h"
 #include "engine/build.h"
@@ -126,10 +128,53 @@ static char **edit_list(char **list, const char *const *add, const char *const *
 			g_strv_builder_add(b, *i);
 	}
 	for (const char *const *i = add; i && *i; i++) {
-		if (!g_strv_contains((const char *const *)list, *i))
+		if (!list || !g_strv_contains((const char *const *)list, *i))
 			g_strv_builder_add(b, *i);
 	}
 	return g_strv_builder_end(b);
+}
+
+/*
+ * A subject prefix is one tag word of "[PATCH net-next v2 1/3]": 1 to 64
+ * of [A-Za-z0-9._-], compared without case.
+ */
+static bool check_prefixes(const char *const *prefixes, GError **error)
+{
+	for (const char *const *p = prefixes; p && *p; p++) {
+		size_t len = strlen(*p);
+
+		if (len == 0 || len > 64 || strspn(*p, "abcdefghijklmnopqrstuvwxyz"
+					    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != len) {
+			g_set_error(error, BOT_ERROR, BOT_ERROR_USAGE,
+				    "a subject prefix is 1 to 64 of A-Z a-z 0-9 . _ -, not '%s'",
+				    *p);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* @list without @drop, plus @add, all lower case (caller frees). */
+static char **edit_prefixes(char **list, const char *const *add, const char *const *drop)
+{
+	g_auto(GStrv) lower_add = NULL;
+	g_auto(GStrv) lower_drop = NULL;
+	g_autoptr(GStrvBuilder) a = g_strv_builder_new();
+	g_autoptr(GStrvBuilder) d = g_strv_builder_new();
+
+	for (const char *const *p = add; p && *p; p++) {
+		g_autofree char *lower = g_ascii_strdown(*p, -1);
+
+		g_strv_builder_add(a, lower);
+	}
+	for (const char *const *p = drop; p && *p; p++) {
+		g_autofree char *lower = g_ascii_strdown(*p, -1);
+
+		g_strv_builder_add(d, lower);
+	}
+	lower_add = g_strv_builder_end(a);
+	lower_drop = g_strv_builder_end(d);
+	return edit_list(list, (const char *const *)lower_add, (const char *const *)lower_drop);
 }
 
 struct tree_row *trees_add(struct db *db, const struct config *config,
@@ -159,6 +204,9 @@ struct tree_row *trees_add(struct db *db, const struct config *config,
 		return NULL;
 	row->private = spec->private;
 	row->mail_clean = spec->mail_clean;
+	if (!check_prefixes(spec->prefixes, error))
+		return NULL;
+	row->prefixes = edit_prefixes(NULL, spec->prefixes, NULL);
 	row->created = g_get_real_time() / G_USEC_PER_SEC;
 	if (!db_tx_begin(db, error) || !db_tree_insert(db, row, error) ||
 	    !db_tx_commit(db, error)) {
@@ -232,6 +280,11 @@ struct tree_row *trees_edit(struct db *db, const struct config *config, const ch
 		t->private = edit->private == TREE_ON;
 	if (edit->mail_clean != TREE_KEEP)
 		t->mail_clean = edit->mail_clean == TREE_ON;
+	if (!check_prefixes(edit->prefixes_add, error))
+		goto fail;
+	tmp = edit_prefixes(t->prefixes, edit->prefixes_add, edit->prefixes_drop);
+	g_strfreev(t->prefixes);
+	t->prefixes = tmp;
 	if (!db_tree_update(db, t, error) || !db_tx_commit(db, error))
 		goto fail;
 	return g_steal_pointer(&t);

@@ -115,6 +115,64 @@ char **repo_merge_bases(struct repo *repo, const char *a, const char *b, GError 
 int repo_revert_on(struct repo *repo, const char *head, const char *culprit, char **out,
 		   GError **error);
 
+/* A mailed diff larger than this is refused unread. */
+#define REPO_APPLY_MAX_BYTES (10 * 1024 * 1024)
+/* A mailed diff touching more files than this is refused. */
+#define REPO_APPLY_MAX_FILES 10000
+
+/* One mailed patch, as mail/patchmail.c parsed it. All strings are borrowed. */
+struct repo_patch {
+	const char *diff;        /* the diff text exactly as mailed (git or plain unified) */
+	const char *subject;     /* the commit's first line (the subject without [PATCH..] tags) */
+	const char *message;     /* the rest of the commit message (may be "") */
+	const char *author_name; /* may be "": the address stands in, as with git am */
+	const char *author_email;
+	gint64 author_time;      /* unix seconds; 0: @now */
+	int author_offset;       /* minutes east of UTC */
+};
+
+/* Why one patch did not apply. */
+enum repo_apply_failure {
+	REPO_APPLY_OK,
+	REPO_APPLY_CONFLICT, /* does not apply */
+	REPO_APPLY_REFUSED,  /* hostile: see why */
+	REPO_APPLY_INVALID,  /* not a readable diff */
+};
+
+/*
+ * Applies @patches in order on commit @base, one commit per patch (author
+ * from the patch, committer @committer_name <@committer_email> at @now,
+ * message "subject\n\nmessage"), like `git am` does: hunks must match
+ * their context exactly, at an offset if need be (git apply's search,
+ * nearest position first; hunks at line 1 or without trailing context are
+ * anchored to the start or end of the file; no fuzz). Stops at the first
+ * patch that does not apply.
+ *
+ * Every delta is checked before anything is applied: absolute paths, "..",
+ * ".git" in any spelling git's verify_path refuses (NTFS and HFS included),
+ * control characters or backslashes in paths, symbolic links, submodules,
+ * modes other than 100644 and 100755, binary patches, and diffs over
+ * REPO_APPLY_MAX_BYTES or REPO_APPLY_MAX_FILES are REPO_APPLY_REFUSED.
+ *
+ * Returns the number applied, with their commit ids in *@commits
+ * (NULL-terminated, caller frees with g_strfreev()), and the first
+ * failure's kind and one-line reason in *@failure / *@why (caller frees;
+ * REPO_APPLY_OK and NULL when all applied). The commits are not referenced:
+ * see repo_keep(). Returns -1 with @error set (and *@commits, *@why NULL)
+ * when @base is missing or the store fails.
+ */
+int repo_apply_series(struct repo *repo, const char *base, const struct repo_patch *patches,
+		      size_t n, const char *committer_name, const char *committer_email,
+		      gint64 now, char ***commits, enum repo_apply_failure *failure, char **why,
+		      GError **error);
+
+/*
+ * Points refs/zeroday/@name at @oid (a commit in the store), to keep it
+ * from gc; @name is checked like a branch name ("series/12/3"). @oid NULL
+ * deletes the ref (a missing ref is fine).
+ */
+bool repo_keep(struct repo *repo, const char *name, const char *oid, GError **error);
+
 /* The longest summary of a struct repo_commit, in bytes, "..." included. */
 #define REPO_SUMMARY_MAX 200
 

@@ -1,40 +1,34 @@
 /*
  * SMTP over TLS with libetpan: see smtp.h.
  *
- * libetpan does the protocol and the TLS record layer; the rest is ours:
- * the TCP connect (with its timeout), the upgrade after STARTTLS (so that
- * bytes the server sent before the handshake are seen and refused), and
- * the check of the server's certificate chain and name with GnuTLS, done
- * before the first word after the handshake.
+ * libetpan does the protocol and the TLS record layer; the rest is ours
+ * (mail/tls.c, shared with the IMAP source): the TCP connect (with its
+ * timeout), the upgrade after STARTTLS (so that bytes the server sent
+ * before the handshake are seen and refused), and the check of the
+ * server's certificate chain and name with GnuTLS, done before the first
+ * word after the handshake.
  */
 #define G_LOG_DOMAIN "mail"
 
 #include "autoconfig.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <gnutls/gnutls.h>
-#include <gnutls/x509.h>
-#include <libetpan/libetpan.h>
+#include <libetpan/mailsmtp.h>
+#include <libetpan/mailstream.h>
 
 #include "mail/mail.h"
 #include "mail/smtp.h"
+#include "mail/tls.h"
 
 /* Server words kept in an error or a recipient's state, at most. */
 #define REPLY_MAX 200
-/* Certificates of a chain looked at, at most. */
-#define CHAIN_MAX 16
 
 struct session {
 	const struct smtp_server *server;
+	struct tls_peer peer;
 	mailsmtp *smtp;
 };
 
@@ -91,155 +85,12 @@ static bool fail_with(GError **error, const struct session *s, const char *fmt, 
 	return false;
 }
 
-static bool is_ip_literal(const char *host)
-{
-	unsigned char buf[sizeof(struct in6_addr)];
-
-	return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
-}
-
-/* A TCP connection to the server, within the timeout; -1 with @error. */
-static int tcp_connect(const struct session *s, GError **error)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICSERV };
-	struct addrinfo *list = NULL;
-	char port[16];
-	int err = 0;
-	int r;
-
-	g_snprintf(port, sizeof(port), "%u", s->server->port);
-	r = getaddrinfo(s->server->host, port, &hints, &list);
-	if (r != 0) {
-		fail_with(error, s, "cannot resolve the host: %s", gai_strerror(r));
-		return -1;
-	}
-	for (struct addrinfo *ai = list; ai; ai = ai->ai_next) {
-		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-				ai->ai_protocol);
-		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-		socklen_t len = sizeof(err);
-
-		if (fd < 0) {
-			err = errno;
-			continue;
-		}
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			err = 0;
-		else if (errno != EINPROGRESS)
-			err = errno;
-		else if ((r = poll(&pfd, 1, (int)s->server->timeout * 1000)) <= 0)
-			err = r == 0 ? ETIMEDOUT : errno;
-		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
-			err = errno;
-		if (err == 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0) {
-			freeaddrinfo(list);
-			return fd;
-		}
-		close(fd);
-	}
-	freeaddrinfo(list);
-	fail_with(error, s, "cannot connect: %s", g_strerror(err ? err : ECONNREFUSED));
-	return -1;
-}
-
-/* libetpan's hook into the TLS session before the handshake: SNI. */
-static void tls_setup(struct mailstream_ssl_context *ctx, void *data)
-{
-	const char *host = data;
-
-	if (!is_ip_literal(host))
-		mailstream_ssl_set_server_name(ctx, (char *)host);
-}
-
 /*
- * Checks the chain the server showed on @stream: it leads to a trusted
- * certificate (the ca-file's, else the system's), and its first is
- * the server's, for the host we asked for (its name, or the IP address
- * literal), and for a TLS server.
- */
-static bool verify_peer(const struct session *s, mailstream *stream, GError **error)
-{
-	carray *chain = mailstream_get_certificate_chain(stream);
-	gnutls_x509_crt_t certs[CHAIN_MAX];
-	unsigned n = 0;
-	gnutls_x509_trust_list_t trust = NULL;
-	gnutls_typed_vdata_st check[] = {
-		{ .type = GNUTLS_DT_DNS_HOSTNAME, .data = (unsigned char *)s->server->host },
-		{ .type = GNUTLS_DT_KEY_PURPOSE_OID, .data = (unsigned char *)GNUTLS_KP_TLS_WWW_SERVER },
-	};
-	unsigned status = 0;
-	bool ok = false;
-	int r;
-
-	if (!chain || carray_count(chain) == 0) {
-		fail_with(error, s, "the server showed no certificate");
-		goto out;
-	}
-	for (unsigned i = 0; i < carray_count(chain) && n < CHAIN_MAX; i++) {
-		MMAPString *der = carray_get(chain, i);
-		gnutls_datum_t datum = { .data = (unsigned char *)der->str, .size = (unsigned)der->len };
-
-		if (gnutls_x509_crt_init(&certs[n]) < 0)
-			goto out;
-		n++;
-		if (gnutls_x509_crt_import(certs[n - 1], &datum, GNUTLS_X509_FMT_DER) < 0) {
-			fail_with(error, s, "the server's certificate %u cannot be read", i + 1);
-			goto out;
-		}
-	}
-	if (gnutls_x509_trust_list_init(&trust, 0) < 0) {
-		fail_with(error, s, "cannot set up certificate checks");
-		goto out;
-	}
-	if (s->server->ca_file) {
-		r = gnutls_x509_trust_list_add_trust_file(trust, s->server->ca_file, NULL,
-							  GNUTLS_X509_FMT_PEM, 0, 0);
-		if (r <= 0) {
-			fail_with(error, s, "no CA certificate read from %s%s%s", s->server->ca_file,
-				  r < 0 ? ": " : "", r < 0 ? gnutls_strerror(r) : "");
-			goto out;
-		}
-	} else if (gnutls_x509_trust_list_add_system_trust(trust, 0, 0) <= 0) {
-		fail_with(error, s, "no system CA certificates: install ca-certificates, "
-			  "or name a ca-file");
-		goto out;
-	}
-	r = gnutls_x509_trust_list_verify_crt2(trust, certs, n, check, G_N_ELEMENTS(check), 0,
-					       &status, NULL);
-	if (r < 0) {
-		fail_with(error, s, "cannot check the server's certificate: %s", gnutls_strerror(r));
-		goto out;
-	}
-	if (status != 0) {
-		gnutls_datum_t why = { 0 };
-
-		gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &why, 0);
-		fail_with(error, s, "the server's certificate is refused for host %s: %s",
-			  s->server->host, why.data ? (char *)why.data : "not trusted");
-		gnutls_free(why.data);
-		goto out;
-	}
-	ok = true;
-out:
-	if (trust)
-		gnutls_x509_trust_list_deinit(trust, 1);
-	for (unsigned i = 0; i < n; i++)
-		gnutls_x509_crt_deinit(certs[i]);
-	if (chain)
-		mailstream_certificate_chain_free(chain);
-	return ok;
-}
-
-/*
- * STARTTLS, required: offered, answered 220 and nothing after it (bytes
- * that came before the handshake would be read as if they came after
- * it: CVE-2020-15953), then the handshake on the same socket, checked.
+ * STARTTLS, required: offered, answered 220 and nothing after it, then
+ * the handshake on the same socket, checked (tls_starttls()).
  */
 static bool starttls(struct session *s, GError **error)
 {
-	mailstream_low *plain;
-	mailstream_low *tls;
 	int r;
 
 	if (!(s->smtp->esmtp & MAILSMTP_ESMTP_STARTTLS))
@@ -251,15 +102,7 @@ static bool starttls(struct session *s, GError **error)
 				 "(a response injection?); refusing");
 	if (r != MAILSMTP_NO_ERROR)
 		return fail(error, s, "STARTTLS", r);
-	plain = mailstream_get_low(s->smtp->stream);
-	tls = mailstream_low_tls_open_with_callback_timeout(mailstream_low_get_fd(plain),
-							    s->server->timeout, tls_setup,
-							    (void *)s->server->host);
-	if (!tls)
-		return fail_with(error, s, "the TLS handshake failed");
-	mailstream_low_free(plain);
-	mailstream_set_low(s->smtp->stream, tls);
-	return verify_peer(s, s->smtp->stream, error);
+	return tls_starttls(&s->peer, s->smtp->stream, error);
 }
 
 /* Connected, greeted, in TLS, introduced and, when asked, authenticated. */
@@ -274,22 +117,19 @@ static bool session_open(struct session *s, GError **error)
 	if (!s->smtp)
 		return fail_with(error, s, "out of memory");
 	mailsmtp_set_timeout(s->smtp, srv->timeout);
-	fd = tcp_connect(s, error);
+	fd = tls_tcp_connect(&s->peer, error);
 	if (fd < 0)
 		return false;
-	if (srv->tls == SMTP_IMPLICIT_TLS)
-		stream = mailstream_ssl_open_with_callback_timeout(fd, srv->timeout, tls_setup,
-								   (void *)srv->host);
-	else
+	if (srv->tls == SMTP_IMPLICIT_TLS) {
+		stream = tls_open(&s->peer, fd, error);
+		if (!stream)
+			return false;
+	} else {
 		stream = mailstream_socket_open_timeout(fd, srv->timeout);
-	if (!stream) {
-		close(fd);
-		return fail_with(error, s, srv->tls == SMTP_IMPLICIT_TLS ? "the TLS handshake failed"
-							     : "out of memory");
-	}
-	if (srv->tls == SMTP_IMPLICIT_TLS && !verify_peer(s, stream, error)) {
-		mailstream_close(stream);
-		return false;
+		if (!stream) {
+			close(fd);
+			return fail_with(error, s, "out of memory");
+		}
 	}
 	/* From here the session owns the stream. */
 	r = mailsmtp_connect(s->smtp, stream);
@@ -327,7 +167,11 @@ bool smtp_send(const struct smtp_server *server, const char *from, struct smtp_r
 	       size_t n, const char *message, size_t length, smtp_step_fn step, void *data,
 	       GError **error)
 {
-	struct session s = { .server = server };
+	struct session s = {
+		.server = server,
+		.peer = { .host = server->host, .port = server->port, .ca_file = server->ca_file,
+			  .timeout = server->timeout },
+	};
 	size_t accepted = 0;
 	bool ok = false;
 	int r;

@@ -1,7 +1,7 @@
 # Private mail servers for the tests: a test CA and certificates, and a
 # Postfix (SMTP with STARTTLS, SMTPS, AUTH after TLS) delivering every
-# accepted message over LMTP to a Dovecot (IMAP, one Maildir per recipient
-# address). Sourced by the tests (POSIX sh, safe under set -u):
+# accepted message over LMTP to a Dovecot (IMAP with STARTTLS, IMAPS, one
+# Maildir per recipient address). Sourced by the tests (POSIX sh, safe under set -u):
 #
 #	. "$ZERODAY_SRCDIR/tests/mailservers.sh"
 #	ms_certs "$scratch/mail" && ms_start "$scratch/mail" || skip...
@@ -209,19 +209,21 @@ _ms_logs() {
 # greeting on both SMTP ports (the SMTPS one after the TLS handshake).
 # Fails naming what is not ready.
 _ms_wait_ready() {
-	python3 - "$@" "$MS_SMTP_PORT" "$MS_SMTPS_PORT" "$MS_IMAP_PORT" <<-'EOF'
+	python3 - "$@" "$MS_SMTP_PORT" "$MS_SMTPS_PORT" "$MS_IMAP_PORT" "$MS_IMAPS_PORT" \
+		"${_ms_cert:-server}" <<-'EOF'
 	import os, socket, ssl, sys, time
 	d, server, start, seconds = sys.argv[1:5]
-	smtp, smtps, imap = (int(p) for p in sys.argv[5:8])
+	smtp, smtps, imap, imaps = (int(p) for p in sys.argv[5:9])
+	cert_host = "localhost" if sys.argv[9] == "server" else "other.example"
 	limit = float(start) + float(seconds)
-	def greeting(family, address, prefix, tls=False):
+	def greeting(family, address, prefix, tls=False, host="localhost"):
 	    s = socket.socket(family, socket.SOCK_STREAM)
 	    s.settimeout(5)
 	    try:
 	        s.connect(address)
 	        if tls:
 	            ctx = ssl.create_default_context(cafile=d + "/ca.pem")
-	            s = ctx.wrap_socket(s, server_hostname="localhost")
+	            s = ctx.wrap_socket(s, server_hostname=host)
 	        return s.recv(512).startswith(prefix)
 	    except (OSError, ssl.SSLError):
 	        return False
@@ -231,6 +233,9 @@ _ms_wait_ready() {
 	    checks = {
 	        "Dovecot IMAP on 127.0.0.1:%d" % imap:
 	            lambda: greeting(socket.AF_INET, ("127.0.0.1", imap), b"* OK"),
+	        "Dovecot IMAPS on 127.0.0.1:%d" % imaps:
+	            lambda: greeting(socket.AF_INET, ("127.0.0.1", imaps), b"* OK", tls=True,
+	                             host=cert_host),
 	        "Dovecot LMTP on " + d + "/dovecot/run/lmtp":
 	            lambda: greeting(socket.AF_UNIX, d + "/dovecot/run/lmtp", b"220"),
 	        "Dovecot auth on " + d + "/dovecot/run/auth-postfix":
@@ -272,7 +277,12 @@ _ms_write_dovecot() {
 	debug_log_path = $1/dovecot.log
 	protocols = imap lmtp
 	listen = 127.0.0.1
-	ssl = no
+	# TLS with the test certificate (ms_restart_dovecot may switch it):
+	# STARTTLS on the IMAP port, where plain-text LOGIN stays allowed
+	# (tests/imap-fetch.py), and implicit TLS on the IMAPS port.
+	ssl = yes
+	ssl_cert = <$1/${_ms_cert:-server}.pem
+	ssl_key = <$1/${_ms_cert:-server}.key
 	disable_plaintext_auth = no
 	auth_mechanisms = plain login
 	default_internal_user = dovecot
@@ -300,7 +310,9 @@ _ms_write_dovecot() {
 	    port = $MS_IMAP_PORT
 	  }
 	  inet_listener imaps {
-	    port = 0
+	    address = 127.0.0.1
+	    port = $MS_IMAPS_PORT
+	    ssl = yes
 	  }
 	}
 	service lmtp {
@@ -411,7 +423,9 @@ _ms_write_postfix() {
 #	MS_SMTP_PORT	Postfix SMTP: STARTTLS with DIR/server.pem, AUTH only
 #			after it, relaying only for authenticated clients
 #	MS_SMTPS_PORT	the same with implicit TLS (smtpd_tls_wrappermode)
-#	MS_IMAP_PORT	Dovecot IMAP, plain text
+#	MS_IMAP_PORT	Dovecot IMAP: STARTTLS with DIR/server.pem, and
+#			plain-text LOGIN allowed too (tests/imap-fetch.py)
+#	MS_IMAPS_PORT	Dovecot IMAP with implicit TLS
 #	MS_USER, MS_PASSWORD	the SMTP AUTH credential (zeroday, secret);
 #			IMAP logs in any address with MS_PASSWORD
 #	MS_MAILDIRS	DIR/maildirs: every accepted message, whatever its
@@ -448,12 +462,14 @@ ms_start() {
 	fi
 	[ -f "$_ms_s/server.pem" ] || ms_certs "$_ms_s" || return 1
 	rm -f "$_ms_s/postfix.log" "$_ms_s/postfix.out" "$_ms_s/dovecot.log" "$_ms_s/dovecot.out"
-	_ms_ports=$(_ms_free_ports 3) || { _ms_err "ms_start: no free ports"; return 1; }
+	_ms_ports=$(_ms_free_ports 4) || { _ms_err "ms_start: no free ports"; return 1; }
 	MS_SMTP_PORT=$(echo "$_ms_ports" | sed -n 1p)
 	MS_SMTPS_PORT=$(echo "$_ms_ports" | sed -n 2p)
 	MS_IMAP_PORT=$(echo "$_ms_ports" | sed -n 3p)
+	MS_IMAPS_PORT=$(echo "$_ms_ports" | sed -n 4p)
 	MS_MAILDIRS=$_ms_s/maildirs
-	export MS_SMTP_PORT MS_SMTPS_PORT MS_IMAP_PORT MS_USER MS_PASSWORD MS_MAILDIRS
+	export MS_SMTP_PORT MS_SMTPS_PORT MS_IMAP_PORT MS_IMAPS_PORT MS_USER MS_PASSWORD MS_MAILDIRS
+	_ms_cert=server
 	# shellcheck disable=SC2015
 	_ms_write_dovecot "$_ms_s" && _ms_write_postfix "$_ms_s" ||
 		{ _ms_err "ms_start: cannot write the configurations under $_ms_s"; return 1; }
@@ -570,4 +586,71 @@ ms_wait_mail() {
 	_ms_err "ms_wait_mail: $2 has $_ms_got of $3 messages after ${4:-30} s ($_ms_m)"
 	_ms_logs "$_ms_dir"
 	return 1
+}
+
+# _ms_doveadm DIR ARGS...: doveadm with DIR's Dovecot configuration.
+_ms_doveadm() {
+	_ms_d=$1
+	shift
+	"$(_ms_sbin doveadm)" -c "$_ms_d/dovecot/dovecot.conf" "$@"
+}
+
+# ms_deliver_file DIR ADDRESS FILE: stores the message FILE, as it is (no
+# trace header added), in ADDRESS's INBOX under DIR, with doveadm save
+# (as that user: the file owned by nobody, Dovecot's indexes told, so an
+# IMAP IDLE sees it). Quiet on success; doveadm's words on failure.
+ms_deliver_file() {
+	[ $# -eq 3 ] || { _ms_err "usage: ms_deliver_file DIR ADDRESS FILE"; return 1; }
+	_ms_check_dir ms_deliver_file "$1" || return 1
+	[ -r "$3" ] || { _ms_err "ms_deliver_file: cannot read '$3'"; return 1; }
+	_ms_doveadm "$_ms_dir" save -u "$2" -m INBOX < "$3" ||
+		{ _ms_err "ms_deliver_file: doveadm save for $2 failed"; return 1; }
+}
+
+# ms_restart_dovecot DIR [CERT]: stops DIR's Dovecot (SIGTERM to its
+# master, which ends every IMAP session), waits until it is gone, and
+# starts it again on the same ports, serving the certificate CERT
+# (DIR/CERT.pem and DIR/CERT.key: "server", the default, or "other", for
+# the wrong host); Postfix is left alone. Waits (30 s at most) until it
+# answers; fails with the tail of its log otherwise.
+ms_restart_dovecot() {
+	[ $# -eq 1 ] || [ $# -eq 2 ] || { _ms_err "usage: ms_restart_dovecot DIR [CERT]"; return 1; }
+	_ms_check_dir ms_restart_dovecot "$1" || return 1
+	_ms_s=$_ms_dir
+	_ms_cert=${2:-server}
+	[ -f "$_ms_s/$_ms_cert.pem" ] || { _ms_err "ms_restart_dovecot: no $_ms_s/$_ms_cert.pem"; return 1; }
+	_ms_pid=$(cat "$_ms_s/dovecot/run/master.pid" 2>/dev/null) ||
+		{ _ms_err "ms_restart_dovecot: Dovecot of $_ms_s is not running"; return 1; }
+	kill -TERM "$_ms_pid" 2>/dev/null || :
+	_ms_i=0
+	# Its master, then every process with its instance name in the title.
+	_ms_title="dovecot-$(_ms_instance "$_ms_s")/"
+	while kill -0 "$_ms_pid" 2>/dev/null; do
+		[ "$_ms_i" -ge 100 ] && { _ms_err "ms_restart_dovecot: Dovecot of $_ms_s does not stop"; return 1; }
+		_ms_i=$((_ms_i + 1))
+		sleep 0.1
+	done
+	# Its helpers (auth, log, anvil, stats) may outlive the master: a
+	# second, then SIGKILL by id; only then can a new master take over.
+	_ms_i=0
+	while :; do
+		_ms_left=$(ps -eo pid=,args= | awk -v t="$_ms_title" 'index($2, t) == 1 { print $1 }')
+		[ -z "$_ms_left" ] && break
+		if [ "$_ms_i" -ge 10 ]; then
+			# shellcheck disable=SC2086
+			kill -KILL $_ms_left 2>/dev/null || :
+		fi
+		[ "$_ms_i" -ge 50 ] && { _ms_err "ms_restart_dovecot: Dovecot of $_ms_s does not stop"; return 1; }
+		_ms_i=$((_ms_i + 1))
+		sleep 0.1
+	done
+	_ms_write_dovecot "$_ms_s" || return 1
+	_ms_t0=$(date +%s)
+	if ! "$(_ms_sbin dovecot)" -c "$_ms_s/dovecot/dovecot.conf" \
+		< /dev/null >> "$_ms_s/dovecot.out" 2>&1 ||
+		! _ms_wait_ready "$_ms_s" dovecot "$_ms_t0" 30; then
+		_ms_err "ms_restart_dovecot: Dovecot did not start again in $_ms_s"
+		_ms_logs "$_ms_s"
+		return 1
+	fi
 }

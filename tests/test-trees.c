@@ -698,6 +698,7 @@ static const char status_text[] =
 	"(fixed by eeeeeeeeeeee)\n"
 	"  alpha aaaaaaaaaaaa x86_64:defconfig build-warning: unused variable 'x' "
 	"[0123456789abcdef]\n"
+	"Mail: 0 read, 0 quarantined\n"
 	"Recent branch changes:\n"
 	"  2023-11-14 22:13:21 UTC alpha/tmp-x new 555555555555: skipped "
 	"(blacklisted by pattern 'tmp-*')\n"
@@ -705,11 +706,11 @@ static const char status_text[] =
 
 static const char status_json[] =
 	"{\"trees\": ["
-	"{\"name\": \"alpha\", \"policy\": \"rebasable\", \"lists\": [], \"cc\": [], "
+	"{\"name\": \"alpha\", \"policy\": \"rebasable\", \"lists\": [], \"cc\": [], \"prefixes\": [], "
 	"\"private\": false, \"mail_clean\": false, \"last_poll\": 1700000000, "
 	"\"error\": null}, "
 	"{\"name\": \"beta\", \"policy\": \"non-rebasable\", "
-	"\"lists\": [\"beta-list@example.org\"], \"cc\": [\"Bea <bea@example.org>\"], "
+	"\"lists\": [\"beta-list@example.org\"], \"cc\": [\"Bea <bea@example.org>\"], \"prefixes\": [], "
 	"\"private\": true, \"mail_clean\": true, \"last_poll\": 1700000060, "
 	"\"error\": \"fetch failed: connection refused\"}], "
 	"\"jobs\": {\"queued\": 2, \"running\": 0, \"done\": 1}, "
@@ -741,7 +742,7 @@ static const char status_json[] =
 	"\"details\": null, \"bisect_log\": null, \"parent\": null, \"head\": null, "
 	"\"confidence\": 1.0000, \"rate\": 1.0000, \"failures\": 0, \"runs\": 0, "
 	"\"suspects\": [], \"steps\": []}"
-	"]}\n";
+	"], \"mails\": 0, \"quarantined\": []}\n";
 
 static void test_status(void)
 {
@@ -808,10 +809,10 @@ static void test_status_empty(void)
 	status_release(&s);
 	g_assert_cmpstr(text->str, ==,
 			"Trees: 0\nQueue: 0 commits to test\nJobs: 0 queued, 0 running, 0 done\n"
-			"Findings: 0\nRecent branch changes:\n");
+			"Findings: 0\nMail: 0 read, 0 quarantined\nRecent branch changes:\n");
 	g_assert_cmpstr(json->str, ==,
 			"{\"trees\": [], \"jobs\": {\"queued\": 0, \"running\": 0, \"done\": 0}, "
-			"\"retrying\": [], \"errors\": [], \"findings\": []}\n");
+			"\"retrying\": [], \"errors\": [], \"findings\": [], \"mails\": 0, \"quarantined\": []}\n");
 }
 
 #define C_PARENT "1010101010101010101010101010101010101010"
@@ -864,6 +865,7 @@ static const char structured_text[] =
 	"function 'f' [00000000deadbeef] (inconclusive)\n"
 	"  alpha dddddddddddd x86_64:tinyconfig+serial boot-panic: Kernel panic - not syncing: "
 	"VFS [fedcba9876543210] (shows in about 38% of boots) (confidence 0.999)\n"
+	"Mail: 0 read, 0 quarantined\n"
 	"Recent branch changes:\n";
 
 static const char structured_json[] =
@@ -905,7 +907,7 @@ static const char structured_json[] =
 	"\"result\": \"bad\", \"runs\": 2, \"failures\": 1}, "
 	"{\"role\": \"revert\", \"commit\": \"" C_PANIC "\", \"tested\": \"" C_REVERT "\", "
 	"\"result\": \"good\", \"runs\": 8, \"failures\": 0}]}"
-	"]}\n";
+	"], \"mails\": 0, \"quarantined\": []}\n";
 
 /* Returns the part of @text from @start on, or "" (borrowed). */
 static const char *from(const char *text, const char *start)

@@ -1,0 +1,263 @@
+#!/bin/sh
+# Posted patch series, read from a Maildir source ([mail] sources) and
+# tested on the kbuild-like fixture tree by `zeroday run --once`: a clean
+# 3-patch series with a cover letter (the clean reply the tree asks for,
+# threaded on the cover letter), a series whose patch 2/3 adds a build
+# error (the reply on patch 2 names it, the cover letter gets a summary),
+# a v2 that supersedes a v1 (v1 never tested nor answered), parts that
+# come out of order and wait, a series with a base-commit: trailer, one
+# that applies to no base (one reply listing the bases tried), a review
+# reply quoting a diff (never a patch), a malformed mail (quarantined,
+# listed by status --json, not answered), a hostile patch (refused by the
+# applier), the same mail read twice, and a kill -9 at each ingest step
+# (nothing lost, nothing stored twice). Speaks TAP.
+test_name=series
+. "$ZERODAY_SRCDIR/tests/lib.sh"
+
+# Mails come From the sender, as git send-email writes them.
+export GIT_COMMITTER_NAME=A GIT_COMMITTER_EMAIL=a@example.org
+kb="$scratch/kb"
+kbuild_repo "$kb" root
+base=$(git -C "$kb" rev-parse HEAD)
+list="$scratch/list"
+mkdir -p "$list/new" "$list/cur" "$list/tmp"
+cat > "$scratch/z.conf" <<EOF
+[git]
+allow-local-trees = true
+[mail]
+address = bot@example.org
+name = Test Robot
+archive-url = https://lists.example.org/r/
+sources = maildir:$list
+grace = 0
+EOF
+z() { "$ZERODAY" --config="$scratch/z.conf" --state-dir="$scratch/state" "$@"; }
+z init > /dev/null
+z tree add kb "$kb" master --non-rebasable --target x86_64:defconfig \
+	--list "Tree List <list@example.org>" --prefix kb-next --mail-clean > /dev/null
+z run --once --poll-interval 3600 > "$scratch/run0.log" 2>&1
+check "the tree's head is polled and built" test $? -eq 0
+
+# post DIR [nolist]: the format-patch files of DIR delivered to the list's
+# Maildir, as a list delivers them: without the mbox From_ line, with
+# List-Id (unless nolist).
+seq_no=0
+post() {
+	for f in "$1"/*.patch; do
+		seq_no=$((seq_no + 1))
+		{
+			[ "${2:-}" = nolist ] || echo "List-Id: Tree List <list.example.org>"
+			sed '1{/^From [0-9a-f]\{40\} /d}' "$f"
+		} > "$list/tmp/m$seq_no"
+		mv "$list/tmp/m$seq_no" "$list/new/$(printf %06d $seq_no).test"
+	done
+}
+# series_json: `zeroday series --json`, one series a line.
+series_json() { z series --json | sed 's/, {"id": \([0-9]*\), "subject"/\n{"id": \1, "subject"/g'; }
+# mid FILE: the Message-ID of a format-patch file, without brackets.
+mid() { sed -n 's/^Message-I[Dd]: <\(.*\)>$/\1/p' "$1" | head -1; }
+# outbox_field N FIELD: FIELD of the Nth newest series mail, from outbox --json.
+series_mails() {
+	z outbox --json | sed 's/, {"id": \([0-9]*\), "finding"/\n{"id": \1, "finding"/g' |
+		grep '"kind": "series"'
+}
+
+# 1. A clean series of three with a cover letter.
+work="$scratch/work"
+git clone -q "$kb" "$work"
+for i in 1 2 3; do
+	echo "/* part $i */" >> "$work/src/main.c"
+	git -C "$work" commit -q -am "main: part $i" -m "Signed-off-by: A <a@example.org>"
+done
+mkdir "$scratch/s1"
+git -C "$work" format-patch -q --from="A <a@example.org>" --cover-letter --thread -o "$scratch/s1" --to list@example.org \
+	-3 --subject-prefix="PATCH" --base="$base"
+sed -i 's/\*\*\* SUBJECT HERE \*\*\*/main: three clean parts/' "$scratch/s1/0000-cover-letter.patch"
+post "$scratch/s1"
+z run --once --poll-interval 3600 > "$scratch/run1.log" 2>&1
+check "run --once tests the clean series" test $? -eq 0
+s1=$(series_json | grep '"subject": "main: three clean parts"')
+check_s1() { echo "$s1" | grep -q "$1"; }
+check "the series is tested" check_s1 '"state": "tested"'
+check "its base is the base-commit: trailer's" check_s1 "\"base\": \"$base\", \"base_how\": \"base-commit\""
+check "it has its cover letter and three patches" check_s1 '"n": 3, "total": 3'
+check "every patch passes" check_s1 '"n": 3, "target": "x86_64:defconfig", "commit": "[0-9a-f]*", "result": "pass"'
+cover1=$(mid "$scratch/s1/0000-cover-letter.patch")
+clean_reply() { series_mails | grep "\"in_reply_to\": \"$cover1\"" | grep -q 'no new error'; }
+clean_reply_subject() { series_mails | grep "\"in_reply_to\": \"$cover1\"" | grep -q '"subject": "Re: \[PATCH 0/3\] main: three clean parts"'; }
+check "the tree asks for clean replies: one on the cover letter" clean_reply_subject
+n_clean=$(series_mails | grep -c "\"in_reply_to\": \"$cover1\"")
+check "exactly one reply on it" test "$n_clean" = 1
+
+# 2. Patch 2/3 adds a build error; no base-commit: the tree's head is the base.
+git -C "$work" reset -q --hard "$base"
+echo "/* fine */" >> "$work/src/main.c"
+git -C "$work" commit -q -am "main: fine first"
+sed -i 's/return ready - 1;/undeclared_counter++;\n\treturn ready - 1;/' "$work/src/net.c"
+git -C "$work" commit -q -am "net: count readiness"
+echo "/* fine too */" >> "$work/src/main.c"
+git -C "$work" commit -q -am "main: fine last"
+mkdir "$scratch/s2"
+git -C "$work" format-patch -q --from="A <a@example.org>" --cover-letter --thread -o "$scratch/s2" --to list@example.org -3
+sed -i 's/\*\*\* SUBJECT HERE \*\*\*/net: readiness, broken/' "$scratch/s2/0000-cover-letter.patch"
+post "$scratch/s2"
+z run --once --poll-interval 3600 > "$scratch/run2.log" 2>&1
+s2=$(series_json | grep '"subject": "net: readiness, broken"')
+check_s2() { echo "$s2" | grep -q "$1"; }
+check "the broken series is tested" check_s2 '"state": "tested"'
+check "its base is the tree's head, chosen by its list" check_s2 '"base_how": "list list@example.org (kb/master)"'
+check "patch 1 passes" check_s2 '"n": 1, "target": "x86_64:defconfig", "commit": "[0-9a-f]*", "result": "pass"'
+check "patch 2 fails with a new error" check_s2 '"n": 2, "target": "x86_64:defconfig", "commit": "[0-9a-f]*", "result": "fail (new error)"'
+check "patch 3 is not blamed for it" check_s2 '"n": 3, "target": "x86_64:defconfig", "commit": "[0-9a-f]*", "result": "fail (already failing in parent)"'
+p2=$(mid "$scratch/s2/0002-net-count-readiness.patch")
+cover2=$(mid "$scratch/s2/0000-cover-letter.patch")
+on_patch2() { series_mails | grep "\"in_reply_to\": \"$p2\"" | grep -q '"subject": "Re: \[PATCH 2/3\] net: count readiness"'; }
+check "the reply lands on patch 2" on_patch2
+id2=$(series_mails | grep "\"in_reply_to\": \"$p2\"" | sed -n 's/^{"id": \([0-9]*\),.*/\1/p' | head -1)
+z outbox show "$id2" > "$scratch/reply2" 2>&1
+has() { grep -q -- "$2" "$1"; }
+check "it names the new error" has "$scratch/reply2" "undeclared_counter"
+sed '/^$/q' "$scratch/reply2" | sed -e ':a' -e 'N' -e '$!ba' -e 's/\n[ \t]\+/ /g' > "$scratch/reply2.h"
+check "it is threaded: In-Reply-To patch 2" has "$scratch/reply2.h" "^In-Reply-To: <$p2>$"
+check "References: the cover letter, then patch 2" has "$scratch/reply2.h" "^References: <$cover2> <$p2>$"
+check "it goes to the author" has "$scratch/reply2" "^To: .*a@example.org"
+check "and Cc the list" has "$scratch/reply2" "^Cc: .*list@example.org"
+check "it carries Reported-by and Closes" has "$scratch/reply2" "^Closes: https://lists.example.org/r/$p2"
+summary() { series_mails | grep "\"in_reply_to\": \"$cover2\"" | grep -q '"subject": "Re: \[PATCH 0/3\] net: readiness, broken"'; }
+check "the cover letter gets a summary" summary
+no_reply_1_3() { ! series_mails | grep -q "\"in_reply_to\": \"$(mid "$scratch/s2/0001-main-fine-first.patch")\""; }
+check "patch 1 gets no reply" no_reply_1_3
+
+# 3. v1 and v2 of one series, both in before a run: only v2 is tested.
+git -C "$work" reset -q --hard "$base"
+echo "/* v1 */" >> "$work/src/main.c"
+git -C "$work" commit -q -am "main: versioned change"
+mkdir "$scratch/v1" "$scratch/v2"
+git -C "$work" format-patch -q --from="A <a@example.org>" --thread -o "$scratch/v1" --to list@example.org -1 -v1 \
+	--subject-prefix="PATCH kb-next"
+git -C "$work" commit -q --amend -m "main: versioned change" -m "v2: better"
+git -C "$work" format-patch -q --from="A <a@example.org>" --thread -o "$scratch/v2" --to other@example.org -1 -v2 \
+	--subject-prefix="PATCH kb-next"
+post "$scratch/v1"
+post "$scratch/v2" nolist
+z run --once --poll-interval 3600 > "$scratch/run3.log" 2>&1
+v1=$(series_json | grep '"subject": "main: versioned change", "version": 1,')
+v2=$(series_json | grep '"subject": "main: versioned change", "version": 2,')
+has_text() { echo "$1" | grep -q -- "$2"; }
+check "v1 is superseded" has_text "$v1" '"state": "superseded"'
+check "v2 is tested, its base chosen by its prefix" has_text "$v2" '"state": "tested".*"base_how": "prefix kb-next (kb/master)"'
+no_v1_reply() { ! series_mails | grep -q "\"in_reply_to\": \"$(mid "$scratch/v1/"*.patch)\""; }
+check "v1 gets no reply" no_v1_reply
+
+# 4. Out of order: patches 3 and 2 first; they wait; then 1 and the cover letter.
+git -C "$work" reset -q --hard "$base"
+for i in 1 2 3; do
+	echo "/* ooo $i */" >> "$work/src/main.c"
+	git -C "$work" commit -q -am "main: out of order $i"
+done
+mkdir "$scratch/o" "$scratch/o1" "$scratch/o2"
+git -C "$work" format-patch -q --from="A <a@example.org>" --cover-letter --thread -o "$scratch/o" --to list@example.org -3
+sed -i 's/\*\*\* SUBJECT HERE \*\*\*/main: out of order/' "$scratch/o/0000-cover-letter.patch"
+mv "$scratch/o/0003-"*.patch "$scratch/o/0002-"*.patch "$scratch/o1/"
+mv "$scratch/o/"*.patch "$scratch/o2/"
+post "$scratch/o1"
+z run --once --poll-interval 3600 > "$scratch/run4.log" 2>&1
+waits() { grep -q "waits: for parts not yet received" "$scratch/run4.log"; }
+check "parts missing: the series waits, and run --once says so" waits
+o=$(series_json | grep '"total": 3' | grep -v '"subject"' ; series_json | grep '"subject": null')
+check "it is waiting" has_text "$o" '"state": "waiting"'
+post "$scratch/o2"
+z run --once --poll-interval 3600 > "$scratch/run5.log" 2>&1
+o=$(series_json | grep '"subject": "main: out of order"')
+check "the late parts complete it, and it is tested" has_text "$o" '"state": "tested"'
+
+# 5. A series that applies to no base: one reply listing the bases tried.
+git -C "$work" reset -q --hard "$base"
+printf 'int nowhere(void);\n' > "$work/src/nowhere.c"
+git -C "$work" add src/nowhere.c && git -C "$work" commit -q -m "nowhere: add"
+echo "/* edit */" >> "$work/src/nowhere.c"
+git -C "$work" commit -q -am "nowhere: edit a file the tree lacks"
+mkdir "$scratch/nb"
+git -C "$work" format-patch -q --from="A <a@example.org>" --thread -o "$scratch/nb" --to list@example.org -1
+post "$scratch/nb"
+z run --once --poll-interval 3600 > "$scratch/run6.log" 2>&1
+nb=$(series_json | grep '"subject": "nowhere: edit a file the tree lacks"')
+check "it could not apply" has_text "$nb" '"state": "could-not-apply"'
+check "the bases tried are recorded with the reason" has_text "$nb" '"applied": false, "reason": "patch 1/1 does not apply'
+nbmid=$(mid "$scratch/nb/"*.patch)
+nb_reply() { series_mails | grep "\"in_reply_to\": \"$nbmid\"" | grep -q '"state": "sent"'; }
+check "one reply on the patch" nb_reply
+nbid=$(series_mails | grep "\"in_reply_to\": \"$nbmid\"" | sed -n 's/^{"id": \([0-9]*\),.*/\1/p' | head -1)
+z outbox show "$nbid" > "$scratch/nbreply" 2>&1
+check "it names the base tried and asks for format-patch --base" has "$scratch/nbreply" "format-patch --base"
+
+# 6. A review reply that quotes a diff, a malformed mail, and a hostile patch.
+cat > "$list/new/review.test" <<EOF
+From: Rev Iewer <rev@example.org>
+To: list@example.org
+Subject: Re: [PATCH 2/3] net: count readiness
+Message-ID: <review-1@example.org>
+In-Reply-To: <$p2>
+References: <$cover2> <$p2>
+
+> diff --git a/src/net.c b/src/net.c
+> --- a/src/net.c
+> +++ b/src/net.c
+> @@ -5,5 +5,6 @@
+
+This breaks the build.
+EOF
+printf 'From: x@example.org\nSubject: [PATCH] no id\n\n---\n' > "$list/new/bad.test"
+cat > "$list/new/hostile.test" <<'EOF'
+From: Mal Lory <mal@example.org>
+To: list@example.org
+Subject: [PATCH] escape the tree
+Message-ID: <hostile-1@example.org>
+List-Id: <list.example.org>
+
+Write outside.
+
+---
+diff --git a/../../escape b/../../escape
+new file mode 100644
+--- /dev/null
++++ b/../../escape
+@@ -0,0 +1 @@
++owned
+EOF
+before=$(series_json | wc -l)
+z run --once --poll-interval 3600 > "$scratch/run7.log" 2>&1
+after=$(series_json | wc -l)
+check "the review reply makes no series (only the hostile patch does)" test "$after" -eq $((before + 1))
+quarantined() { z status --json | grep -q '"quarantined": \[{"id": [0-9]*, "message_id": "", "source": "maildir:[^"]*", "reason": "no Message-ID"'; }
+check "the malformed mail is quarantined with its reason" quarantined
+hs=$(series_json | grep '"subject": "escape the tree"')
+check "the hostile patch is refused, not applied" has_text "$hs" '"applied": false, "reason": "patch 1/1 refused'
+check "nothing was written outside" test ! -e "$scratch/escape"
+
+# 7. The same mail again (a second list): stored once, no second series part.
+cp "$scratch/s1/0001-"*.patch "$list/new/again.test"
+z run --once --poll-interval 3600 > "$scratch/run8.log" 2>&1
+dup() { grep -q "mail: 0 new (0 quarantined), 1 already stored" "$scratch/run8.log"; }
+check "a mail read twice is stored once" dup
+
+# 8. kill -9 at each ingest step: the mail is stored exactly once.
+for step in ingest-fetched ingest-stored ingest-committed; do
+	cat > "$list/new/crash-$step.test" <<EOF
+From: C <c@example.org>
+To: list@example.org
+Subject: crash at $step
+Message-ID: <crash-$step@example.org>
+
+Hello.
+EOF
+	ZERODAY_TEST_CRASH=$step z run --once --poll-interval 3600 > "$scratch/crash-$step.log" 2>&1
+	killed=$?
+	z run --once --poll-interval 3600 > "$scratch/crash-$step-2.log" 2>&1
+	stored=$(sqlite3 "$scratch/state/zeroday.db" \
+		"SELECT count(*) FROM mails WHERE message_id = 'crash-$step@example.org'")
+	check "killed at $step (status $killed), then stored once" test "$killed" -ne 0 -a "$stored" = 1
+	check "and no longer in new/ after $step" test ! -e "$list/new/crash-$step.test"
+done
+
+tap_end
