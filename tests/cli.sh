@@ -114,8 +114,13 @@ expect 0 "tree show private" "^private  *yes$" -- "$z" tree show mail
 expect 0 "tree show mail-clean" "^mail-clean  *yes$" -- "$z" tree show mail
 expect 0 "tree list marks it private" "^mail .*\[private\]" -- "$z" tree list
 expect 0 "status --json shows the settings" \
-	'"name": "mail", "policy": "rebasable", "lists": \["Net Dev <netdev@example.org>", "lkml@example.org"\], "cc": \["Ann <ann@example.org>", "bo@example.org"\], "private": true, "mail_clean": true' \
+	'"name": "mail", "policy": "rebasable", "lists": \["Net Dev <netdev@example.org>", "lkml@example.org"\], "cc": \["Ann <ann@example.org>", "bo@example.org"\], "prefixes": \[\], "private": true, "mail_clean": true' \
 	-- "$z" status --json
+expect 0 "tree set --prefix" "updated tree mail" -- "$z" tree set mail --prefix Net-Next
+expect 0 "tree show prefixes, lower case" "^prefixes  *net-next$" -- "$z" tree show mail
+expect 2 "a prefix with a space is refused" "subject prefix" -- "$z" tree set mail --prefix "net next"
+expect 0 "tree set --no-prefix" "updated tree mail" -- "$z" tree set mail --no-prefix NET-next
+expect 0 "tree show no prefixes" "^prefixes  *-$" -- "$z" tree show mail
 expect 0 "tree set --no-cc by another spelling, --no-list, --public, --no-mail-clean" "updated tree mail" -- \
 	"$z" tree set mail --no-cc "Whoever <ANN@EXAMPLE.ORG>" --no-list lkml@example.org --public --no-mail-clean
 expect 0 "the cc dropped" "^cc  *bo@example.org$" -- "$z" tree show mail
