@@ -581,6 +581,27 @@ struct series_row *db_series_get(struct db *db, gint64 id, GError **error)
 	return g_steal_pointer(&r);
 }
 
+struct series_row *db_series_by_commit(struct db *db, const char *commit, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT s.id FROM series s JOIN series_parts p ON p.series_id = s.id "
+		"AND p.n = s.total WHERE p.commit_id = ?1 ORDER BY s.id DESC LIMIT 1", error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	db_bind_text(stmt, 1, commit);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		return db_series_get(db, sqlite3_column_int64(stmt, 0), error);
+	if (rc == SQLITE_DONE)
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND,
+			    "no series has its last patch at %s", commit);
+	else
+		db_sql_error(db, error, "finding a series by commit");
+	return NULL;
+}
+
 GPtrArray *db_series_list(struct db *db, int state, unsigned limit, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,

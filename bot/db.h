@@ -841,6 +841,11 @@ bool db_series_part_commit(struct db *db, gint64 id, guint n, const char *commit
 bool db_series_update(struct db *db, const struct series_row *row, GError **error);
 /* Returns series @id with its parts, bases and results, or NULL with BOT_ERROR_NOT_FOUND. */
 struct series_row *db_series_get(struct db *db, gint64 id, GError **error);
+/*
+ * Returns the series whose last patch was applied as @commit, or NULL
+ * with BOT_ERROR_NOT_FOUND.
+ */
+struct series_row *db_series_by_commit(struct db *db, const char *commit, GError **error);
 /* Returns the series in @state (all when < 0), newest first, at most @limit, each complete. */
 GPtrArray *db_series_list(struct db *db, int state, unsigned limit, GError **error);
 /*

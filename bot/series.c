@@ -824,25 +824,6 @@ bool series_start(const struct report_ctx *c, gint64 now, bool log_waiting, unsi
 	return true;
 }
 
-/* The series whose last patch was applied as @commit, or NULL with BOT_ERROR_NOT_FOUND. */
-static struct series_row *series_of_commit(struct db *db, const char *commit, GError **error)
-{
-	g_autoptr(GPtrArray) list = db_series_list(db, -1, G_MAXINT, error);
-
-	if (!list)
-		return NULL;
-	for (guint i = 0; i < list->len; i++) {
-		struct series_row *s = list->pdata[i];
-		const struct series_part *p = part_of(s, s->total);
-
-		if (p && p->commit && strcmp(p->commit, commit) == 0)
-			return db_series_get(db, s->id, error);
-	}
-	g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no series has its last patch at %s",
-		    commit);
-	return NULL;
-}
-
 /* The new diagnostics of @br as one text, and their kind. */
 static char *fresh_text(const struct builder_result *br)
 {
@@ -990,7 +971,7 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 		    const char *commit, const char *target, enum job_result *result,
 		    char **note, GError **cause)
 {
-	zd_autoptr(series_row) s = series_of_commit(c->db, commit, cause);
+	zd_autoptr(series_row) s = db_series_by_commit(c->db, commit, cause);
 	g_autoptr(GPtrArray) outcomes = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)g_ptr_array_unref);
 	g_auto(GStrv) targets = NULL;

@@ -28,7 +28,6 @@
 #include "mail/tls.h"
 
 /* Server words kept in an error, at most. */
-#define REPLY_MAX 200
 /* Traced bytes of one chunk of protocol, at most. */
 #define TRACE_MAX 300
 /* One IDLE lasts at most this long (RFC 2177: re-issue within 29 minutes). */
@@ -43,21 +42,10 @@ struct imap_source {
 	bool broken; /* the connection failed: every call fails until reopened */
 };
 
-/* The server's last words, one printable line of at most REPLY_MAX bytes (caller frees). */
+/* The server's last words, for errors and logs (caller frees). */
 static char *reply_text(const mailimap *imap)
 {
-	GString *out = g_string_new(NULL);
-
-	for (const char *p = imap && imap->imap_response ? imap->imap_response : ""; *p; p++) {
-		if (out->len >= REPLY_MAX) {
-			g_string_append(out, "...");
-			break;
-		}
-		g_string_append_c(out, (*p >= 0x20 && *p < 0x7f) ? *p : ' ');
-	}
-	g_strstrip(out->str);
-	out->len = strlen(out->str);
-	return g_string_free(out, FALSE);
+	return tls_server_words(imap ? imap->imap_response : NULL);
 }
 
 static bool fail_with(GError **error, struct imap_source *s, int code, const char *fmt, ...)

@@ -24,7 +24,6 @@
 #include "mail/tls.h"
 
 /* Server words kept in an error or a recipient's state, at most. */
-#define REPLY_MAX 200
 
 struct session {
 	const struct smtp_server *server;
@@ -32,21 +31,10 @@ struct session {
 	mailsmtp *smtp;
 };
 
-/* The server's last reply, one printable line of at most REPLY_MAX bytes (caller frees). */
+/* The server's last words, for errors and logs (caller frees). */
 static char *reply_text(const mailsmtp *smtp)
 {
-	GString *out = g_string_new(NULL);
-
-	for (const char *p = smtp && smtp->response ? smtp->response : ""; *p; p++) {
-		if (out->len >= REPLY_MAX) {
-			g_string_append(out, "...");
-			break;
-		}
-		g_string_append_c(out, (*p >= 0x20 && *p < 0x7f) ? *p : ' ');
-	}
-	g_strstrip(out->str);
-	out->len = strlen(out->str);
-	return g_string_free(out, FALSE);
+	return tls_server_words(smtp ? smtp->response : NULL);
 }
 
 /*

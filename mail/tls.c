@@ -218,3 +218,19 @@ bool tls_starttls(const struct tls_peer *peer, mailstream *stream, GError **erro
 	mailstream_set_low(stream, tls);
 	return verify_peer(peer, stream, error);
 }
+
+char *tls_server_words(const char *response)
+{
+	GString *out = g_string_new(NULL);
+
+	for (const char *p = response ? response : ""; *p; p++) {
+		if (out->len >= TLS_WORDS_MAX) {
+			g_string_append(out, "...");
+			break;
+		}
+		g_string_append_c(out, (*p >= 0x20 && *p < 0x7f) ? *p : ' ');
+	}
+	g_strstrip(out->str);
+	out->len = strlen(out->str);
+	return g_string_free(out, FALSE);
+}

@@ -45,4 +45,12 @@ struct _mailstream *tls_open(const struct tls_peer *peer, int fd, GError **error
  */
 bool tls_starttls(const struct tls_peer *peer, struct _mailstream *stream, GError **error);
 
+/*
+ * A server's words (@response may be NULL) as errors and logs show them:
+ * one line of printable ASCII, at most TLS_WORDS_MAX bytes and "..."
+ * (caller frees).
+ */
+#define TLS_WORDS_MAX 200
+char *tls_server_words(const char *response);
+
 #endif
