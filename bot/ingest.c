@@ -17,6 +17,8 @@
 
 /* Mails listed at a time: the cursor moves on after each. */
 #define INGEST_BATCH 500
+/* A reader's longest wait before it looks whether it is told to stop. */
+#define WAIT_STEP_S 10u
 /* The Message-ID sniffed from a refused mail, at most: for the quarantine's listing. */
 #define SNIFF_MAX 998
 
@@ -389,12 +391,15 @@ static gpointer reader_main(gpointer data)
 			backoff = 0;
 			if (stats.stored && all->wake)
 				all->wake(all->data);
-			/* Wait for more: IDLE on a connection of its own, or a poll. */
+			/*
+			 * Wait for more: IDLE on a connection of its own, or a poll;
+			 * in steps of WAIT_STEP_S, so that a stop is seen soon.
+			 */
 			s = open_source(all->config, r->url, &local);
 			for (unsigned waited = 0; s && !*all->stop && !changed &&
-			     waited < all->poll_s; waited += 30) {
-				if (!source_wait(s, MIN(30u, all->poll_s - waited), &changed,
-						 &local))
+			     waited < all->poll_s; waited += WAIT_STEP_S) {
+				if (!source_wait(s, MIN(WAIT_STEP_S, all->poll_s - waited),
+						 &changed, &local))
 					break;
 			}
 			if (s)

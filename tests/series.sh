@@ -52,6 +52,13 @@ post() {
 		mv "$list/tmp/m$seq_no" "$list/new/$(printf %06d $seq_no).test"
 	done
 }
+# fp ARGS...: git format-patch in the work tree, From the sender as git
+# send-email writes it; a second after the last one, since git names a
+# cover letter <cover.SECONDS.git.ADDRESS>.
+fp() {
+	sleep 1
+	git -C "$work" format-patch -q --from="A <a@example.org>" "$@"
+}
 # series_json: `zeroday series --json`, one series a line.
 series_json() { z series --json | sed 's/, {"id": \([0-9]*\), "subject"/\n{"id": \1, "subject"/g'; }
 # mid FILE: the Message-ID of a format-patch file, without brackets.
@@ -70,7 +77,7 @@ for i in 1 2 3; do
 	git -C "$work" commit -q -am "main: part $i" -m "Signed-off-by: A <a@example.org>"
 done
 mkdir "$scratch/s1"
-git -C "$work" format-patch -q --from="A <a@example.org>" --cover-letter --thread -o "$scratch/s1" --to list@example.org \
+fp --cover-letter --thread -o "$scratch/s1" --to list@example.org \
 	-3 --subject-prefix="PATCH" --base="$base"
 sed -i 's/\*\*\* SUBJECT HERE \*\*\*/main: three clean parts/' "$scratch/s1/0000-cover-letter.patch"
 post "$scratch/s1"
@@ -98,7 +105,7 @@ git -C "$work" commit -q -am "net: count readiness"
 echo "/* fine too */" >> "$work/src/main.c"
 git -C "$work" commit -q -am "main: fine last"
 mkdir "$scratch/s2"
-git -C "$work" format-patch -q --from="A <a@example.org>" --cover-letter --thread -o "$scratch/s2" --to list@example.org -3
+fp --cover-letter --thread -o "$scratch/s2" --to list@example.org -3
 sed -i 's/\*\*\* SUBJECT HERE \*\*\*/net: readiness, broken/' "$scratch/s2/0000-cover-letter.patch"
 post "$scratch/s2"
 z run --once --poll-interval 3600 > "$scratch/run2.log" 2>&1
@@ -133,10 +140,10 @@ git -C "$work" reset -q --hard "$base"
 echo "/* v1 */" >> "$work/src/main.c"
 git -C "$work" commit -q -am "main: versioned change"
 mkdir "$scratch/v1" "$scratch/v2"
-git -C "$work" format-patch -q --from="A <a@example.org>" --thread -o "$scratch/v1" --to list@example.org -1 -v1 \
+fp --thread -o "$scratch/v1" --to list@example.org -1 -v1 \
 	--subject-prefix="PATCH kb-next"
 git -C "$work" commit -q --amend -m "main: versioned change" -m "v2: better"
-git -C "$work" format-patch -q --from="A <a@example.org>" --thread -o "$scratch/v2" --to other@example.org -1 -v2 \
+fp --thread -o "$scratch/v2" --to other@example.org -1 -v2 \
 	--subject-prefix="PATCH kb-next"
 post "$scratch/v1"
 post "$scratch/v2" nolist
@@ -156,7 +163,7 @@ for i in 1 2 3; do
 	git -C "$work" commit -q -am "main: out of order $i"
 done
 mkdir "$scratch/o" "$scratch/o1" "$scratch/o2"
-git -C "$work" format-patch -q --from="A <a@example.org>" --cover-letter --thread -o "$scratch/o" --to list@example.org -3
+fp --cover-letter --thread -o "$scratch/o" --to list@example.org -3
 sed -i 's/\*\*\* SUBJECT HERE \*\*\*/main: out of order/' "$scratch/o/0000-cover-letter.patch"
 mv "$scratch/o/0003-"*.patch "$scratch/o/0002-"*.patch "$scratch/o1/"
 mv "$scratch/o/"*.patch "$scratch/o2/"
@@ -178,7 +185,7 @@ git -C "$work" add src/nowhere.c && git -C "$work" commit -q -m "nowhere: add"
 echo "/* edit */" >> "$work/src/nowhere.c"
 git -C "$work" commit -q -am "nowhere: edit a file the tree lacks"
 mkdir "$scratch/nb"
-git -C "$work" format-patch -q --from="A <a@example.org>" --thread -o "$scratch/nb" --to list@example.org -1
+fp --thread -o "$scratch/nb" --to list@example.org -1
 post "$scratch/nb"
 z run --once --poll-interval 3600 > "$scratch/run6.log" 2>&1
 nb=$(series_json | grep '"subject": "nowhere: edit a file the tree lacks"')
@@ -259,5 +266,42 @@ EOF
 	check "killed at $step (status $killed), then stored once" test "$killed" -ne 0 -a "$stored" = 1
 	check "and no longer in new/ after $step" test ! -e "$list/new/crash-$step.test"
 done
+
+# 9. The daemon: its reader sees a mail that comes while it runs (inotify
+# on new/), tests it and replies; SIGTERM stops it within the reader's step.
+# Not through z(): $! must be zeroday itself, not a subshell.
+"$ZERODAY" --config="$scratch/z.conf" --state-dir="$scratch/state" run --poll-interval 3600 \
+	> "$scratch/daemon.log" 2>&1 &
+daemon=$!
+sleep 2
+git -C "$work" reset -q --hard "$base"
+echo "/* daemon */" >> "$work/src/main.c"
+git -C "$work" commit -q -am "main: while the daemon runs"
+mkdir "$scratch/dm"
+fp --thread -o "$scratch/dm" \
+	--to list@example.org -1
+post "$scratch/dm"
+tested_live() {
+	for _ in $(seq 1 120); do
+		series_json | grep '"subject": "main: while the daemon runs"' |
+			grep -q '"state": "tested"' && return 0
+		sleep 0.5
+	done
+	return 1
+}
+check "the daemon reads, tests and answers a mail that comes while it runs" tested_live
+kill -TERM "$daemon"
+stopped() {
+	for _ in $(seq 1 60); do
+		kill -0 "$daemon" 2>/dev/null || return 0
+		sleep 0.5
+	done
+	kill -KILL "$daemon"
+	return 1
+}
+check "SIGTERM stops it within 30 s" stopped
+dmmid=$(mid "$scratch/dm/"*.patch)
+dm_reply() { series_mails | grep "\"in_reply_to\": \"$dmmid\"" | grep -q '"state": "sent"'; }
+check "its clean reply went out" dm_reply
 
 tap_end
