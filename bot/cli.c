@@ -1192,8 +1192,10 @@ static void series_text(GString *out, const struct series_row *s)
 	for (guint i = 0; i < s->results->len; i++) {
 		const struct series_result *r = s->results->pdata[i];
 
-		g_string_append_printf(out, "  result %u/%u %s: %s\n", r->n, s->total, r->target,
-				       r->result);
+		g_string_append_printf(out, "  result %u/%u %s: %s%s%s%s\n", r->n, s->total,
+				       r->target, r->result, r->boot ? "; " : "",
+				       r->boot_failed ? "new boot failure: " : "",
+				       r->boot ? r->boot : "");
 		if (r->detail) {
 			g_auto(GStrv) lines = g_strsplit(r->detail, "\n", -1);
 
@@ -1263,7 +1265,9 @@ static void series_json(GString *out, const struct series_row *s)
 		status_json_string(out, r->result);
 		g_string_append(out, ", \"new\": ");
 		status_json_string(out, r->detail);
-		g_string_append(out, "}");
+		g_string_append(out, ", \"boot\": ");
+		status_json_string(out, r->boot);
+		g_string_append_printf(out, ", \"boot_failed\": %s}", r->boot_failed ? "true" : "false");
 	}
 	g_string_append(out, "]}");
 }

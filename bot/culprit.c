@@ -131,6 +131,12 @@ static GPtrArray *boot_build(const struct culprit_ctx *c, const struct build_row
 	return tally;
 }
 
+GPtrArray *culprit_boot_tally(const struct culprit_ctx *c, const struct build_row *build,
+			      unsigned repeat, GError **error)
+{
+	return boot_build(c, build, repeat, NULL, error);
+}
+
 /*
  * Runs a step's probe on @commit: builds it; for a boot failure, boots it
  * until @seen's runs and @runs more are stored. Sets the result and the

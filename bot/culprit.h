@@ -44,6 +44,16 @@ bool culprit_build_findings(const struct culprit_ctx *c, const struct job_row *j
 			    GError **error);
 
 /*
+ * Boots the kernel of @build @repeat times, its stored boots of the same
+ * profile counted, and returns the tally of what failed (struct
+ * console_tally; empty: every boot was clean). NULL without @error set
+ * when @build kept no image (its target does not boot, or it failed);
+ * NULL with BOT_ERROR_TEMPORARY when a boot hit an infrastructure error.
+ */
+GPtrArray *culprit_boot_tally(const struct culprit_ctx *c, const struct build_row *build,
+			      unsigned repeat, GError **error);
+
+/*
  * Boots the head that @r built, [boot] repeat times, and compares its
  * failures with those of @base (the last tested head or the fork point;
  * NULL: the parent). Each new failure is bisected from the base, which

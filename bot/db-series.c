@@ -308,6 +308,7 @@ static void series_result_free(struct series_result *r)
 	g_free(r->commit);
 	g_free(r->result);
 	g_free(r->detail);
+	g_free(r->boot);
 	g_free(r);
 }
 
@@ -536,7 +537,7 @@ static bool series_complete(struct db *db, struct series_row *r, GError **error)
 	}
 	if (rc != SQLITE_DONE)
 		return db_sql_error(db, error, "reading a series' bases");
-	results = db_prepare(db, "SELECT n, target, commit_id, result, detail "
+	results = db_prepare(db, "SELECT n, target, commit_id, result, detail, boot, boot_failed "
 			     "FROM series_results WHERE series_id = ?1 ORDER BY n, target", error);
 	if (!results)
 		return false;
@@ -549,6 +550,8 @@ static bool series_complete(struct db *db, struct series_row *r, GError **error)
 		x->commit = db_col_text(results, 2);
 		x->result = db_col_text(results, 3);
 		x->detail = db_col_text(results, 4);
+		x->boot = db_col_text(results, 5);
+		x->boot_failed = sqlite3_column_int(results, 6) != 0;
 		g_ptr_array_add(r->results, x);
 	}
 	if (rc != SQLITE_DONE)
@@ -685,7 +688,7 @@ bool db_series_result_put(struct db *db, gint64 id, const struct series_result *
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"INSERT OR REPLACE INTO series_results (series_id, n, target, commit_id, result, "
-		"detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", error);
+		"detail, boot, boot_failed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", error);
 
 	if (!stmt)
 		return false;
@@ -695,5 +698,7 @@ bool db_series_result_put(struct db *db, gint64 id, const struct series_result *
 	db_bind_text(stmt, 4, r->commit);
 	db_bind_text(stmt, 5, r->result);
 	db_bind_text(stmt, 6, r->detail);
+	db_bind_text(stmt, 7, r->boot);
+	sqlite3_bind_int(stmt, 8, r->boot_failed);
 	return db_step_done(db, stmt, error);
 }

@@ -331,6 +331,8 @@ static const char *const migrations[] = {
 	"  commit_id TEXT NOT NULL,"
 	"  result TEXT NOT NULL,"
 	"  detail TEXT,"
+	"  boot TEXT,"
+	"  boot_failed INTEGER NOT NULL DEFAULT 0,"
 	"  PRIMARY KEY (series_id, n, target));",
 };
 

@@ -795,6 +795,8 @@ struct series_result {
 	char *commit;
 	char *result;     /* db_job_result_name() of its build */
 	char *detail;     /* what is new, or NULL */
+	char *boot;       /* what its boots showed ("3 boots clean"), or NULL: not booted */
+	bool boot_failed; /* a new boot failure is blamed on it: see boot */
 };
 
 struct series_row {

@@ -10,6 +10,7 @@
 
 #include "bot/bot.h"
 #include "bot/builder.h"
+#include "bot/culprit.h"
 #include "bot/outbox.h"
 #include "bot/series.h"
 #include "bot/template.h"
@@ -427,7 +428,8 @@ static const struct template_field failure_fields[] = {
 	{ "compiler", TEMPLATE_TEXT, true, NULL },
 	{ "n", TEMPLATE_TEXT, false, NULL },
 	{ "patch_title", TEMPLATE_TEXT, false, NULL },
-	{ "kind", TEMPLATE_TEXT, false, NULL },       /* "error" or "warning" */
+	{ "kind", TEMPLATE_TEXT, false, NULL },       /* "build error", "build warning", "boot failure" */
+	{ "boot", TEMPLATE_TEXT, true, NULL },        /* set for a boot failure */
 	{ "reproduce", TEMPLATE_TEXT, true, NULL },
 	{ "diags", TEMPLATE_LIST, true, diag_item_fields },
 	{ NULL },
@@ -440,6 +442,7 @@ static const struct template_field summary_fields[] = {
 	{ "base", TEMPLATE_TEXT, false, NULL },
 	{ "base_how", TEMPLATE_TEXT, false, NULL },
 	{ "base_failing", TEMPLATE_TEXT, true, NULL }, /* targets failing on the base already */
+	{ "note", TEMPLATE_TEXT, true, NULL },        /* a boot failure not pinned on a patch */
 	{ "patches", TEMPLATE_LIST, false, patch_item_fields },
 	{ NULL },
 };
@@ -844,6 +847,133 @@ static char *fresh_text(const struct builder_result *br)
 	return g_string_free(out, out->len == 0);
 }
 
+/* What @tally of @runs boots says, as one line: "3 boots clean", "boot-panic: T (2/3 boots)". */
+static char *boots_text(GPtrArray *tally, unsigned runs)
+{
+	for (guint i = 0; tally && i < tally->len; i++) {
+		const struct console_tally *t = tally->pdata[i];
+
+		if (t->kind != CONSOLE_BOOT_OK)
+			return g_strdup_printf("%s: %s (%u/%u boots)", diag_console_kind_name(t->kind),
+					       t->title, t->failures, t->runs);
+	}
+	return g_strdup_printf("%u boot%s clean", runs, runs == 1 ? "" : "s");
+}
+
+/* The failure of @tally with @fingerprint, or NULL. */
+static const struct console_tally *tally_get(GPtrArray *tally, const char *fingerprint)
+{
+	for (guint i = 0; tally && i < tally->len; i++) {
+		const struct console_tally *t = tally->pdata[i];
+
+		if (strcmp(t->fingerprint, fingerprint) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* What the boots of a series found. */
+struct series_boots {
+	char **text;       /* per patch (index n - 1): what its boots showed, or NULL */
+	guint blamed;      /* the patch a new boot failure is pinned on; 0: none */
+	char *failure;     /* that failure, with its console lines; or NULL */
+	char *note;        /* a new failure not pinned on one patch, for the summary; or NULL */
+};
+
+static void series_boots_release(struct series_boots *b, guint n)
+{
+	for (guint i = 0; b->text && i < n; i++)
+		g_free(b->text[i]);
+	g_free(b->text);
+	g_free(b->failure);
+	g_free(b->note);
+}
+
+/*
+ * Boots the series where @outcomes' builds kept an image (the target
+ * boots): the last patch and the base [boot] repeat times each. A failure
+ * the last patch shows in every boot and the base in none is pinned on
+ * the first patch that shows it in every boot, every patch before it
+ * having booted clean; anything less certain (an intermittent failure, a
+ * patch between that shows it sometimes) is said on the series, not
+ * blamed on a patch: a wrong culprit is worse than none.
+ */
+static bool boot_series(const struct report_ctx *c, const char *git_path, GPtrArray *outcomes,
+			struct series_boots *out, GError **cause)
+{
+	const struct culprit_ctx cc = {
+		.db = c->db, .repo = c->repo, .config = c->config, .git_path = git_path,
+	};
+	guint n = outcomes->len;
+	unsigned repeat = c->config->boot_repeat;
+	const struct builder_result *first = ((GPtrArray *)outcomes->pdata[0])->pdata[0];
+	const struct builder_result *last = ((GPtrArray *)outcomes->pdata[n - 1])->pdata[0];
+	g_autoptr(GPtrArray) last_tally = NULL;
+	g_autoptr(GPtrArray) base_tally = NULL;
+	const struct console_tally *fresh = NULL;
+
+	out->text = g_new0(char *, n);
+	if (!last->build || !last->build->image_path || last->build->status != BUILD_OK)
+		return true;
+	last_tally = culprit_boot_tally(&cc, last->build, repeat, cause);
+	if (!last_tally)
+		return !*cause;
+	out->text[n - 1] = boots_text(last_tally, repeat);
+	if (!first->parent_build || !first->parent_build->image_path)
+		return true;
+	base_tally = culprit_boot_tally(&cc, first->parent_build, repeat, cause);
+	if (!base_tally)
+		return !*cause;
+	for (guint i = 0; !fresh && i < last_tally->len; i++) {
+		const struct console_tally *t = last_tally->pdata[i];
+		const struct console_tally *before = tally_get(base_tally, t->fingerprint);
+
+		if (t->kind != CONSOLE_BOOT_OK && (!before || before->failures == 0))
+			fresh = t;
+	}
+	if (!fresh)
+		return true;
+	if (fresh->failures < fresh->runs) {
+		out->note = g_strdup_printf(
+			"%s: %s shows in %u of %u boots with the whole series and in none of %u on "
+			"the base; an intermittent failure is not pinned on one patch",
+			diag_console_kind_name(fresh->kind), fresh->title, fresh->failures,
+			fresh->runs, repeat);
+		return true;
+	}
+	for (guint k = 1; k <= n; k++) {
+		const struct builder_result *br = ((GPtrArray *)outcomes->pdata[k - 1])->pdata[0];
+		g_autoptr(GPtrArray) tally = NULL;
+		const struct console_tally *t;
+
+		if (k == n) {
+			tally = g_ptr_array_ref(last_tally);
+		} else {
+			if (!br->build || !br->build->image_path || br->build->status != BUILD_OK)
+				break; /* not built: the patches after it cannot be told apart */
+			tally = culprit_boot_tally(&cc, br->build, repeat, cause);
+			if (!tally)
+				return !*cause;
+			out->text[k - 1] = boots_text(tally, repeat);
+		}
+		t = tally_get(tally, fresh->fingerprint);
+		if (!t || t->failures == 0)
+			continue;
+		if (t->failures == t->runs) {
+			out->blamed = k;
+			out->failure = g_strdup_printf("%s: %s (%u/%u boots)\n%s",
+						       diag_console_kind_name(t->kind), t->title,
+						       t->failures, t->runs, t->excerpt ? t->excerpt : "");
+			return true;
+		}
+		break;
+	}
+	out->note = g_strdup_printf("%s: %s shows in every boot with the whole series and in "
+				    "none on the base, but could not be pinned on one patch",
+				    diag_console_kind_name(fresh->kind), fresh->title);
+	return true;
+}
+
 /* Whether every patch of @s has a result on every one of @targets. */
 static bool all_results_in(const struct series_row *s, char **targets)
 {
@@ -864,6 +994,59 @@ static bool result_is(const struct series_result *r, enum job_result result)
 	return strcmp(r->result, db_job_result_name(result)) == 0;
 }
 
+/*
+ * Queues the reply on patch @p of @s for what result @r newly broke: its
+ * build (@boot false) or its boots; in the caller's transaction.
+ */
+static bool queue_failure(const struct report_ctx *c, const struct series_row *s,
+			  const struct series_result *r, const struct series_part *p, bool boot,
+			  gint64 now, GError **error)
+{
+	zd_autoptr(template_values) v = template_values_new();
+	g_autofree char *arch = g_strndup(r->target, strcspn(r->target, ":"));
+	g_autofree char *compiler = build_compiler_version(arch);
+	g_autofree char *frag_dir = config_fragment_dir();
+	g_autofree char *repro = NULL;
+	const char *text = boot ? r->boot : r->detail;
+	struct build_target bt;
+	struct reply rep;
+	bool ok;
+
+	reply_init(&rep);
+	if (!reply_on(c, s, p->mail_id, &rep, v, error)) {
+		reply_release(&rep);
+		return false;
+	}
+	if (build_target_parse(&bt, r->target, frag_dir, NULL)) {
+		repro = build_reproduce_command(&bt, "config");
+		build_target_clear(&bt);
+	}
+	template_values_set(v, "tree", s->tree);
+	template_values_set(v, "base", s->base);
+	template_values_set(v, "base_how", s->base_how);
+	template_values_set(v, "target", r->target);
+	template_values_set(v, "compiler", compiler);
+	template_values_printf(v, "n", "%u", r->n);
+	template_values_set(v, "patch_title", p->subject);
+	template_values_set(v, "kind", boot ? "boot failure"
+				  : result_is(r, JOB_RESULT_FAIL_NEW_ERROR) ? "build error"
+									: "build warning");
+	if (boot)
+		template_values_set(v, "boot", "yes");
+	template_values_set(v, "reproduce", repro);
+	if (text) {
+		g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+		for (char **l = lines; *l; l++) {
+			if (**l)
+				template_values_set(template_values_add(v, "diags"), "text", *l);
+		}
+	}
+	ok = queue_series_mail(c, s, "series-failure", &rep, v, now, error);
+	reply_release(&rep);
+	return ok;
+}
+
 /* Queues the replies of tested series @s, in the caller's transaction. */
 static bool queue_results(const struct report_ctx *c, const struct series_row *s,
 			  bool mail_clean, gint64 now, GError **error)
@@ -875,65 +1058,30 @@ static bool queue_results(const struct report_ctx *c, const struct series_row *s
 	for (guint i = 0; i < s->results->len; i++) {
 		const struct series_result *r = s->results->pdata[i];
 		const struct series_part *p = part_of(s, r->n);
-		zd_autoptr(template_values) v = NULL;
-		g_autofree char *arch = NULL;
-		g_autofree char *compiler = NULL;
-		g_autofree char *repro = NULL;
-		g_autofree char *frag_dir = config_fragment_dir();
-		struct build_target bt;
-		struct reply rep;
-		bool ok;
 
 		if (r->n == 0 || !p)
 			continue;
-		if (result_is(r, JOB_RESULT_FAIL_PARENT_FAILING) && r->n == 1) {
+		if (result_is(r, JOB_RESULT_FAIL_PARENT_FAILING) && r->n == 1)
 			g_string_append_printf(failing, "%s%s", failing->len ? ", " : "", r->target);
-			continue;
+		if (result_is(r, JOB_RESULT_NEW_DIAGNOSTICS) ||
+		    result_is(r, JOB_RESULT_FAIL_NEW_ERROR)) {
+			broke = true;
+			if (!queue_failure(c, s, r, p, false, now, error))
+				return false;
 		}
-		if (!result_is(r, JOB_RESULT_NEW_DIAGNOSTICS) &&
-		    !result_is(r, JOB_RESULT_FAIL_NEW_ERROR))
-			continue;
-		broke = true;
-		v = template_values_new();
-		reply_init(&rep);
-		if (!reply_on(c, s, p->mail_id, &rep, v, error)) {
-			reply_release(&rep);
-			return false;
+		if (r->boot_failed) {
+			broke = true;
+			if (!queue_failure(c, s, r, p, true, now, error))
+				return false;
 		}
-		arch = g_strndup(r->target, strcspn(r->target, ":"));
-		compiler = build_compiler_version(arch);
-		if (build_target_parse(&bt, r->target, frag_dir, NULL)) {
-			repro = build_reproduce_command(&bt, "config");
-			build_target_clear(&bt);
-		}
-		template_values_set(v, "tree", s->tree);
-		template_values_set(v, "base", s->base);
-		template_values_set(v, "base_how", s->base_how);
-		template_values_set(v, "target", r->target);
-		template_values_set(v, "compiler", compiler);
-		template_values_printf(v, "n", "%u", r->n);
-		template_values_set(v, "patch_title", p->subject);
-		template_values_set(v, "kind", result_is(r, JOB_RESULT_FAIL_NEW_ERROR)
-					  ? "error" : "warning");
-		template_values_set(v, "reproduce", repro);
-		if (r->detail) {
-			g_auto(GStrv) lines = g_strsplit(r->detail, "\n", -1);
-
-			for (char **l = lines; *l; l++)
-				template_values_set(template_values_add(v, "diags"), "text", *l);
-		}
-		ok = queue_series_mail(c, s, "series-failure", &rep, v, now, error);
-		reply_release(&rep);
-		if (!ok)
-			return false;
 	}
 	/* The summary on the cover letter, or the clean reply the tree asks for. */
-	if ((broke && part_of(s, 0)) || (!broke && mail_clean) || failing->len) {
+	if ((broke && part_of(s, 0)) || (!broke && mail_clean) || failing->len || s->note) {
 		zd_autoptr(template_values) v = template_values_new();
 		struct reply rep;
 		bool ok;
 
-		if (broke && !part_of(s, 0) && !failing->len)
+		if (broke && !part_of(s, 0) && !failing->len && !s->note)
 			return true;
 		reply_init(&rep);
 		if (!reply_on(c, s, series_head_mail(s), &rep, v, error)) {
@@ -945,6 +1093,7 @@ static bool queue_results(const struct report_ctx *c, const struct series_row *s
 		template_values_set(v, "base_how", s->base_how);
 		if (failing->len)
 			template_values_set(v, "base_failing", failing->str);
+		template_values_set(v, "note", s->note);
 		for (guint i = 0; i < s->results->len; i++) {
 			const struct series_result *r = s->results->pdata[i];
 			const struct series_part *p = part_of(s, r->n);
@@ -955,11 +1104,16 @@ static bool queue_results(const struct report_ctx *c, const struct series_row *s
 			item = template_values_add(v, "patches");
 			template_values_printf(item, "n", "%u/%u", r->n, s->total);
 			template_values_set(item, "title", p->subject);
-			template_values_printf(item, "result", "%s on %s", r->result, r->target);
+			if (r->boot)
+				template_values_printf(item, "result", "%s on %s; %s", r->result,
+						       r->target, r->boot);
+			else
+				template_values_printf(item, "result", "%s on %s", r->result,
+						       r->target);
 		}
-		ok = queue_series_mail(c, s, broke || failing->len ? "series-summary"
-								   : "series-clean", &rep, v, now,
-				       error);
+		ok = queue_series_mail(c, s, broke || failing->len || s->note ? "series-summary"
+									      : "series-clean",
+				       &rep, v, now, error);
 		reply_release(&rep);
 		if (!ok)
 			return false;
@@ -978,6 +1132,7 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 	enum job_result worst = JOB_RESULT_PASS;
 	zd_autoptr(tree_row) t = NULL;
 	zd_autoptr(series_row) again = NULL;
+	struct series_boots boots = { 0 };
 	gint64 now;
 
 	if (!s)
@@ -1015,9 +1170,13 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 			return false;
 		}
 	}
+	if (!boot_series(c, git_path, outcomes, &boots, cause)) {
+		series_boots_release(&boots, outcomes->len);
+		return false;
+	}
 	now = g_get_real_time() / G_USEC_PER_SEC;
 	if (!db_tx_begin(c->db, cause))
-		return false;
+		goto fail;
 	for (guint i = 0; i < outcomes->len; i++) {
 		GPtrArray *results = outcomes->pdata[i];
 		const struct builder_result *br = results->pdata[0];
@@ -1026,7 +1185,14 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 		struct series_result r = {
 			.n = i + 1, .target = (char *)target, .commit = br->commit,
 			.result = (char *)db_job_result_name(jr), .detail = detail,
+			.boot = boots.text[i], .boot_failed = boots.blamed == i + 1,
 		};
+		g_autofree char *boot_detail = NULL;
+
+		if (r.boot_failed) {
+			boot_detail = g_strdup(boots.failure);
+			r.boot = boot_detail;
+		}
 
 		if (!db_series_result_put(c->db, s->id, &r, cause))
 			goto fail;
@@ -1042,9 +1208,14 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 	t = targets ? db_tree_get(c->db, tree, cause) : NULL;
 	if (!t)
 		goto fail;
+	if (boots.note) {
+		g_free(again->note);
+		again->note = g_strdup_printf("%s: %s", target, boots.note);
+	}
+	if (boots.note && !db_series_update(c->db, again, cause))
+		goto fail;
 	if (again->state == SERIES_TESTING && all_results_in(again, targets)) {
 		again->state = SERIES_TESTED;
-		g_clear_pointer(&again->note, g_free);
 		if (!db_series_update(c->db, again, cause) ||
 		    !queue_results(c, again, t->mail_clean, now, cause))
 			goto fail;
@@ -1052,9 +1223,13 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 	}
 	if (!db_tx_commit(c->db, cause))
 		goto fail;
+	if (boots.blamed && worst == JOB_RESULT_PASS)
+		worst = JOB_RESULT_NEW_DIAGNOSTICS;
+	series_boots_release(&boots, outcomes->len);
 	*result = worst;
 	return true;
 fail:
 	db_tx_rollback(c->db);
+	series_boots_release(&boots, outcomes->len);
 	return false;
 }
