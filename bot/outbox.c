@@ -521,7 +521,9 @@ bool outbox_queue_reply(const struct report_ctx *c, enum outbox_kind kind, struc
 
 	row->kind = kind;
 	row->created = now;
-	row->message_id = outbox_message_id(c->config, tag);
+	/* A Message-ID the caller made already (to name it in the text) is kept. */
+	row->message_id = reply->message_id ? g_strdup(reply->message_id)
+					    : outbox_message_id(c->config, tag);
 	if (!cause) {
 		g_free(reply->message_id);
 		reply->message_id = g_strdup(row->message_id);

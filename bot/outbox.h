@@ -64,7 +64,7 @@ bool outbox_queue_clean(const struct report_ctx *c, const char *tree_name, const
 
 /*
  * Queues @reply (rendered by the caller, with its recipients and
- * threading; its Message-ID and date are set here) as a mail of @kind,
+ * threading; its date is set here, and its Message-ID unless it has one) as a mail of @kind,
  * in the caller's transaction; with @cause set (the rendering failed),
  * queues it in OUTBOX_ERROR with the cause, never sent. Sets *@id to
  * the outbox row (may be NULL).

@@ -533,7 +533,6 @@ static bool reply_on(const struct report_ctx *c, const struct series_row *s, gin
 	template_values_set(v, "message_id", m->message_id);
 	template_values_printf(v, "reported_by", "%s <%s>", c->config->mail_name,
 			       c->config->mail_address);
-	template_values_printf(v, "closes", "%s%s", c->config->mail_archive_url, m->message_id);
 	return true;
 }
 
@@ -549,12 +548,15 @@ static gint64 series_head_mail(const struct series_row *s)
 
 /* Renders template @name into @r and queues it, in the caller's transaction. */
 static bool queue_series_mail(const struct report_ctx *c, const struct series_row *s,
-			      const char *name, struct reply *r, const struct template_values *v,
+			      const char *name, struct reply *r, struct template_values *v,
 			      gint64 now, GError **error)
 {
 	g_autoptr(GError) cause = NULL;
 	g_autofree char *tag = g_strdup_printf("s%" G_GINT64_FORMAT, s->id);
 
+	/* Closes: names this reply in the archive, as a report's does. */
+	r->message_id = outbox_message_id(c->config, tag);
+	template_values_printf(v, "closes", "%s%s", c->config->mail_archive_url, r->message_id);
 	report_render(r, c->config, name, fields_of(name), v, &cause);
 	return outbox_queue_reply(c, OUTBOX_SERIES, r, cause, tag, now, NULL, error);
 }

@@ -129,7 +129,9 @@ check "it is threaded: In-Reply-To patch 2" has "$scratch/reply2.h" "^In-Reply-T
 check "References: the cover letter, then patch 2" has "$scratch/reply2.h" "^References: <$cover2> <$p2>$"
 check "it goes to the author" has "$scratch/reply2" "^To: .*a@example.org"
 check "and Cc the list" has "$scratch/reply2" "^Cc: .*list@example.org"
-check "it carries Reported-by and Closes" has "$scratch/reply2" "^Closes: https://lists.example.org/r/$p2"
+own2=$(sed -n 's/^Message-Id: <\(.*\)>$/\1/p' "$scratch/reply2.h")
+check "it carries Reported-by and Closes (the reply's own archive link)" \
+	has "$scratch/reply2" "^Closes: https://lists.example.org/r/$own2$"
 summary() { series_mails | grep "\"in_reply_to\": \"$cover2\"" | grep -q '"subject": "Re: \[PATCH 0/3\] net: readiness, broken"'; }
 check "the cover letter gets a summary" summary
 no_reply_1_3() { ! series_mails | grep -q "\"in_reply_to\": \"$(mid "$scratch/s2/0001-main-fine-first.patch")\""; }
