@@ -15,8 +15,12 @@
 #include "mail/patchmail.h"
 #include "mail/source.h"
 
-/* Mails listed at a time: the cursor moves on after each. */
-#define INGEST_BATCH 500
+/*
+ * Mails listed at a time (UID and size, then the Message-IDs of these):
+ * the cursor moves on after each. A listing reads every UID above the
+ * cursor, so a large batch keeps a backlog from being read again and again.
+ */
+#define INGEST_BATCH 10000
 /* A reader's longest wait before it looks whether it is told to stop. */
 #define WAIT_STEP_S 10u
 /* The Message-ID sniffed from a refused mail, at most: for the quarantine's listing. */

@@ -738,7 +738,8 @@ static bool start_one(const struct report_ctx *c, struct series_row *s, gint64 n
 	cands = candidates_of(c, s, first, base_commit, error);
 	if (!cands)
 		goto fail;
-	if (cands->len == 0 && !base_commit) {
+	/* No base to try: the series is for no tree here, and gets no reply. */
+	if (cands->len == 0) {
 		s->state = SERIES_IGNORED;
 		s->note = g_strdup("for no subscribed tree: no --list matches its List-Id, To or "
 				   "Cc, and no --prefix its subject");
