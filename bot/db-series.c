@@ -77,12 +77,14 @@ bool db_mail_add(struct db *db, struct mail_row *row, const char *raw, gsize len
 	db_bind_text(stmt, 8, row->kind);
 	db_bind_text(stmt, 9, row->sender);
 	db_bind_text(stmt, 10, row->subject);
-	sqlite3_bind_int64(stmt, 11, (sqlite3_int64)len);
+	/* A mail refused unread keeps the size its source listed. */
+	sqlite3_bind_int64(stmt, 11, len ? (sqlite3_int64)len : row->size);
 	sqlite3_bind_blob64(stmt, 12, raw, len, SQLITE_STATIC);
 	if (!db_step_done(db, stmt, error))
 		return false;
 	*added = sqlite3_changes(db->sql) == 1;
-	row->size = (gint64)len;
+	if (len)
+		row->size = (gint64)len;
 	if (*added)
 		row->id = sqlite3_last_insert_rowid(db->sql);
 	return true;

@@ -723,7 +723,7 @@ struct mail_row {
 	char *kind;       /* patchmail_kind_name(), or NULL when quarantined */
 	char *sender;     /* normalized address, or NULL */
 	char *subject;    /* or NULL */
-	gint64 size;      /* bytes of the raw text */
+	gint64 size;      /* bytes of the raw text; of a mail refused unread, as listed */
 };
 
 void mail_row_free(struct mail_row *row);
@@ -732,7 +732,8 @@ ZD_AUTOPTR_DEFINE(mail_row, mail_row_free)
 /*
  * Stores @row with its @len bytes of @raw, once per (message_id, hash):
  * *@added is false, and nothing changes, when that pair is stored already.
- * Sets row->id when added.
+ * Sets row->id when added. With @len 0 (a mail refused unread), row->size
+ * is kept as its size.
  */
 bool db_mail_add(struct db *db, struct mail_row *row, const char *raw, gsize len, bool *added,
 		 GError **error);

@@ -162,17 +162,36 @@ bool ingest_mail(struct db *db, const struct config *config, const char *source,
 	return ok;
 }
 
-/* Stores a mail the source would not hand over (too large): its row, no text. */
+/*
+ * A source's error without the source's name in front, which the log
+ * line and the store name already (borrowed from @message).
+ */
+static const char *without_name(const char *name, const char *message)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(message, name, n) == 0 && strncmp(message + n, ": ", 2) == 0)
+		return message + n + 2;
+	return message;
+}
+
+/*
+ * Stores a mail the source would not hand over (too large): its row, no
+ * text. It is known by its source, Message-ID and size, not by its UID,
+ * which a changed UIDVALIDITY renumbers: two mails without a Message-ID
+ * of exactly one size in one folder are quarantined as one.
+ */
 static bool ingest_refused(struct db *db, const char *source, const struct source_entry *e,
 			   const char *reason, gint64 now, bool *added, GError **error)
 {
-	g_autofree char *key = g_strdup_printf("%s\n%u\n%s\n%" G_GUINT64_FORMAT, source, e->uid,
-					       e->name ? e->name : "", e->size);
+	g_autofree char *key = g_strdup_printf("%s\n%s\n%" G_GUINT64_FORMAT, source,
+					       e->message_id ? e->message_id : "", e->size);
 	g_autofree char *hash = raw_hash(key, strlen(key));
 	struct mail_row row = {
 		.message_id = e->message_id ? e->message_id : (char *)"", .hash = hash,
 		.source = (char *)source, .uid = e->uid, .received = now,
-		.state = MAIL_QUARANTINED, .reason = (char *)reason,
+		.state = MAIL_QUARANTINED, .reason = (char *)without_name(source, reason),
+		.size = (gint64)MIN(e->size, (guint64)G_MAXINT64),
 	};
 
 	if (!db_mail_add(db, &row, "", 0, added, error))
@@ -244,7 +263,7 @@ static bool ingest_entry(struct db *db, const struct config *config, struct sour
 	if (!known) {
 		raw = source_fetch(s, e, &len, &local);
 		if (!raw && !g_error_matches(local, MAIL_ERROR, MAIL_ERROR_INVALID)) {
-			g_warning("ingest: %s: %s", name, local->message);
+			g_warning("ingest: %s: %s", name, without_name(name, local->message));
 			*source_failed = true;
 			return true;
 		}
@@ -275,7 +294,7 @@ static bool ingest_entry(struct db *db, const struct config *config, struct sour
 	}
 	if (!source_done(s, e, &local)) {
 		/* Stored: the next listing shows it again, and it is a duplicate then. */
-		g_warning("ingest: %s: %s", name, local->message);
+		g_warning("ingest: %s: %s", name, without_name(name, local->message));
 		*source_failed = true;
 	}
 	return true;
@@ -293,7 +312,7 @@ bool ingest_source(struct db *db, const struct config *config, const char *url,
 	bool found = false, failed = false, resync = false, ok = true;
 
 	if (!s) {
-		g_warning("ingest: %s: %s", url, local->message);
+		g_warning("ingest: %s: %s", url, without_name(url, local->message));
 		stats->failed++;
 		return true;
 	}
@@ -306,7 +325,8 @@ bool ingest_source(struct db *db, const struct config *config, const char *url,
 
 		if (!source_list(s, resync ? 0 : last_uid, INGEST_BATCH, &uidvalidity, &entries,
 				 &local)) {
-			g_warning("ingest: %s: %s", source_name(s), local->message);
+			g_warning("ingest: %s: %s", source_name(s),
+				  without_name(source_name(s), local->message));
 			failed = true;
 			break;
 		}

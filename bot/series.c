@@ -488,8 +488,9 @@ bool series_check_templates(const char *dir, GError **error)
 /*
  * A reply on mail @mail_id of @s: Re: its subject, In-Reply-To it,
  * References its References and it; To its sender, Cc its To and Cc (the
- * lists and people it went to), never the bot itself, at most [mail]
- * cc-max in all. Fills the values every series template has.
+ * lists and people it went to) and the lists of the base's tree (unless
+ * private), never the bot itself, each once, at most [mail] cc-max in
+ * all. Fills the values every series template has.
  */
 static bool reply_on(const struct report_ctx *c, const struct series_row *s, gint64 mail_id,
 		     struct reply *r, struct template_values *v, GError **error)
@@ -497,9 +498,13 @@ static bool reply_on(const struct report_ctx *c, const struct series_row *s, gin
 	zd_autoptr(patchmail) m = mail_parse(c->db, c->config, mail_id, error);
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autofree char *bot = address_key(c->config->mail_address);
+	zd_autoptr(tree_row) tree = NULL;
 	guint count = 0;
 
 	if (!m)
+		return false;
+	/* The base's tree's lists hear of it too: a series may have reached them by Bcc. */
+	if (s->tree && !(tree = db_tree_get(c->db, s->tree, error)))
 		return false;
 	r->in_reply_to = g_strdup(m->message_id);
 	for (guint i = 0; m->references && i < m->references->len; i++)
@@ -508,12 +513,13 @@ static bool reply_on(const struct report_ctx *c, const struct series_row *s, gin
 		g_ptr_array_add(r->references, g_strdup(m->in_reply_to));
 	g_ptr_array_add(r->references, g_strdup(m->message_id));
 	g_hash_table_add(seen, g_strdup(bot));
-	for (int pass = 0; pass < 3; pass++) {
+	for (int pass = 0; pass < 4; pass++) {
 		GPtrArray *from = pass == 1 ? m->to : pass == 2 ? m->cc : NULL;
-		guint len = pass == 0 ? 1 : from ? from->len : 0;
+		char **lists = pass == 3 && tree && !tree->private ? tree->lists : NULL;
+		guint len = pass == 0 ? 1 : from ? from->len : lists ? g_strv_length(lists) : 0;
 
 		for (guint i = 0; i < len && count < c->config->mail_cc_max; i++) {
-			const char *a = pass == 0 ? m->from : from->pdata[i];
+			const char *a = pass == 0 ? m->from : from ? from->pdata[i] : lists[i];
 			char *key = a ? address_key(a) : NULL;
 
 			if (!key || !g_hash_table_add(seen, key))

@@ -657,26 +657,20 @@ ms_deliver_dir() {
 	esac
 }
 
-# ms_restart_dovecot DIR [CERT]: stops DIR's Dovecot (SIGTERM to its
-# master, which ends every IMAP session), waits until it is gone, and
-# starts it again on the same ports, serving the certificate CERT
-# (DIR/CERT.pem and DIR/CERT.key: "server", the default, or "other", for
-# the wrong host); Postfix is left alone. Waits (30 s at most) until it
-# answers; fails with the tail of its log otherwise.
-ms_restart_dovecot() {
-	[ $# -eq 1 ] || [ $# -eq 2 ] || { _ms_err "usage: ms_restart_dovecot DIR [CERT]"; return 1; }
-	_ms_check_dir ms_restart_dovecot "$1" || return 1
-	_ms_s=$_ms_dir
-	_ms_cert=${2:-server}
-	[ -f "$_ms_s/$_ms_cert.pem" ] || { _ms_err "ms_restart_dovecot: no $_ms_s/$_ms_cert.pem"; return 1; }
+# _ms_stop_dovecot FUNCTION DIR: stops DIR's Dovecot (SIGTERM to its master,
+# which ends every IMAP session) and waits until all its processes are
+# gone; Postfix is left alone. FUNCTION names the caller in messages.
+_ms_stop_dovecot() {
+	_ms_fn=$1
+	_ms_s=$2
 	_ms_pid=$(cat "$_ms_s/dovecot/run/master.pid" 2>/dev/null) ||
-		{ _ms_err "ms_restart_dovecot: Dovecot of $_ms_s is not running"; return 1; }
+		{ _ms_err "$_ms_fn: Dovecot of $_ms_s is not running"; return 1; }
 	kill -TERM "$_ms_pid" 2>/dev/null || :
 	_ms_i=0
 	# Its master, then every process with its instance name in the title.
 	_ms_title="dovecot-$(_ms_instance "$_ms_s")/"
 	while kill -0 "$_ms_pid" 2>/dev/null; do
-		[ "$_ms_i" -ge 100 ] && { _ms_err "ms_restart_dovecot: Dovecot of $_ms_s does not stop"; return 1; }
+		[ "$_ms_i" -ge 100 ] && { _ms_err "$_ms_fn: Dovecot of $_ms_s does not stop"; return 1; }
 		_ms_i=$((_ms_i + 1))
 		sleep 0.1
 	done
@@ -690,17 +684,115 @@ ms_restart_dovecot() {
 			# shellcheck disable=SC2086
 			kill -KILL $_ms_left 2>/dev/null || :
 		fi
-		[ "$_ms_i" -ge 50 ] && { _ms_err "ms_restart_dovecot: Dovecot of $_ms_s does not stop"; return 1; }
+		[ "$_ms_i" -ge 50 ] && { _ms_err "$_ms_fn: Dovecot of $_ms_s does not stop"; return 1; }
 		_ms_i=$((_ms_i + 1))
 		sleep 0.1
 	done
-	_ms_write_dovecot "$_ms_s" || return 1
+}
+
+# _ms_start_dovecot FUNCTION DIR: writes DIR's Dovecot configuration (with
+# the certificate $_ms_cert) and starts it on the same ports, waiting (30 s
+# at most) until it answers; fails with the tail of its log otherwise.
+_ms_start_dovecot() {
+	_ms_write_dovecot "$2" || return 1
 	_ms_t0=$(date +%s)
-	if ! "$(_ms_sbin dovecot)" -c "$_ms_s/dovecot/dovecot.conf" \
-		< /dev/null >> "$_ms_s/dovecot.out" 2>&1 ||
-		! _ms_wait_ready "$_ms_s" dovecot "$_ms_t0" 30; then
-		_ms_err "ms_restart_dovecot: Dovecot did not start again in $_ms_s"
-		_ms_logs "$_ms_s"
+	if ! "$(_ms_sbin dovecot)" -c "$2/dovecot/dovecot.conf" \
+		< /dev/null >> "$2/dovecot.out" 2>&1 ||
+		! _ms_wait_ready "$2" dovecot "$_ms_t0" 30; then
+		_ms_err "$1: Dovecot did not start again in $2"
+		_ms_logs "$2"
 		return 1
 	fi
+}
+
+# ms_restart_dovecot DIR [CERT]: stops DIR's Dovecot (SIGTERM to its
+# master, which ends every IMAP session), waits until it is gone, and
+# starts it again on the same ports, serving the certificate CERT
+# (DIR/CERT.pem and DIR/CERT.key: "server", the default, or "other", for
+# the wrong host); Postfix is left alone. Waits (30 s at most) until it
+# answers; fails with the tail of its log otherwise.
+ms_restart_dovecot() {
+	[ $# -eq 1 ] || [ $# -eq 2 ] || { _ms_err "usage: ms_restart_dovecot DIR [CERT]"; return 1; }
+	_ms_check_dir ms_restart_dovecot "$1" || return 1
+	_ms_s=$_ms_dir
+	_ms_cert=${2:-server}
+	[ -f "$_ms_s/$_ms_cert.pem" ] || { _ms_err "ms_restart_dovecot: no $_ms_s/$_ms_cert.pem"; return 1; }
+	_ms_stop_dovecot ms_restart_dovecot "$_ms_s" && _ms_start_dovecot ms_restart_dovecot "$_ms_s"
+}
+
+# ms_expunge DIR ADDRESS QUERY...: expunges from ADDRESS's INBOX under DIR
+# the messages the doveadm search QUERY matches (e.g. "uid 1"), with doveadm
+# expunge. Quiet on success; doveadm's words on failure.
+ms_expunge() {
+	[ $# -ge 3 ] || { _ms_err "usage: ms_expunge DIR ADDRESS QUERY..."; return 1; }
+	_ms_check_dir ms_expunge "$1" || return 1
+	_ms_a=$2
+	shift 2
+	_ms_doveadm "$_ms_dir" expunge -u "$_ms_a" mailbox INBOX "$@" ||
+		{ _ms_err "ms_expunge: doveadm expunge for $_ms_a failed"; return 1; }
+}
+
+# ms_crash_dovecot DIR: kills every process of DIR's Dovecot at once with
+# SIGKILL (its IMAP sessions end in the middle of whatever they do, as in
+# a crash; nothing is flushed), waits until they are gone, and starts it
+# again on the same ports with the server certificate; Postfix is left
+# alone. Fails with the tail of its log if it does not answer in 30 s.
+ms_crash_dovecot() {
+	[ $# -eq 1 ] || { _ms_err "usage: ms_crash_dovecot DIR"; return 1; }
+	_ms_check_dir ms_crash_dovecot "$1" || return 1
+	_ms_s=$_ms_dir
+	_ms_title="dovecot-$(_ms_instance "$_ms_s")/"
+	_ms_pid=$(cat "$_ms_s/dovecot/run/master.pid" 2>/dev/null) ||
+		{ _ms_err "ms_crash_dovecot: Dovecot of $_ms_s is not running"; return 1; }
+	_ms_left=$(ps -eo pid=,args= | awk -v t="$_ms_title" 'index($2, t) == 1 { print $1 }')
+	# shellcheck disable=SC2086
+	kill -KILL "$_ms_pid" $_ms_left 2>/dev/null || :
+	_ms_i=0
+	while :; do
+		_ms_left=$(ps -eo pid=,args= | awk -v t="$_ms_title" 'index($2, t) == 1 { print $1 }')
+		if [ -z "$_ms_left" ] && ! kill -0 "$_ms_pid" 2>/dev/null; then
+			break
+		fi
+		# shellcheck disable=SC2086
+		kill -KILL $_ms_left 2>/dev/null || :
+		[ "$_ms_i" -ge 50 ] && { _ms_err "ms_crash_dovecot: Dovecot of $_ms_s survives SIGKILL"; return 1; }
+		_ms_i=$((_ms_i + 1))
+		sleep 0.1
+	done
+	rm -f "$_ms_s/dovecot/run/master.pid"
+	_ms_cert=server
+	_ms_start_dovecot ms_crash_dovecot "$_ms_s"
+}
+
+# ms_renumber DIR ADDRESS: gives ADDRESS's INBOX under DIR a new UIDVALIDITY,
+# its messages kept (as a mailbox rebuilt or restored from a backup is):
+# stops DIR's Dovecot, removes that user's dovecot-uidlist and indexes
+# (Dovecot then numbers the Maildir's files from 1 again, under a
+# UIDVALIDITY taken from the clock), waits a second so the clock moves
+# past the old one, and starts Dovecot again with the server certificate.
+# Prints the new UIDVALIDITY on stdout. Fails if it did not change.
+ms_renumber() {
+	[ $# -eq 2 ] || { _ms_err "usage: ms_renumber DIR ADDRESS"; return 1; }
+	_ms_check_dir ms_renumber "$1" || return 1
+	_ms_s=$_ms_dir
+	# Dovecot lower-cases user names (ASCII).
+	# shellcheck disable=SC2018,SC2019
+	_ms_u=$(printf %s "$2" | tr 'A-Z' 'a-z')
+	_ms_old=$(_ms_doveadm "$_ms_s" -f flow mailbox status -u "$2" uidvalidity INBOX 2>/dev/null |
+		sed -n 's/.*uidvalidity=\([0-9]*\).*/\1/p')
+	_ms_stop_dovecot ms_renumber "$_ms_s" || return 1
+	# The uidlist and indexes live under the user's home (CONTROL, INDEX),
+	# or in the Maildir itself for a mail_location without them.
+	rm -rf "$_ms_s/dovecot/home/$_ms_u/control" "$_ms_s/dovecot/home/$_ms_u/index"
+	rm -f "$_ms_s/maildirs/$_ms_u/dovecot-uidlist" "$_ms_s/maildirs/$_ms_u/dovecot.index"*
+	sleep 1
+	_ms_cert=server
+	_ms_start_dovecot ms_renumber "$_ms_s" || return 1
+	_ms_new=$(_ms_doveadm "$_ms_s" -f flow mailbox status -u "$2" uidvalidity INBOX 2>/dev/null |
+		sed -n 's/.*uidvalidity=\([0-9]*\).*/\1/p')
+	if [ -z "$_ms_new" ] || [ "$_ms_new" = "$_ms_old" ]; then
+		_ms_err "ms_renumber: the UIDVALIDITY of $2 stayed '$_ms_old' (now '$_ms_new')"
+		return 1
+	fi
+	echo "$_ms_new"
 }
