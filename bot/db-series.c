@@ -337,7 +337,7 @@ bool db_series_add(struct db *db, struct series_row *row, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"INSERT INTO series (sender, title, version, total, state, created, last_part, "
-		"note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", error);
+		"note, versioned, resend) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", error);
 
 	if (!stmt)
 		return false;
@@ -349,6 +349,8 @@ bool db_series_add(struct db *db, struct series_row *row, GError **error)
 	sqlite3_bind_int64(stmt, 6, row->created);
 	sqlite3_bind_int64(stmt, 7, row->last_part);
 	db_bind_text(stmt, 8, row->note);
+	sqlite3_bind_int(stmt, 9, row->versioned);
+	sqlite3_bind_int(stmt, 10, row->resend);
 	if (!db_step_done(db, stmt, error))
 		return false;
 	row->id = sqlite3_last_insert_rowid(db->sql);
@@ -360,7 +362,8 @@ bool db_series_find(struct db *db, const char *sender, guint version, guint tota
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"SELECT s.id FROM series_ids i JOIN series s ON s.id = i.series_id "
-		"WHERE i.message_id = ?1 AND s.sender = ?2 AND s.version = ?3 AND s.total = ?4 "
+		"WHERE i.message_id = ?1 AND s.sender = ?2 AND (?3 = 0 OR s.version = ?3) "
+		"AND s.total = ?4 "
 		"ORDER BY s.id DESC LIMIT 1", error);
 
 	*id = 0;
@@ -448,7 +451,8 @@ bool db_series_update(struct db *db, const struct series_row *row, GError **erro
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"UPDATE series SET title = ?2, state = ?3, superseded_by = nullif(?4, 0), "
-		"tree_id = nullif(?5, 0), base = ?6, base_how = ?7, note = ?8 WHERE id = ?1", error);
+		"tree_id = nullif(?5, 0), base = ?6, base_how = ?7, note = ?8, version = ?9, "
+		"versioned = ?10, resend = ?11 WHERE id = ?1", error);
 
 	if (!stmt)
 		return false;
@@ -460,12 +464,16 @@ bool db_series_update(struct db *db, const struct series_row *row, GError **erro
 	db_bind_text(stmt, 6, row->base);
 	db_bind_text(stmt, 7, row->base_how);
 	db_bind_text(stmt, 8, row->note);
+	sqlite3_bind_int64(stmt, 9, row->version);
+	sqlite3_bind_int(stmt, 10, row->versioned);
+	sqlite3_bind_int(stmt, 11, row->resend);
 	return db_step_done(db, stmt, error);
 }
 
 #define SERIES_COLUMNS \
 	"s.id, s.sender, s.title, s.version, s.total, s.state, coalesce(s.superseded_by, 0), " \
-	"s.created, s.last_part, coalesce(s.tree_id, 0), t.name, s.base, s.base_how, s.note " \
+	"s.created, s.last_part, coalesce(s.tree_id, 0), t.name, s.base, s.base_how, s.note, " \
+	"s.versioned, s.resend " \
 	"FROM series s LEFT JOIN trees t ON t.id = s.tree_id "
 
 static struct series_row *series_read(sqlite3_stmt *stmt)
@@ -489,6 +497,8 @@ static struct series_row *series_read(sqlite3_stmt *stmt)
 	r->base = db_col_text(stmt, 11);
 	r->base_how = db_col_text(stmt, 12);
 	r->note = db_col_text(stmt, 13);
+	r->versioned = sqlite3_column_int(stmt, 14) != 0;
+	r->resend = sqlite3_column_int(stmt, 15) != 0;
 	return r;
 }
 
@@ -586,25 +596,27 @@ struct series_row *db_series_get(struct db *db, gint64 id, GError **error)
 	return g_steal_pointer(&r);
 }
 
-struct series_row *db_series_by_commit(struct db *db, const char *commit, GError **error)
+GArray *db_series_by_commit(struct db *db, const char *commit, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"SELECT s.id FROM series s JOIN series_parts p ON p.series_id = s.id "
-		"AND p.n = s.total WHERE p.commit_id = ?1 ORDER BY s.id DESC LIMIT 1", error);
+		"AND p.n = s.total WHERE p.commit_id = ?1 ORDER BY s.id", error);
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(gint64));
 	int rc;
 
 	if (!stmt)
 		return NULL;
 	db_bind_text(stmt, 1, commit);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		return db_series_get(db, sqlite3_column_int64(stmt, 0), error);
-	if (rc == SQLITE_DONE)
-		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND,
-			    "no series has its last patch at %s", commit);
-	else
-		db_sql_error(db, error, "finding a series by commit");
-	return NULL;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		gint64 id = sqlite3_column_int64(stmt, 0);
+
+		g_array_append_val(out, id);
+	}
+	if (rc != SQLITE_DONE) {
+		db_sql_error(db, error, "finding the series of a commit");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
 }
 
 GPtrArray *db_series_list(struct db *db, int state, unsigned limit, GError **error)
@@ -683,6 +695,30 @@ bool db_series_base_add(struct db *db, gint64 id, const struct series_base *base
 	sqlite3_bind_int(stmt, 6, base->applied);
 	db_bind_text(stmt, 7, base->reason);
 	return db_step_done(db, stmt, error);
+}
+
+bool db_series_copy_results(struct db *db, gint64 id, const char *commit, const char *target,
+			    bool *copied, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"INSERT OR REPLACE INTO series_results (series_id, n, target, commit_id, result, "
+		"detail, boot, boot_failed) "
+		"SELECT ?1, r.n, r.target, r.commit_id, r.result, r.detail, r.boot, r.boot_failed "
+		"FROM series_results r WHERE r.target = ?3 AND r.series_id = ("
+		"  SELECT s.id FROM series s JOIN series_parts p ON p.series_id = s.id "
+		"  AND p.n = s.total WHERE p.commit_id = ?2 AND s.id != ?1 AND EXISTS ("
+		"    SELECT 1 FROM series_results x WHERE x.series_id = s.id AND x.target = ?3) "
+		"  ORDER BY s.id DESC LIMIT 1)", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, id);
+	db_bind_text(stmt, 2, commit);
+	db_bind_text(stmt, 3, target);
+	if (!db_step_done(db, stmt, error))
+		return false;
+	*copied = sqlite3_changes(db->sql) > 0;
+	return true;
 }
 
 bool db_series_result_put(struct db *db, gint64 id, const struct series_result *r,

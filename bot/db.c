@@ -293,6 +293,8 @@ static const char *const migrations[] = {
 	"  sender TEXT NOT NULL,"
 	"  title TEXT,"
 	"  version INTEGER NOT NULL,"
+	"  versioned INTEGER NOT NULL DEFAULT 0,"
+	"  resend INTEGER NOT NULL DEFAULT 0,"
 	"  total INTEGER NOT NULL,"
 	"  state TEXT NOT NULL,"
 	"  superseded_by INTEGER REFERENCES series(id) ON DELETE SET NULL,"

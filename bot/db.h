@@ -805,6 +805,8 @@ struct series_row {
 	char *sender;     /* normalized address */
 	char *title;      /* the cover letter's title, else patch 1's; NULL until one arrived */
 	guint version;
+	bool versioned;   /* a part said vN; else the version is 1 until one does */
+	bool resend;      /* a part was tagged RESEND */
 	guint total;
 	enum series_state state;
 	gint64 superseded_by;
@@ -823,12 +825,15 @@ struct series_row {
 void series_row_free(struct series_row *row);
 ZD_AUTOPTR_DEFINE(series_row, series_row_free)
 
-/* Inserts @row (sender, title, version, total, state, created, last_part); sets row->id. */
+/*
+ * Inserts @row (sender, title, version, versioned, resend, total, state,
+ * created, last_part); sets row->id.
+ */
 bool db_series_add(struct db *db, struct series_row *row, GError **error);
 /*
- * Finds the series of @sender, @version and @total that shares a thread
- * with a mail: one whose parts are, or refer to, one of @ids. *@id is 0
- * when none does.
+ * Finds the series of @sender, @version (0: any, the newest) and @total
+ * that shares a thread with a mail: one whose parts are, or refer to, one
+ * of @ids. *@id is 0 when none does.
  */
 bool db_series_find(struct db *db, const char *sender, guint version, guint total,
 		    const char *const *ids, gint64 *id, GError **error);
@@ -840,15 +845,16 @@ bool db_series_add_part(struct db *db, gint64 id, guint n, gint64 mail_id,
 /* Records the commit part @n was applied as. */
 bool db_series_part_commit(struct db *db, gint64 id, guint n, const char *commit,
 			   GError **error);
-/* Writes back title, state, superseded_by, tree_id, base, base_how and note. */
+/* Writes back title, version, versioned, resend, state, superseded_by, tree_id, base, base_how and note. */
 bool db_series_update(struct db *db, const struct series_row *row, GError **error);
 /* Returns series @id with its parts, bases and results, or NULL with BOT_ERROR_NOT_FOUND. */
 struct series_row *db_series_get(struct db *db, gint64 id, GError **error);
 /*
- * Returns the series whose last patch was applied as @commit, or NULL
- * with BOT_ERROR_NOT_FOUND.
+ * Returns the ids (gint64) of the series whose last patch was applied as
+ * @commit (a RESEND applies as the same commits as its original), oldest
+ * first; empty when none.
  */
-struct series_row *db_series_by_commit(struct db *db, const char *commit, GError **error);
+GArray *db_series_by_commit(struct db *db, const char *commit, GError **error);
 /* Returns the series in @state (all when < 0), newest first, at most @limit, each complete. */
 GPtrArray *db_series_list(struct db *db, int state, unsigned limit, GError **error);
 /*
@@ -861,6 +867,13 @@ GArray *db_series_older(struct db *db, gint64 id, const char *sender, const char
 /* Appends a base tried to series @id. */
 bool db_series_base_add(struct db *db, gint64 id, const struct series_base *base,
 			GError **error);
+/*
+ * Copies to series @id the results on @target of another series whose
+ * last patch was applied as @commit too (a RESEND: the same commits);
+ * *@copied says whether there were any.
+ */
+bool db_series_copy_results(struct db *db, gint64 id, const char *commit, const char *target,
+			    bool *copied, GError **error);
 /* Records (or replaces) the result of part @r->n of series @id on @r->target. */
 bool db_series_result_put(struct db *db, gint64 id, const struct series_result *r,
 			  GError **error);

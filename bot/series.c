@@ -53,13 +53,16 @@ static char **thread_ids(const struct patchmail *m)
 }
 
 /*
- * Supersedes the older versions of series @s that are not tested yet;
- * and @s itself when a newer version came first.
+ * Supersedes the older versions of series @s that are not tested yet, and
+ * @s itself when a newer version came first. A RESEND supersedes the
+ * same version too; a RESEND of a series tested already is not tested
+ * again.
  */
 static bool supersede_older(struct db *db, struct series_row *s, GError **error)
 {
-	g_autoptr(GArray) older = db_series_older(db, s->id, s->sender, s->title, s->version,
-						  false, error);
+	guint below = s->resend ? s->version + 1 : s->version;
+	g_autoptr(GArray) older = db_series_older(db, s->id, s->sender, s->title, below, false,
+						  error);
 	g_autoptr(GArray) newer = older ? db_series_older(db, s->id, s->sender, s->title,
 							  s->version, true, error) : NULL;
 
@@ -79,12 +82,24 @@ static bool supersede_older(struct db *db, struct series_row *s, GError **error)
 
 		if (!o)
 			return false;
+		if (s->resend && o->version == s->version && o->state == SERIES_TESTED &&
+		    s->state == SERIES_WAITING) {
+			s->state = SERIES_IGNORED;
+			g_free(s->note);
+			s->note = g_strdup_printf("a resend of series %" G_GINT64_FORMAT
+						  ", tested already", o->id);
+			g_message("series %" G_GINT64_FORMAT ": %s", s->id, s->note);
+			if (!db_series_update(db, s, error))
+				return false;
+			continue;
+		}
 		if (o->state != SERIES_WAITING && o->state != SERIES_TESTING)
 			continue;
 		o->state = SERIES_SUPERSEDED;
 		o->superseded_by = s->id;
 		g_free(o->note);
-		o->note = g_strdup_printf("superseded by v%u (series %" G_GINT64_FORMAT ")",
+		o->note = g_strdup_printf("superseded by %s%u (series %" G_GINT64_FORMAT ")",
+					  s->resend && s->version == o->version ? "a resend of v" : "v",
 					  s->version, s->id);
 		g_message("series %" G_GINT64_FORMAT " (v%u): %s", o->id, o->version, o->note);
 		if (!db_series_update(db, o, error))
@@ -105,6 +120,71 @@ static const struct series_part *part_of(const struct series_row *s, guint n)
 	return NULL;
 }
 
+/*
+ * The version of a part whose subject gives none: that of the series of
+ * the cover letter it answers, when that cover letter said one (b4 does
+ * the same: "[PATCH 1/2]" in reply to "[PATCH v2 0/2]" is v2's); else 1.
+ */
+static bool implied_version(struct db *db, const char *sender, guint total, char **ids,
+			    guint *version, GError **error)
+{
+	zd_autoptr(series_row) found = NULL;
+	const struct series_part *cover;
+	gint64 id = 0;
+
+	*version = 1;
+	/* ids[0] is the mail's own: only what it answers counts. */
+	if (!ids[0])
+		return true;
+	if (!db_series_find(db, sender, 0, total, (const char *const *)ids + 1, &id, error))
+		return false;
+	if (!id)
+		return true;
+	found = db_series_get(db, id, error);
+	if (!found)
+		return false;
+	cover = part_of(found, 0);
+	if (!found->versioned || !cover)
+		return true;
+	for (char **i = ids + 1; *i; i++) {
+		if (strcmp(*i, cover->message_id) == 0) {
+			*version = found->version;
+			return true;
+		}
+	}
+	return true;
+}
+
+/*
+ * A versioned cover letter whose parts came first, unversioned and
+ * answering it: their series is the cover letter's, and takes its
+ * version. Sets *@id to that series (0: none).
+ */
+static bool adopt_parts(struct db *db, const char *sender, const struct patchmail *m,
+			gint64 *id, GError **error)
+{
+	const char *own[] = { m->message_id, NULL };
+	zd_autoptr(series_row) found = NULL;
+
+	*id = 0;
+	if (!db_series_find(db, sender, 0, m->tags.total, own, id, error))
+		return false;
+	if (!*id)
+		return true;
+	found = db_series_get(db, *id, error);
+	if (!found)
+		return false;
+	if (found->versioned || found->state != SERIES_WAITING || part_of(found, 0)) {
+		*id = 0;
+		return true;
+	}
+	g_message("series %" G_GINT64_FORMAT ": its parts answer a v%u cover letter: v%u now",
+		  found->id, m->tags.version, m->tags.version);
+	found->version = m->tags.version;
+	found->versioned = true;
+	return db_series_update(db, found, error);
+}
+
 /* Mail @mail joins its series, in the caller's transaction. */
 static bool assemble_one(struct db *db, const struct mail_row *mail, const struct patchmail *m,
 			 gint64 now, GError **error)
@@ -114,13 +194,18 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 	zd_autoptr(series_row) s = NULL;
 	guint n = m->kind == PATCHMAIL_COVER ? 0 : m->tags.n;
 	guint total = m->tags.total;
+	guint version = m->tags.version;
 	gint64 id = 0;
-	bool added = false, titled = false;
+	bool added = false, changed = false;
 
 	if (n > total || total == 0)
 		return true;
-	if (!db_series_find(db, sender, m->tags.version, total, (const char *const *)ids, &id,
-			    error))
+	if (!m->tags.versioned && !implied_version(db, sender, total, ids, &version, error))
+		return false;
+	if (!db_series_find(db, sender, version, total, (const char *const *)ids, &id, error))
+		return false;
+	if (!id && n == 0 && m->tags.versioned && version > 1 &&
+	    !adopt_parts(db, sender, m, &id, error))
 		return false;
 	/*
 	 * A series already started, or holding another mail as this part, is
@@ -139,20 +224,22 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 				  "other content; the first kept", id, n, total, m->message_id);
 			return true;
 		}
-		if (found->state != SERIES_WAITING || had)
+		if (found->state != SERIES_WAITING || had || found->resend != m->tags.resend)
 			id = 0;
 	}
 	if (!id) {
 		struct series_row row = {
-			.sender = sender, .version = m->tags.version, .total = total,
-			.state = SERIES_WAITING, .created = now, .last_part = now,
+			.sender = sender, .version = version, .versioned = version > 1,
+			.resend = m->tags.resend, .total = total, .state = SERIES_WAITING,
+			.created = now, .last_part = now,
 		};
 
 		if (!db_series_add(db, &row, error))
 			return false;
 		id = row.id;
-		g_message("series %" G_GINT64_FORMAT ": new, v%u of %u patch%s from %s", id,
-			  row.version, total, total == 1 ? "" : "es", sender);
+		g_message("series %" G_GINT64_FORMAT ": new, %sv%u of %u patch%s from %s", id,
+			  row.resend ? "a resend of " : "", row.version, total,
+			  total == 1 ? "" : "es", sender);
 	}
 	if (!db_series_add_ids(db, id, (const char *const *)ids, error) ||
 	    !db_series_add_part(db, id, n, mail->id, m->message_id, now, &added, error))
@@ -172,9 +259,13 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 	if (n == 0 || (n == 1 && !s->title)) {
 		g_free(s->title);
 		s->title = g_strdup(m->tags.title);
-		titled = true;
+		changed = true;
 	}
-	if (titled && !db_series_update(db, s, error))
+	if (m->tags.versioned && !s->versioned) {
+		s->versioned = true;
+		changed = true;
+	}
+	if (changed && !db_series_update(db, s, error))
 		return false;
 	return supersede_older(db, s, error);
 }
@@ -715,6 +806,10 @@ static int apply_somewhere(const struct report_ctx *c, const struct series_row *
 	return -1;
 }
 
+static bool all_results_in(const struct series_row *s, char **targets);
+static bool queue_results(const struct report_ctx *c, const struct series_row *s,
+			  bool mail_clean, gint64 now, GError **error);
+
 /* Starts ready series @s: base, apply, jobs; in one transaction. */
 static bool start_one(const struct report_ctx *c, struct series_row *s, gint64 now,
 		      GError **error)
@@ -787,18 +882,91 @@ static bool start_one(const struct report_ctx *c, struct series_row *s, gint64 n
 		    !db_series_part_commit(c->db, s->id, i + 1, commits[i], error))
 			goto fail;
 	}
+	g_message("series %" G_GINT64_FORMAT ": applied on %.12s (%s); testing", s->id, s->base,
+		  s->base_how);
+	if (!db_series_update(c->db, s, error))
+		goto fail;
 	for (char **t = targets; *t; t++) {
-		bool added;
+		bool added, copied = false;
 
 		if (!db_job_add(c->db, JOB_KIND_PATCH_TEST, s->tree_id, commits[s->total - 1], *t,
 				JOB_PATCH, &added, error))
 			goto fail;
+		/*
+		 * The same commits were tested for another series (a RESEND): its
+		 * results are this one's; a job still to run serves both.
+		 */
+		if (!added && !db_series_copy_results(c->db, s->id, commits[s->total - 1], *t,
+						      &copied, error))
+			goto fail;
+		if (copied)
+			g_message("series %" G_GINT64_FORMAT ": the same commits were tested on %s "
+				  "already", s->id, *t);
 	}
-	g_message("series %" G_GINT64_FORMAT ": applied on %.12s (%s); testing", s->id, s->base,
-		  s->base_how);
-	if (!db_series_update(c->db, s, error) || !db_tx_commit(c->db, error))
+	{
+		zd_autoptr(series_row) again = db_series_get(c->db, s->id, error);
+		zd_autoptr(tree_row) tree = again ? db_tree_get(c->db, again->tree, error) : NULL;
+
+		if (!tree)
+			goto fail;
+		if (all_results_in(again, targets)) {
+			again->state = SERIES_TESTED;
+			if (!db_series_update(c->db, again, error) ||
+			    !queue_results(c, again, tree->mail_clean, now, error))
+				goto fail;
+			g_message("series %" G_GINT64_FORMAT ": tested", s->id);
+		}
+	}
+	if (!db_tx_commit(c->db, error))
 		goto fail;
 	return true;
+fail:
+	db_tx_rollback(c->db);
+	return false;
+}
+
+/*
+ * A partial reroll ("[PATCH v2 2/3]" alone, in the thread of v1): once its
+ * grace period is over, a series takes the parts it lacks from the newest
+ * older version of the same sender and size in its thread or of its title,
+ * as b4 does. Sets *@filled when it took any.
+ */
+static bool fill_from_older(const struct report_ctx *c, const struct series_row *s, gint64 now,
+			    bool *filled, GError **error)
+{
+	g_autoptr(GArray) older = NULL;
+	zd_autoptr(series_row) from = NULL;
+
+	*filled = false;
+	if (!db_tx_begin(c->db, error))
+		return false;
+	older = db_series_older(c->db, s->id, s->sender, s->title, s->version, false, error);
+	if (!older)
+		goto fail;
+	for (guint i = older->len; i-- > 0 && !from;) {
+		from = db_series_get(c->db, g_array_index(older, gint64, i), error);
+		if (!from)
+			goto fail;
+		if (from->total != s->total)
+			g_clear_pointer(&from, series_row_free);
+	}
+	for (guint i = 0; from && i < from->parts->len; i++) {
+		const struct series_part *p = from->parts->pdata[i];
+		bool added = false;
+
+		if (part_of(s, p->n))
+			continue;
+		if (!db_series_add_part(c->db, s->id, p->n, p->mail_id, p->message_id, now, &added,
+					error))
+			goto fail;
+		*filled |= added;
+	}
+	if (*filled)
+		g_message("series %" G_GINT64_FORMAT ": v%u resends only some parts; the others "
+			  "are v%u's (series %" G_GINT64_FORMAT ")", s->id, s->version,
+			  from->version, from->id);
+	if (db_tx_commit(c->db, error))
+		return true;
 fail:
 	db_tx_rollback(c->db);
 	return false;
@@ -814,10 +982,30 @@ bool series_start(const struct report_ctx *c, gint64 now, bool log_waiting, unsi
 		return false;
 	/* Oldest first. */
 	for (guint i = list->len; i-- > 0;) {
-		struct series_row *s = list->pdata[i];
-		gint64 due = s->last_part + c->config->mail_grace;
-		bool cover = false;
-		bool all = has_all_patches(s, &cover);
+		zd_autoptr(series_row) s = db_series_get(c->db, ((struct series_row *)
+							      list->pdata[i])->id, error);
+		gint64 due;
+		bool cover = false, all, filled = false;
+
+		if (!s)
+			return false;
+		/* Superseded since the list was read, by one started before it. */
+		if (s->state != SERIES_WAITING)
+			continue;
+		due = s->last_part + c->config->mail_grace;
+		all = has_all_patches(s, &cover);
+		if (!all && now >= due && s->versioned && s->version > 1) {
+			if (!fill_from_older(c, s, now, &filled, error))
+				return false;
+			if (filled) {
+				series_row_free(g_steal_pointer(&s));
+				s = db_series_get(c->db, ((struct series_row *)list->pdata[i])->id,
+						  error);
+				if (!s)
+					return false;
+				all = has_all_patches(s, &cover);
+			}
+		}
 
 		if (!all || (!cover && s->total > 1 && now < due)) {
 			left++;
@@ -983,6 +1171,18 @@ static bool boot_series(const struct report_ctx *c, const char *git_path, GPtrAr
 	return true;
 }
 
+/* A part's title: its subject without Re: and the [PATCH ...] tags (caller frees). */
+static char *part_title(const struct series_part *p)
+{
+	struct patchmail_subject tags;
+	char *title;
+
+	patchmail_subject_parse(&tags, p->subject);
+	title = g_steal_pointer(&tags.title);
+	patchmail_subject_release(&tags);
+	return title;
+}
+
 /* Whether every patch of @s has a result on every one of @targets. */
 static bool all_results_in(const struct series_row *s, char **targets)
 {
@@ -1036,7 +1236,11 @@ static bool queue_failure(const struct report_ctx *c, const struct series_row *s
 	template_values_set(v, "target", r->target);
 	template_values_set(v, "compiler", compiler);
 	template_values_printf(v, "n", "%u", r->n);
-	template_values_set(v, "patch_title", p->subject);
+	{
+		g_autofree char *title = part_title(p);
+
+		template_values_set(v, "patch_title", title);
+	}
 	template_values_set(v, "kind", boot ? "boot failure"
 				  : result_is(r, JOB_RESULT_FAIL_NEW_ERROR) ? "build error"
 									: "build warning");
@@ -1106,13 +1310,15 @@ static bool queue_results(const struct report_ctx *c, const struct series_row *s
 		for (guint i = 0; i < s->results->len; i++) {
 			const struct series_result *r = s->results->pdata[i];
 			const struct series_part *p = part_of(s, r->n);
+			g_autofree char *title = NULL;
 			struct template_values *item;
 
 			if (r->n == 0 || !p)
 				continue;
 			item = template_values_add(v, "patches");
 			template_values_printf(item, "n", "%u/%u", r->n, s->total);
-			template_values_set(item, "title", p->subject);
+			title = part_title(p);
+			template_values_set(item, "title", title);
 			if (r->boot)
 				template_values_printf(item, "result", "%s on %s; %s", r->result,
 						       r->target, r->boot);
@@ -1130,28 +1336,98 @@ static bool queue_results(const struct report_ctx *c, const struct series_row *s
 	return true;
 }
 
+/*
+ * Records the results of one target's builds and boots for series @id, in
+ * the caller's transaction; once every target is in, the series is tested
+ * and its replies are queued.
+ */
+static bool record_results(const struct report_ctx *c, gint64 id, const char *tree,
+			   const char *target, GPtrArray *outcomes,
+			   const struct series_boots *boots, gint64 now, GError **error)
+{
+	zd_autoptr(series_row) s = NULL;
+	zd_autoptr(tree_row) t = NULL;
+	g_auto(GStrv) targets = NULL;
+
+	for (guint i = 0; i < outcomes->len; i++) {
+		GPtrArray *results = outcomes->pdata[i];
+		const struct builder_result *br = results->pdata[0];
+		g_autofree char *detail = fresh_text(br);
+		enum job_result jr = db_job_result_of_verdict(br->verdict);
+		struct series_result r = {
+			.n = i + 1, .target = (char *)target, .commit = br->commit,
+			.result = (char *)db_job_result_name(jr), .detail = detail,
+			.boot = boots->text[i], .boot_failed = boots->blamed == i + 1,
+		};
+
+		if (r.boot_failed)
+			r.boot = boots->failure;
+		if (!db_series_result_put(c->db, id, &r, error))
+			return false;
+	}
+	s = db_series_get(c->db, id, error);
+	targets = s ? tree_targets(c, tree, error) : NULL;
+	t = targets ? db_tree_get(c->db, tree, error) : NULL;
+	if (!t)
+		return false;
+	if (boots->note) {
+		g_free(s->note);
+		s->note = g_strdup_printf("%s: %s", target, boots->note);
+		if (!db_series_update(c->db, s, error))
+			return false;
+	}
+	if (s->state == SERIES_TESTING && all_results_in(s, targets)) {
+		s->state = SERIES_TESTED;
+		if (!db_series_update(c->db, s, error) ||
+		    !queue_results(c, s, t->mail_clean, now, error))
+			return false;
+		g_message("series %" G_GINT64_FORMAT ": tested", s->id);
+	}
+	return true;
+}
+
+/* The series of @ids that are testing (struct series_row), oldest first. */
+static GPtrArray *testing_of(struct db *db, GArray *ids, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)series_row_free);
+
+	for (guint i = 0; i < ids->len; i++) {
+		struct series_row *s = db_series_get(db, g_array_index(ids, gint64, i), error);
+
+		if (!s)
+			return NULL;
+		if (s->state == SERIES_TESTING)
+			g_ptr_array_add(out, s);
+		else
+			series_row_free(s);
+	}
+	return g_steal_pointer(&out);
+}
+
 bool series_run_job(const struct report_ctx *c, const char *git_path, const char *tree,
 		    const char *commit, const char *target, enum job_result *result,
 		    char **note, GError **cause)
 {
-	zd_autoptr(series_row) s = db_series_by_commit(c->db, commit, cause);
+	g_autoptr(GArray) ids = db_series_by_commit(c->db, commit, cause);
+	g_autoptr(GPtrArray) testing = ids ? testing_of(c->db, ids, cause) : NULL;
 	g_autoptr(GPtrArray) outcomes = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)g_ptr_array_unref);
-	g_auto(GStrv) targets = NULL;
 	enum job_result worst = JOB_RESULT_PASS;
-	zd_autoptr(tree_row) t = NULL;
-	zd_autoptr(series_row) again = NULL;
 	struct series_boots boots = { 0 };
+	const struct series_row *s;
+	bool ok = false;
 	gint64 now;
 
-	if (!s)
+	if (!testing)
 		return false;
-	if (s->state != SERIES_TESTING) {
+	if (testing->len == 0) {
 		*result = JOB_RESULT_SKIPPED;
-		*note = g_strdup_printf("series %" G_GINT64_FORMAT " is %s", s->id,
-					db_series_state_name(s->state));
+		*note = g_strdup(ids->len ? "its series is no longer testing (superseded)"
+					  : "no series has its last patch here");
 		return true;
 	}
+	/* A RESEND applies as the very commits of its original: one run serves both. */
+	s = testing->pdata[0];
 	for (guint n = 1; n <= s->total; n++) {
 		const struct series_part *p = part_of(s, n);
 		const char *targets1[] = { target, NULL };
@@ -1161,6 +1437,7 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 		};
 		GPtrArray *results;
 		const struct builder_result *br;
+		enum job_result jr;
 
 		if (!p || !p->commit) {
 			g_set_error(cause, BOT_ERROR, BOT_ERROR_NOT_FOUND,
@@ -1178,67 +1455,34 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 				    n, br->build && br->build->reason ? br->build->reason : "?");
 			return false;
 		}
-	}
-	if (!boot_series(c, git_path, outcomes, &boots, cause)) {
-		series_boots_release(&boots, outcomes->len);
-		return false;
-	}
-	now = g_get_real_time() / G_USEC_PER_SEC;
-	if (!db_tx_begin(c->db, cause))
-		goto fail;
-	for (guint i = 0; i < outcomes->len; i++) {
-		GPtrArray *results = outcomes->pdata[i];
-		const struct builder_result *br = results->pdata[0];
-		g_autofree char *detail = fresh_text(br);
-		enum job_result jr = db_job_result_of_verdict(br->verdict);
-		struct series_result r = {
-			.n = i + 1, .target = (char *)target, .commit = br->commit,
-			.result = (char *)db_job_result_name(jr), .detail = detail,
-			.boot = boots.text[i], .boot_failed = boots.blamed == i + 1,
-		};
-		g_autofree char *boot_detail = NULL;
-
-		if (r.boot_failed) {
-			boot_detail = g_strdup(boots.failure);
-			r.boot = boot_detail;
-		}
-
-		if (!db_series_result_put(c->db, s->id, &r, cause))
-			goto fail;
+		jr = db_job_result_of_verdict(br->verdict);
 		if (jr == JOB_RESULT_FAIL_NEW_ERROR ||
 		    (jr == JOB_RESULT_NEW_DIAGNOSTICS && worst != JOB_RESULT_FAIL_NEW_ERROR) ||
 		    (jr == JOB_RESULT_FAIL_PARENT_FAILING && worst == JOB_RESULT_PASS))
 			worst = jr;
 	}
-	again = db_series_get(c->db, s->id, cause);
-	if (!again)
-		goto fail;
-	targets = tree_targets(c, tree, cause);
-	t = targets ? db_tree_get(c->db, tree, cause) : NULL;
-	if (!t)
-		goto fail;
-	if (boots.note) {
-		g_free(again->note);
-		again->note = g_strdup_printf("%s: %s", target, boots.note);
+	if (!boot_series(c, git_path, outcomes, &boots, cause))
+		goto out;
+	now = g_get_real_time() / G_USEC_PER_SEC;
+	if (!db_tx_begin(c->db, cause))
+		goto out;
+	for (guint i = 0; i < testing->len; i++) {
+		const struct series_row *each = testing->pdata[i];
+
+		if (!record_results(c, each->id, tree, target, outcomes, &boots, now, cause)) {
+			db_tx_rollback(c->db);
+			goto out;
+		}
 	}
-	if (boots.note && !db_series_update(c->db, again, cause))
-		goto fail;
-	if (again->state == SERIES_TESTING && all_results_in(again, targets)) {
-		again->state = SERIES_TESTED;
-		if (!db_series_update(c->db, again, cause) ||
-		    !queue_results(c, again, t->mail_clean, now, cause))
-			goto fail;
-		g_message("series %" G_GINT64_FORMAT ": tested", s->id);
+	if (!db_tx_commit(c->db, cause)) {
+		db_tx_rollback(c->db);
+		goto out;
 	}
-	if (!db_tx_commit(c->db, cause))
-		goto fail;
 	if (boots.blamed && worst == JOB_RESULT_PASS)
 		worst = JOB_RESULT_NEW_DIAGNOSTICS;
-	series_boots_release(&boots, outcomes->len);
 	*result = worst;
-	return true;
-fail:
-	db_tx_rollback(c->db);
+	ok = true;
+out:
 	series_boots_release(&boots, outcomes->len);
-	return false;
+	return ok;
 }

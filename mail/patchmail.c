@@ -343,6 +343,7 @@ void patchmail_subject_parse(struct patchmail_subject *out, const char *subject)
 		p = next;
 	}
 	out->title = g_strdup(p);
+	out->versioned = st.versioned;
 	out->patch = !out->reply && (st.patch || (out->rfc && out->counted));
 	out->cover = out->patch && out->counted && out->n == 0;
 }

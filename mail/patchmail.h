@@ -34,6 +34,7 @@ struct patchmail_subject {
 	char *title;         /* the rest, whitespace runs made one space: "net: fix foo" */
 	GPtrArray *prefixes; /* char *, the other tag words, in order: "net-next" */
 	guint version;       /* vN; 1 when absent */
+	bool versioned;      /* vN was given */
 	guint n;             /* n of n/N; 1 when absent */
 	guint total;         /* N of n/N; 1 when absent */
 	bool counted;        /* n/N was given */

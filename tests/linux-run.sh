@@ -21,6 +21,9 @@ sh "$ZERODAY_SRCDIR/tests/linux-import.sh" "$cache" >/dev/null || {
 	echo "1..0 # SKIP linux-source-6.1 is not installed"
 	exit 0
 }
+# linux-series.sh uses the same state directory: one at a time.
+exec 8>"$cache_root/run-state.lock"
+flock 8
 
 # The history, in a scratch repository sharing the cache's objects, built
 # with plumbing (no work tree of 80,000 files).
