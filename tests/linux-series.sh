@@ -122,7 +122,7 @@ awk -v a="$t0" -v b="$t1" -v n="$(sqlite3 "$state/zeroday.db" \
 # The series and its results, one a line.
 z series --json | sed 's/, {"id": \([0-9]*\), "subject"/\n{"id": \1, "subject"/g' > "$scratch/series.json"
 s=$(grep '"subject": "init: notes on kernel_init"' "$scratch/series.json")
-has_s() { echo "$s" | grep -q -- "$1"; }
+has_s() { printf '%s\n' "$s" | grep -q -- "$1"; }
 target='x86_64:tinyconfig+serial'
 check "the series is tested" has_s '"state": "tested"'
 check "on its base-commit: trailer's commit" has_s "\"base\": \"$base\", \"base_how\": \"base-commit\""
@@ -167,8 +167,60 @@ check "the base it tested on" has "$scratch/reply2" "^base: *$base (base-commit)
 check "it goes to the author, Cc the list" \
 	sh -c "grep -q '^To: .*a@example.org' '$scratch/reply2' && grep -q '^Cc: .*linux@example.org' '$scratch/reply2'"
 check "the summary is on the cover letter" has "$scratch/summary" "^In-Reply-To: <$cover>$"
-check "and lists each patch's result" sh -c "grep -q '^  1/3 .*: pass on $target\$' '$scratch/summary' &&
-	grep -q '^  2/3 .*: new-diagnostics on $target\$' '$scratch/summary' &&
-	grep -q '^  3/3 .*: pass on $target\$' '$scratch/summary'"
+check "and lists each patch's result, the last patch booted clean" \
+	sh -c "grep -q '^  1/3 init: say where user space starts: pass on $target\$' '$scratch/summary' &&
+	grep -q '^  2/3 init: keep a spare variable in kernel_init: new-diagnostics on $target\$' '$scratch/summary' &&
+	grep -q '^  3/3 init: say when kernel_init runs: pass on $target; 1 boot clean\$' '$scratch/summary'"
+
+# A second series, on the same base: patch 1 innocent, patch 2 panics at
+# boot. The last patch and the base are booted (the base's boot is the
+# first series' one, reused); the panic shows at the whole series' every
+# boot and at none of the base's, so patch 1 is booted too: clean, so the
+# panic is pinned on patch 2, which gets the reply.
+export GIT_INDEX_FILE="$scratch/index"
+q1=$(edit "$base" '/^static int __ref kernel_init\(void \*unused\)$/ {
+	print "/* Where the kernel hands over to user space. */" } { print }' \
+	"$(printf 'init: a note before kernel_init\n\nSigned-off-by: A <a@example.org>')")
+q2=$(edit "$q1" '{ print } /^static int __ref kernel_init\(void \*unused\)$/ { k = 1 }
+	k && /^\tint ret;$/ { print "\tpanic(\"zeroday: a series panic\");"; k = 0 }' \
+	"$(printf 'init: stop at kernel_init\n\nSigned-off-by: A <a@example.org>')")
+unset GIT_INDEX_FILE
+sleep 1
+mkdir "$scratch/b"
+git -C "$repo" format-patch -q --from="A <a@example.org>" --to="linux@example.org" \
+	--cover-letter --thread --base="$base" -o "$scratch/b" "$base..$q2"
+sed -i 's/\*\*\* SUBJECT HERE \*\*\*/init: a panic in two/' "$scratch/b/0000-cover-letter.patch"
+for f in "$scratch/b/"*.patch; do
+	i=$((i + 1))
+	{
+		echo "List-Id: Linux test list <linux.example.org>"
+		sed '1{/^From [0-9a-f]\{40\} /d}' "$f"
+	} > "$list/tmp/m$i"
+	mv "$list/tmp/m$i" "$list/new/$(printf %06d $i).test"
+done
+b2=$(mid "$scratch/b/0002-"*.patch)
+t0=$(date +%s.%N)
+z run --once --poll-interval 3600 > "$scratch/run2.log" 2>&1
+check "run --once tests the panicking series" test $? -eq 0
+t1=$(date +%s.%N)
+sed 's/^/# /' "$scratch/run2.log" | grep -E "series|boot" | head -20
+awk -v a="$t0" -v b="$t1" 'BEGIN { printf "# run --once: %.1f s wall\n", b - a }'
+z series --json | sed 's/, {"id": \([0-9]*\), "subject"/\n{"id": \1, "subject"/g' > "$scratch/series2.json"
+s=$(grep '"subject": "init: a panic in two"' "$scratch/series2.json")
+check "the panicking series is tested" has_s '"state": "tested"'
+check "patch 1 builds and boots clean" \
+	has_s "\"n\": 1, \"target\": \"$target\", \"commit\": \"[0-9a-f]*\", \"result\": \"pass\", \"new\": null, \"boot\": \"1 boot clean\", \"boot_failed\": false"
+check "patch 2 builds, and the panic is pinned on it" \
+	has_s "\"n\": 2, \"target\": \"$target\", \"commit\": \"[0-9a-f]*\", \"result\": \"pass\", \"new\": null, \"boot\": \"panic: Kernel panic - not syncing: zeroday: a series panic (1/1 boots).*\", \"boot_failed\": true"
+z outbox --json | sed 's/, {"id": \([0-9]*\), "finding"/\n{"id": \1, "finding"/g' |
+	grep '"kind": "series"' > "$scratch/mails2.json"
+idb=$(grep "\"in_reply_to\": \"$b2\"" "$scratch/mails2.json" | sed -n 's/^\[*{"id": \([0-9]*\),.*/\1/p' | head -1)
+check "one reply on patch 2" test "$(grep -c "\"in_reply_to\": \"$b2\"" "$scratch/mails2.json")" -eq 1
+z outbox show "${idb:-0}" > "$scratch/replyb" 2>&1
+sed '1,/^$/d' "$scratch/replyb" | awk '/^$/ { print p; p = ""; next } { p = p (p == "" ? "" : " ") $0 }
+	END { print p }' > "$scratch/replyb.b"
+check "it says patch 2 adds a new boot failure" has "$scratch/replyb.b" \
+	"^patch 2/2 of \"init: a panic in two\" (v1) adds a new boot failure for $target: the tree just before this patch boots without it"
+check "with the console's panic line" has "$scratch/replyb" "^>> .*Kernel panic - not syncing: zeroday: a series panic"
 
 tap_end

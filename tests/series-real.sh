@@ -192,7 +192,7 @@ threaded() {
 body() { imapf "$1" --where "In-Reply-To=<$2>"; }
 # series_json: `zeroday series --json`, one series a line.
 series_json() { z series --json | sed 's/, {"id": \([0-9]*\), "subject"/\n{"id": \1, "subject"/g'; }
-has_text() { echo "$1" | grep -q -- "$2"; }
+has_text() { printf "%s\n" "$1" | grep -q -- "$2"; }
 # sent_replies: how many series replies the outbox holds.
 sent_replies() {
 	z outbox --json | python3 -c 'import json, sys

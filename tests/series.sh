@@ -84,7 +84,7 @@ post "$scratch/s1"
 z run --once --poll-interval 3600 > "$scratch/run1.log" 2>&1
 check "run --once tests the clean series" test $? -eq 0
 s1=$(series_json | grep '"subject": "main: three clean parts"')
-check_s1() { echo "$s1" | grep -q "$1"; }
+check_s1() { printf "%s\n" "$s1" | grep -q "$1"; }
 check "the series is tested" check_s1 '"state": "tested"'
 check "its base is the base-commit: trailer's" check_s1 "\"base\": \"$base\", \"base_how\": \"base-commit\""
 check "it has its cover letter and three patches" check_s1 '"n": 3, "total": 3'
@@ -110,7 +110,7 @@ sed -i 's/\*\*\* SUBJECT HERE \*\*\*/net: readiness, broken/' "$scratch/s2/0000-
 post "$scratch/s2"
 z run --once --poll-interval 3600 > "$scratch/run2.log" 2>&1
 s2=$(series_json | grep '"subject": "net: readiness, broken"')
-check_s2() { echo "$s2" | grep -q "$1"; }
+check_s2() { printf "%s\n" "$s2" | grep -q "$1"; }
 check "the broken series is tested" check_s2 '"state": "tested"'
 check "its base is the tree's head, chosen by its list" check_s2 '"base_how": "list list@example.org (kb/master)"'
 check "patch 1 passes" check_s2 '"n": 1, "target": "x86_64:defconfig", "commit": "[0-9a-f]*", "result": "pass"'
@@ -152,7 +152,7 @@ post "$scratch/v2" nolist
 z run --once --poll-interval 3600 > "$scratch/run3.log" 2>&1
 v1=$(series_json | grep '"subject": "main: versioned change", "version": 1,')
 v2=$(series_json | grep '"subject": "main: versioned change", "version": 2,')
-has_text() { echo "$1" | grep -q -- "$2"; }
+has_text() { printf "%s\n" "$1" | grep -q -- "$2"; }
 check "v1 is superseded" has_text "$v1" '"state": "superseded"'
 check "v2 is tested, its base chosen by its prefix" has_text "$v2" '"state": "tested".*"base_how": "prefix kb-next (kb/master)"'
 no_v1_reply() { ! series_mails | grep -q "\"in_reply_to\": \"$(mid "$scratch/v1/"*.patch)\""; }
