@@ -417,13 +417,18 @@ static char *imap_fetch(struct source *base, const struct source_entry *e, gsize
 		fail_with(error, s, MAIL_ERROR_INVALID, "an entry without a UID");
 		return NULL;
 	}
-	/* At most one byte more than allowed is asked for: a larger one is seen, not read. */
+	/*
+	 * The whole message, its listed RFC822.SIZE checked against the cap
+	 * already (source_fetch()) and what came checked again below. Not a
+	 * partial fetch (BODY.PEEK[]<0.N>): public-inbox-imapd 1.9, which
+	 * serves lore's lists, announces the literal as N bytes long whatever
+	 * the message's length, and the reply never ends.
+	 */
 	section = mailimap_section_new(NULL);
 	type = mailimap_fetch_type_new_fetch_att_list_empty();
 	mailimap_fetch_type_new_fetch_att_list_add(type, mailimap_fetch_att_new_uid());
 	mailimap_fetch_type_new_fetch_att_list_add(
-		type, mailimap_fetch_att_new_body_peek_section_partial(
-			      section, 0, (guint32)MIN((guint64)base->size_max + 1, G_MAXUINT32)));
+		type, mailimap_fetch_att_new_body_peek_section(section));
 	if (!uid_fetch(s, e->uid, e->uid, type, &result, error))
 		return NULL;
 	for (clistiter *i = clist_begin(result); i && !found; i = clist_next(i)) {
