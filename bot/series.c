@@ -713,9 +713,42 @@ static const char *patch_title(const struct patchmail *m)
 }
 
 /*
+ * Splits a patch's author, "Name <addr>" or "addr" as patchmail gives it,
+ * into the name (quotes removed; may be "") and the address, as a commit
+ * keeps them (caller frees both).
+ */
+static void split_author(const char *author, char **name, char **email)
+{
+	const char *lt = author ? strrchr(author, '<') : NULL;
+	size_t len;
+
+	if (!lt) {
+		*name = g_strdup("");
+		*email = g_strdup(author ? author : "");
+		return;
+	}
+	*name = g_strstrip(g_strndup(author, (gsize)(lt - author)));
+	*email = g_strndup(lt + 1, strcspn(lt + 1, ">"));
+	len = strlen(*name);
+	if (len >= 2 && (*name)[0] == '"' && (*name)[len - 1] == '"') {
+		memmove(*name, *name + 1, len - 2);
+		(*name)[len - 2] = '\0';
+	}
+}
+
+/* What apply_somewhere() found. */
+enum applied {
+	APPLIED_NOWHERE = -1,  /* no candidate took the whole series */
+	APPLIED_FAILED = -2,   /* the store failed: @error */
+	APPLIED_LATER = -3,    /* the object store failed: try again later, @error */
+};
+
+/*
  * Tries the candidates in order until the whole series applies to one;
- * records each try. Returns the index of the winner, -1 when none, -2
- * with @error on a store failure; the winner's commits in *@commits.
+ * records each try with why it was rejected. Returns the index of the
+ * winner, its commits in *@commits, or an enum applied. A base the store
+ * lacks is a rejected base; any other failure of the object store is no
+ * verdict on the series (APPLIED_LATER).
  */
 static int apply_somewhere(const struct report_ctx *c, const struct series_row *s,
 			   GPtrArray *patches, GPtrArray *cands, char ***commits, gint64 now,
@@ -727,44 +760,23 @@ static int apply_somewhere(const struct report_ctx *c, const struct series_row *
 
 	for (guint i = 0; i < patches->len; i++) {
 		const struct patchmail *m = patches->pdata[i];
-		const char *author = m->author ? m->author : m->from;
-
-		rp[i].diff = m->diff;
-		rp[i].subject = patch_title(m);
-		rp[i].message = m->commit_message ? m->commit_message : "";
-		rp[i].author_time = m->body_date ? m->body_date : m->date;
-		rp[i].author_offset = 0;
-		rp[i].author_name = author;
-		rp[i].author_email = author;
-	}
-	/* Names and addresses apart, as a commit keeps them. */
-	for (guint i = 0; i < patches->len; i++) {
-		const char *author = rp[i].author_name;
-		const char *lt = author ? strrchr(author, '<') : NULL;
 		char *name, *email;
 
-		if (lt) {
-			name = g_strstrip(g_strndup(author, (gsize)(lt - author)));
-			email = g_strndup(lt + 1, strcspn(lt + 1, ">"));
-		} else {
-			name = g_strdup("");
-			email = g_strdup(author ? author : "");
-		}
-		if (name[0] == '"' && strlen(name) >= 2 && name[strlen(name) - 1] == '"') {
-			char *unq = g_strndup(name + 1, strlen(name) - 2);
-
-			g_free(name);
-			name = unq;
-		}
+		split_author(m->author ? m->author : m->from, &name, &email);
 		g_ptr_array_add(keep, name);
 		g_ptr_array_add(keep, email);
-		rp[i].author_name = name;
-		rp[i].author_email = email;
+		rp[i] = (struct repo_patch){
+			.diff = m->diff, .subject = patch_title(m),
+			.message = m->commit_message ? m->commit_message : "",
+			.author_name = name, .author_email = email,
+			.author_time = m->body_date ? m->body_date : m->date,
+		};
 	}
 	for (guint i = 0; i < cands->len; i++) {
 		const struct candidate *cand = cands->pdata[i];
 		g_autoptr(GError) local = NULL;
 		g_autofree char *why = NULL;
+		g_autofree char *reason = NULL;
 		g_auto(GStrv) made = NULL;
 		enum repo_apply_failure failure = REPO_APPLY_OK;
 		struct series_base b = {
@@ -775,35 +787,28 @@ static int apply_somewhere(const struct report_ctx *c, const struct series_row *
 						c->config->mail_name, committer, now, &made,
 						&failure, &why, &local);
 
-		if (applied < 0) {
-			b.reason = local->message;
-		} else if ((guint)applied < patches->len) {
-			g_autofree char *reason = g_strdup_printf(
-				"patch %d/%u %s: %s", applied + 1, s->total,
-				failure == REPO_APPLY_REFUSED ? "refused" :
-				failure == REPO_APPLY_INVALID ? "is no readable diff" : "does not apply",
-				why ? why : "?");
-
-			b.reason = g_steal_pointer(&reason);
-			if (!db_series_base_add(c->db, s->id, &b, error)) {
-				g_free(b.reason);
-				return -2;
-			}
-			g_free(b.reason);
-			continue;
+		if (applied < 0 && !g_error_matches(local, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND)) {
+			g_propagate_error(error, g_steal_pointer(&local));
+			return APPLIED_LATER;
 		}
-		if (applied < 0) {
-			if (!db_series_base_add(c->db, s->id, &b, error))
-				return -2;
-			continue;
-		}
-		b.applied = true;
+		if (applied < 0)
+			reason = g_strdup(local->message);
+		else if ((guint)applied < patches->len)
+			reason = g_strdup_printf("patch %d/%u %s: %s", applied + 1, s->total,
+						 failure == REPO_APPLY_REFUSED ? "refused"
+						 : failure == REPO_APPLY_INVALID ? "is no readable diff"
+										 : "does not apply",
+						 why ? why : "?");
+		b.applied = reason == NULL;
+		b.reason = reason;
 		if (!db_series_base_add(c->db, s->id, &b, error))
-			return -2;
-		*commits = g_steal_pointer(&made);
-		return (int)i;
+			return APPLIED_FAILED;
+		if (b.applied) {
+			*commits = g_steal_pointer(&made);
+			return (int)i;
+		}
 	}
-	return -1;
+	return APPLIED_NOWHERE;
 }
 
 static bool all_results_in(const struct series_row *s, char **targets);
@@ -822,6 +827,7 @@ static bool start_one(const struct report_ctx *c, struct series_row *s, gint64 n
 	const char *base_commit = NULL;
 	g_auto(GStrv) commits = NULL;
 	g_auto(GStrv) targets = NULL;
+	g_autoptr(GError) apply_error = NULL;
 	int won;
 
 	patches = series_patches(c, s, error);
@@ -849,10 +855,19 @@ static bool start_one(const struct report_ctx *c, struct series_row *s, gint64 n
 			goto fail;
 		return true;
 	}
-	won = apply_somewhere(c, s, patches, cands, &commits, now, error);
-	if (won == -2)
+	won = apply_somewhere(c, s, patches, cands, &commits, now, &apply_error);
+	if (won == APPLIED_FAILED) {
+		g_propagate_error(error, g_steal_pointer(&apply_error));
 		goto fail;
-	if (won < 0) {
+	}
+	if (won == APPLIED_LATER) {
+		/* Nothing recorded: the series waits, and is tried again next round. */
+		g_warning("series %" G_GINT64_FORMAT ": %s; trying again later", s->id,
+			  apply_error->message);
+		db_tx_rollback(c->db);
+		return true;
+	}
+	if (won == APPLIED_NOWHERE) {
 		s->state = SERIES_NO_BASE;
 		s->note = g_strdup_printf("applies to none of the %u bases tried", cands->len);
 		g_message("series %" G_GINT64_FORMAT ": %s", s->id, s->note);
