@@ -195,9 +195,32 @@ bool names_branch_chars_check(const char *name, GError **error)
 	return branch_chars_ok("branch name", name, NULL, error);
 }
 
+/*
+ * What git's check-ref-format refuses in a branch name, as literal text
+ * that no wildcard can take away: a pattern holding one matches no valid
+ * branch, so it is a mistake (or a probe), never a useful pattern.
+ */
+static const char *const never_in_branch[] = { "..", "//", "/.", "@{", ".lock/" };
+
 bool names_pattern_check(const char *pattern, GError **error)
 {
-	return branch_chars_ok("branch pattern", pattern, "*?", error);
+	size_t len;
+
+	if (!branch_chars_ok("branch pattern", pattern, "*?", error))
+		return false;
+	len = strlen(pattern);
+	for (size_t i = 0; i < G_N_ELEMENTS(never_in_branch); i++) {
+		if (strstr(pattern, never_in_branch[i]))
+			goto never;
+	}
+	if (pattern[0] == '.' || pattern[0] == '/' || pattern[len - 1] == '/' ||
+	    pattern[len - 1] == '.' || g_str_has_suffix(pattern, ".lock"))
+		goto never;
+	return true;
+never:
+	g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+		    "branch pattern '%s' matches no valid branch name", pattern);
+	return false;
 }
 
 bool names_pattern_match_any(const char *const *patterns, const char *branch)

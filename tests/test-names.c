@@ -175,6 +175,17 @@ static void test_patterns(void)
 	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
 	g_assert_false(names_pattern_check("[a-z]*", NULL));
 	g_assert_false(names_pattern_check("a b", NULL));
+	/* Patterns that no valid branch name can match (git check-ref-format). */
+	for (const char *const *p = (const char *const[]){ "a..b", "*..*", "a//b", "a/.b", "x@{1}",
+			"x.lock", "a.lock/b", ".hidden", "/abs", "dir/", "dot.", NULL };
+	     *p; p++) {
+		g_autoptr(GError) local = NULL;
+
+		g_assert_false(names_pattern_check(*p, &local));
+		g_assert_error(local, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+	}
+	g_assert_true(names_pattern_check("v6.1.y", NULL));
+	g_assert_true(names_pattern_check("for-*/fixes", NULL));
 
 	g_assert_true(names_pattern_match_any(patterns, "for-next"));
 	g_assert_true(names_pattern_match_any(patterns, "for-linus/x"));
