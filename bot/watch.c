@@ -31,7 +31,7 @@ static void ls_worker(gpointer data, gpointer user_data)
 {
 	struct ls_task *task = data;
 
-	task->heads = repo_ls_remote(task->tree->url, &task->error);
+	task->heads = repo_ls_remote(task->tree->url, NULL, &task->error);
 }
 
 void watch_tree_free(struct watch_tree *result)
@@ -122,7 +122,7 @@ static bool fetch_moved(struct tree_poll *tp, GError **error)
 		return true;
 	g_ptr_array_add(want, NULL);
 	if (!repo_fetch(tp->repo, tp->tree->url, tp->tree->name,
-			(const char *const *)want->pdata, error))
+			(const char *const *)want->pdata, NULL, error))
 		return false;
 	for (guint i = 0; want->pdata[i]; i++) {
 		char *head = repo_tree_branch_head(tp->repo, tp->tree->name, want->pdata[i], error);

@@ -4,7 +4,9 @@
  * libgit2 1.5 has no network timeouts of its own, so this file registers
  * its own socket stream (GIT_STREAM_STANDARD, which the git://, http and
  * TLS transports all build on) with a connect timeout, an idle timeout and
- * a deadline for the whole operation.
+ * a deadline for the whole operation. The same stream applies a
+ * struct repo_net_policy: it checks the addresses a host resolves to
+ * before connect(), and the peer after it.
  */
 #define G_LOG_DOMAIN "engine"
 
@@ -25,6 +27,7 @@
 
 #include "engine/engine.h"
 #include "engine/names.h"
+#include "engine/netaddr.h"
 #include "engine/repo.h"
 
 struct repo {
@@ -36,25 +39,33 @@ static struct repo_limits limits;
 static bool initialised;
 
 /*
- * Per-thread state of the network operation in progress: its deadline
- * and why it failed, so that a libgit2 error can be told apart from our
- * own timeouts and limits.
+ * Per-thread state of the network operation in progress: its deadline,
+ * where it may connect, and why it failed, so that a libgit2 error can be
+ * told apart from our own timeouts, limits and refusals.
  */
 struct net_op {
 	gint64 deadline_us; /* monotonic; 0 = none */
+	const struct repo_net_policy *policy; /* borrowed from the caller; NULL = anywhere */
 	enum engine_error failure;
 	bool failed;
 };
 
 static __thread struct net_op net_op;
 
-static void net_op_start(void)
+static void net_op_start(const struct repo_net_policy *policy)
 {
+	net_op.policy = policy;
 	net_op.failed = false;
 	net_op.failure = ENGINE_ERROR_FAILED;
 	net_op.deadline_us = limits.fetch_timeout_s
 		? g_get_monotonic_time() + (gint64)limits.fetch_timeout_s * G_USEC_PER_SEC
 		: 0;
+}
+
+/* Forgets the caller's policy, which is borrowed for the operation only. */
+static void net_op_end(void)
+{
+	net_op.policy = NULL;
 }
 
 static void net_op_fail(enum engine_error code, const char *message)
@@ -127,11 +138,60 @@ static bool io_wait(struct zd_stream *s, short events, int ms, const char *what)
 	return false;
 }
 
+/* Whether the operation's policy keeps @s's host away from internal addresses. */
+static bool policy_public_only(const struct zd_stream *s)
+{
+	const struct repo_net_policy *p = net_op.policy;
+
+	return p && p->public_only && !netaddr_host_listed(s->host, p->allowed_hosts);
+}
+
+/* Fails the operation: @s's host must not be reached at @addr. */
+static void refuse_internal(const struct zd_stream *s, const struct sockaddr *addr,
+			    socklen_t len)
+{
+	const char *why = NULL;
+	g_autofree char *a = netaddr_format(addr, len);
+	g_autofree char *m = NULL;
+
+	netaddr_is_internal(addr, len, &why);
+	m = g_strdup_printf("%s: internal address %s refused (%s)", s->host, a, why);
+	net_op_fail(ENGINE_ERROR_INVALID, m);
+}
+
+/*
+ * Checks the address @s is connected to, as the kernel has it: what was
+ * checked before connect() must be what was reached.
+ */
+static bool peer_public(const struct zd_stream *s)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+
+	if (getpeername(s->fd, (struct sockaddr *)&peer, &len) < 0) {
+		git_error_set(GIT_ERROR_NET, "cannot connect to %s:%s: %s", s->host, s->port,
+			      g_strerror(errno));
+		return false;
+	}
+	if (!netaddr_is_internal((struct sockaddr *)&peer, len, NULL))
+		return true;
+	refuse_internal(s, (struct sockaddr *)&peer, len);
+	return false;
+}
+
+/*
+ * Connects to the first address of @s's host that answers. Under a
+ * public-only policy, internal addresses are skipped before connect(),
+ * and the peer is checked again after it.
+ */
 static int zd_stream_connect(git_stream *stream)
 {
 	struct zd_stream *s = (struct zd_stream *)stream;
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
 	struct addrinfo *res = NULL;
+	const struct addrinfo *internal = NULL; /* the first address skipped */
+	bool public_only = policy_public_only(s);
+	bool tried = false;
 	int rc;
 
 	rc = getaddrinfo(s->host, s->port, &hints, &res);
@@ -140,32 +200,47 @@ static int zd_stream_connect(git_stream *stream)
 		return -1;
 	}
 	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-				ai->ai_protocol);
 		int ms = limits.connect_timeout_s ? (int)limits.connect_timeout_s * 1000 : -1;
 		int soerr = 0;
 		socklen_t len = sizeof(soerr);
+		bool connected;
+		int fd;
 
+		if (public_only && netaddr_is_internal(ai->ai_addr, ai->ai_addrlen, NULL)) {
+			if (!internal)
+				internal = ai;
+			continue;
+		}
+		tried = true;
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			    ai->ai_protocol);
 		if (fd < 0)
 			continue;
 		s->fd = fd;
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
-		    (errno == EINPROGRESS && io_wait(s, POLLOUT, ms, "connecting to") &&
-		     getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)) {
-			freeaddrinfo(res);
-			return 0;
-		}
-		if (soerr)
+		connected = connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
+			    (errno == EINPROGRESS && io_wait(s, POLLOUT, ms, "connecting to") &&
+			     getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0);
+		if (connected) {
+			/* A refused peer: peer_public() has said why. */
+			if (!public_only || peer_public(s)) {
+				freeaddrinfo(res);
+				return 0;
+			}
+		} else if (soerr) {
 			git_error_set(GIT_ERROR_NET, "cannot connect to %s:%s: %s", s->host,
 				      s->port, g_strerror(soerr));
-		else if (!net_op.failed)
+		} else if (!net_op.failed) {
 			git_error_set(GIT_ERROR_NET, "cannot connect to %s:%s: %s", s->host,
 				      s->port, g_strerror(errno));
+		}
 		close(fd);
 		s->fd = -1;
 		if (net_op.failed)
 			break;
 	}
+	/* Every address was internal: that is a refusal, not a network failure. */
+	if (!tried && internal)
+		refuse_internal(s, internal->ai_addr, internal->ai_addrlen);
 	freeaddrinfo(res);
 	return -1;
 }
@@ -374,7 +449,8 @@ static int remote_new(git_remote **out, git_repository *git, const char *url)
 	return git_remote_create_with_opts(out, url, &opts);
 }
 
-GPtrArray *repo_ls_remote(const char *url, GError **error)
+GPtrArray *repo_ls_remote(const char *url, const struct repo_net_policy *policy,
+			  GError **error)
 {
 	g_autoptr(GPtrArray) heads = g_ptr_array_new_with_free_func((GDestroyNotify)repo_head_free);
 	git_remote_connect_options opts = GIT_REMOTE_CONNECT_OPTIONS_INIT;
@@ -383,7 +459,7 @@ GPtrArray *repo_ls_remote(const char *url, GError **error)
 	size_t n = 0;
 	int rc;
 
-	net_op_start();
+	net_op_start(policy);
 	opts.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	opts.callbacks.sideband_progress = sideband_cb;
 	rc = remote_new(&remote, NULL, url);
@@ -394,6 +470,7 @@ GPtrArray *repo_ls_remote(const char *url, GError **error)
 	if (rc < 0) {
 		set_git_error(error, rc, url);
 		git_remote_free(remote);
+		net_op_end();
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -415,6 +492,7 @@ GPtrArray *repo_ls_remote(const char *url, GError **error)
 	}
 	git_remote_disconnect(remote);
 	git_remote_free(remote);
+	net_op_end();
 	return g_steal_pointer(&heads);
 }
 
@@ -451,7 +529,8 @@ static char *tree_ref(const char *tree, const char *branch)
 }
 
 bool repo_fetch(struct repo *repo, const char *url, const char *tree,
-		const char *const *branches, GError **error)
+		const char *const *branches, const struct repo_net_policy *policy,
+		GError **error)
 {
 	git_fetch_options opts = GIT_FETCH_OPTIONS_INIT;
 	g_autoptr(GPtrArray) specs = g_ptr_array_new_with_free_func(g_free);
@@ -471,7 +550,7 @@ bool repo_fetch(struct repo *repo, const char *url, const char *tree,
 	refspecs.strings = (char **)specs->pdata;
 	refspecs.count = specs->len;
 
-	net_op_start();
+	net_op_start(policy);
 	opts.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	opts.prune = GIT_FETCH_NO_PRUNE;
@@ -481,13 +560,11 @@ bool repo_fetch(struct repo *repo, const char *url, const char *tree,
 	rc = remote_new(&remote, repo->git, url);
 	if (rc == 0)
 		rc = git_remote_fetch(remote, &refspecs, &opts, "zeroday: fetch");
-	if (rc < 0) {
+	if (rc < 0)
 		set_git_error(error, rc, url);
-		git_remote_free(remote);
-		return false;
-	}
 	git_remote_free(remote);
-	return true;
+	net_op_end();
+	return rc >= 0;
 }
 
 static bool parse_oid(git_oid *oid, const char *hex, GError **error)

@@ -28,6 +28,22 @@ struct repo_limits {
  */
 bool repo_global_init(const struct repo_limits *limits, GError **error);
 
+/*
+ * Where a network operation may connect. NULL: anywhere (trees the
+ * administrator added). A tree added by mail passes a policy with
+ * @public_only: every address a host name resolves to is checked before
+ * connect() (internal ones are skipped; when none is left the operation
+ * fails with ENGINE_ERROR_INVALID), and the address actually connected to
+ * is checked again with getpeername(), so a name that resolves to a
+ * public address when the tree is added and to an internal one later (DNS
+ * rebinding) is still refused. Redirects are never followed. The struct
+ * and its strings are borrowed for the duration of the call.
+ */
+struct repo_net_policy {
+	bool public_only;                  /* refuse internal addresses (netaddr_is_internal()) */
+	const char *const *allowed_hosts;  /* hosts exempt from that, as typed in the URL */
+};
+
 /* A branch head as a remote advertised it. */
 struct repo_head {
 	char *branch; /* without "refs/heads/" */
@@ -42,10 +58,14 @@ void repo_head_free(struct repo_head *head);
  * so it may run in several threads at once. Branches whose names fail
  * repo_branch_check() are left out and logged.
  *
+ * Connections follow @policy (NULL: anywhere).
+ *
  * Returns a new array of struct repo_head, freed with g_ptr_array_unref(),
- * or NULL with ENGINE_ERROR_TIMEOUT or ENGINE_ERROR_FAILED.
+ * or NULL with ENGINE_ERROR_TIMEOUT, ENGINE_ERROR_INVALID (@policy refused
+ * every address of the host) or ENGINE_ERROR_FAILED.
  */
-GPtrArray *repo_ls_remote(const char *url, GError **error);
+GPtrArray *repo_ls_remote(const char *url, const struct repo_net_policy *policy,
+			  GError **error);
 
 /* The shared object store. */
 struct repo;
@@ -68,10 +88,12 @@ bool repo_branch_check(const char *name, GError **error);
  * Fetches @branches (NULL-terminated, each checked) of the remote at @url
  * into refs/trees/<@tree>/heads/<branch>, force-updating them. Tags are not
  * fetched. On success, the refs name what the remote had at fetch time,
- * which may be newer than an earlier repo_ls_remote().
+ * which may be newer than an earlier repo_ls_remote(). Connections follow
+ * @policy (NULL: anywhere); a refusal is ENGINE_ERROR_INVALID.
  */
 bool repo_fetch(struct repo *repo, const char *url, const char *tree,
-		const char *const *branches, GError **error);
+		const char *const *branches, const struct repo_net_policy *policy,
+		GError **error);
 
 /* Returns whether @oid names a commit present in the store. */
 bool repo_has_commit(struct repo *repo, const char *oid);

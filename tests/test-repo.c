@@ -5,6 +5,8 @@
 #include "autoconfig.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -52,7 +54,7 @@ static void test_ls_remote(void)
 {
 	g_autofree char *url = testlib_daemon_url(daemon_, "proj");
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GPtrArray) heads = repo_ls_remote(url, &error);
+	g_autoptr(GPtrArray) heads = repo_ls_remote(url, NULL, &error);
 
 	g_assert_no_error(error);
 	g_assert_nonnull(heads);
@@ -80,7 +82,7 @@ static void test_fetch_and_walk(void)
 	if (!repo)
 		return;
 	g_assert_false(repo_has_commit(repo, c3));
-	g_assert_true(repo_fetch(repo, url, "proj", branches, &error));
+	g_assert_true(repo_fetch(repo, url, "proj", branches, NULL, &error));
 	g_assert_no_error(error);
 	g_assert_true(repo_has_commit(repo, c3));
 	head = repo_tree_branch_head(repo, "proj", "for-next", &error);
@@ -214,7 +216,7 @@ static void test_timeout(void)
 	int fd = silent_server(&port);
 	g_autofree char *url = g_strdup_printf("git://127.0.0.1:%d/proj", port);
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GPtrArray) heads = repo_ls_remote(url, &error);
+	g_autoptr(GPtrArray) heads = repo_ls_remote(url, NULL, &error);
 
 	g_assert_null(heads);
 	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_TIMEOUT);
@@ -227,16 +229,103 @@ static void test_refused(void)
 {
 	g_autofree char *url = g_strdup_printf("git://127.0.0.1:%d/proj", testlib_free_port());
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GPtrArray) heads = repo_ls_remote(url, &error);
+	g_autoptr(GPtrArray) heads = repo_ls_remote(url, NULL, &error);
 
 	g_assert_null(heads);
 	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED);
 }
 
+/* Accepts what waits in @fd's backlog (@fd non-blocking); returns how many. */
+static int accept_all(int fd)
+{
+	int n = 0;
+	int c;
+
+	while ((c = accept(fd, NULL, NULL)) >= 0) {
+		close(c);
+		n++;
+	}
+	g_assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	return n;
+}
+
+/*
+ * A URL from a stranger must not reach this machine in any spelling: the
+ * refusal comes before connect(), so a real listener on 127.0.0.1 sees
+ * nothing. An allowed host does connect (the listener never answers, so
+ * the operation times out).
+ */
+static void test_policy(void)
+{
+	static const char *const spellings[] = {
+		"127.0.0.1", "localhost", "127.1", "2130706433", "0x7f000001", "0177.0.0.1",
+		"[::ffff:127.0.0.1]", "[::1]",
+	};
+	const char *const allowed[] = { "127.0.0.1", NULL };
+	const struct repo_net_policy public_only = { .public_only = true };
+	const struct repo_net_policy exempt = { .public_only = true, .allowed_hosts = allowed };
+	g_autofree char *store = g_build_filename(testlib_scratch(), "policy.git", NULL);
+	g_autofree char *daemon_url = testlib_daemon_url(daemon_, "proj");
+	const char *branches[] = { "master", NULL };
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(repo) repo = NULL;
+	int port;
+	int fd = silent_server(&port);
+
+	g_assert_cmpint(fcntl(fd, F_SETFL, O_NONBLOCK), ==, 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(spellings); i++) {
+		g_autofree char *url = g_strdup_printf("git://%s:%d/x", spellings[i], port);
+		g_autoptr(GPtrArray) heads = repo_ls_remote(url, &public_only, &error);
+
+		g_test_message("%s: %s", url, error ? error->message : "(no error)");
+		g_assert_null(heads);
+		g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+		if (error)
+			g_assert_nonnull(strstr(error->message, "internal address"));
+		g_clear_error(&error);
+	}
+	g_assert_cmpint(accept_all(fd), ==, 0);
+
+	/* A fetch obeys the same policy; the git daemon on 127.0.0.1 is not reached. */
+	repo = repo_open(store, &error);
+	g_assert_no_error(error);
+	if (repo) {
+		g_assert_false(repo_fetch(repo, daemon_url, "proj", branches, &public_only,
+					  &error));
+		g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+		g_clear_error(&error);
+		g_assert_false(repo_has_commit(repo, c3));
+	}
+
+	/* An allowed host connects: the listener sees exactly one connection. */
+	{
+		g_autofree char *url = g_strdup_printf("git://127.0.0.1:%d/x", port);
+		g_autoptr(GPtrArray) heads = repo_ls_remote(url, &exempt, &error);
+
+		g_assert_null(heads);
+		g_assert_nonnull(error);
+		if (error)
+			g_assert_cmpint(error->code, !=, ENGINE_ERROR_INVALID);
+		g_clear_error(&error);
+	}
+	g_assert_cmpint(accept_all(fd), ==, 1);
+	/* The exemption is for the host as typed: another spelling is still refused. */
+	{
+		g_autofree char *url = g_strdup_printf("git://127.1:%d/x", port);
+		g_autoptr(GPtrArray) heads = repo_ls_remote(url, &exempt, &error);
+
+		g_assert_null(heads);
+		g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+		g_clear_error(&error);
+	}
+	g_assert_cmpint(accept_all(fd), ==, 0);
+	close(fd);
+}
+
 static void test_local(void)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GPtrArray) heads = repo_ls_remote(served, &error);
+	g_autoptr(GPtrArray) heads = repo_ls_remote(served, NULL, &error);
 
 	g_assert_no_error(error);
 	g_assert_cmpstr(head_of(heads, "master"), ==, c3);
@@ -259,6 +348,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/repo/timeout", test_timeout);
 	g_test_add_func("/repo/refused", test_refused);
 	g_test_add_func("/repo/local", test_local);
+	g_test_add_func("/repo/policy", test_policy);
 	g_test_add_func("/repo/hostile-summary", test_hostile_summary);
 	rc = g_test_run();
 	testlib_daemon_stop(daemon_);
