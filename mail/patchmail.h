@@ -81,6 +81,17 @@ struct patchmail {
 	GPtrArray *cc;
 	struct patchmail_subject tags;
 	enum patchmail_kind kind;
+	/*
+	 * Why the mail was written by a machine, not a person, or NULL: an
+	 * Auto-Submitted other than "no", a bounce (an empty Return-Path, a
+	 * delivery status report), a vacation or out-of-office reply
+	 * (X-Autoreply, X-Autorespond, Precedence: auto_reply, Exchange's
+	 * loop and suppression fields, their subjects), X-Loop. A static
+	 * string. Precedence: bulk and List-Id are not reasons: a person's
+	 * mail through a list carries them.
+	 */
+	const char *automatic;
+	bool html_only; /* no text/plain body, and a text/html part */
 
 	/*
 	 * The first text/plain part that is no attachment: CRLF line ends

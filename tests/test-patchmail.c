@@ -1020,6 +1020,103 @@ static void test_fuzz(void)
 	g_ptr_array_unref(corpus);
 }
 
+/* ---- Mail written by machines ---- */
+
+static const struct automatic_case {
+	const char *headers; /* added to a plain mail's */
+	const char *subject;
+	bool automatic;
+} automatic_cases[] = {
+	{ "", "Re: your report", false },
+	{ "Auto-Submitted: no\n", "Re: your report", false },
+	{ "Auto-Submitted: No (a person)\n", "Re: your report", false },
+	{ "Auto-Submitted: auto-replied\n", "Re: your report", true },
+	{ "Auto-Submitted: auto-generated; owner-email=x@example.org\n", "x", true },
+	{ "Auto-Submitted: AUTO-NOTIFIED\n", "x", true },
+	{ "Return-Path: <>\n", "Re: your report", true },
+	{ "Return-Path: <a@example.org>\n", "Re: your report", false },
+	{ "X-Autoreply: yes\n", "Re: your report", true },
+	{ "X-Autorespond: yes\n", "Re: your report", true },
+	{ "X-Auto-Response-Suppress: All\n", "Re: your report", true },
+	{ "X-MS-Exchange-Inbox-Rules-Loop: a@example.org\n", "Re: your report", true },
+	{ "Precedence: auto_reply\n", "Re: your report", true },
+	{ "X-Loop: a@example.org\n", "Re: your report", true },
+	/* A person's mail through a list carries these: no reason to stay silent. */
+	{ "Precedence: bulk\nList-Id: <linux-kernel.vger.kernel.org>\n", "Re: your report", false },
+	{ "Precedence: list\n", "Re: your report", false },
+	{ "", "Automatic reply: your report", true },
+	{ "", "Out of Office: back Monday", true },
+	{ "", "Undeliverable: your report", true },
+};
+
+static void test_automatic(void)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(automatic_cases); i++) {
+		const struct automatic_case *c = &automatic_cases[i];
+		g_autofree char *text = g_strdup_printf(
+			"From: A <a@example.org>\nTo: bot@example.org\nSubject: %s\n"
+			"Message-ID: <auto%zu@example.org>\n%s\n#zeroday help\n", c->subject, i,
+			c->headers);
+		g_autoptr(GError) error = NULL;
+		struct patchmail *m = parse_text(text, &error);
+
+		g_assert_no_error(error);
+		if (!m)
+			continue;
+		g_test_message("%s%s: %s", c->headers, c->subject,
+			       m->automatic ? m->automatic : "a person's");
+		g_assert_cmpint(m->automatic != NULL, ==, c->automatic);
+		g_assert_false(m->html_only);
+		patchmail_free(m);
+	}
+	{
+		/* A delivery status report: multipart/report. */
+		const char *dsn =
+			"From: Mail Delivery System <MAILER-DAEMON@example.org>\nTo: bot@example.org\n"
+			"Subject: failure notice\nMessage-ID: <dsn@example.org>\nMIME-Version: 1.0\n"
+			"Content-Type: multipart/report; report-type=delivery-status; boundary=b\n\n"
+			"--b\nContent-Type: text/plain\n\n#zeroday help\n--b\n"
+			"Content-Type: message/delivery-status\n\nReporting-MTA: dns; x\n\n--b--\n";
+		g_autoptr(GError) error = NULL;
+		struct patchmail *m = parse_text(dsn, &error);
+
+		g_assert_no_error(error);
+		g_assert_nonnull(m);
+		if (m)
+			g_assert_nonnull(m->automatic);
+		patchmail_free(m);
+	}
+}
+
+static void test_html_only(void)
+{
+	const char *html =
+		"From: A <a@example.org>\nTo: bot@example.org\nSubject: help\n"
+		"Message-ID: <html@example.org>\nMIME-Version: 1.0\n"
+		"Content-Type: text/html; charset=utf-8\n\n<p>#zeroday help</p>\n";
+	const char *both =
+		"From: A <a@example.org>\nTo: bot@example.org\nSubject: help\n"
+		"Message-ID: <alt@example.org>\nMIME-Version: 1.0\n"
+		"Content-Type: multipart/alternative; boundary=b\n\n--b\n"
+		"Content-Type: text/plain\n\n#zeroday help\n--b\nContent-Type: text/html\n\n"
+		"<p>#zeroday help</p>\n--b--\n";
+	struct patchmail *m = parse_text(html, NULL);
+
+	g_assert_nonnull(m);
+	if (m) {
+		g_assert_true(m->html_only);
+		g_assert_cmpstr(m->body, ==, "");
+	}
+	patchmail_free(m);
+	m = parse_text(both, NULL);
+	g_assert_nonnull(m);
+	if (m) {
+		g_assert_false(m->html_only);
+		g_assert_cmpstr(m->body, ==, "#zeroday help");
+	}
+	patchmail_free(m);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -1039,5 +1136,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/patchmail/big", test_big);
 	g_test_add_func("/patchmail/lenient-headers", test_lenient_headers);
 	g_test_add_func("/patchmail/fuzz", test_fuzz);
+	g_test_add_func("/patchmail/automatic", test_automatic);
+	g_test_add_func("/patchmail/html-only", test_html_only);
 	return g_test_run();
 }
