@@ -15,6 +15,7 @@
 #include "bot/cli.h"
 #include "bot/booter.h"
 #include "bot/builder.h"
+#include "bot/commands.h"
 #include "bot/outbox.h"
 #include "bot/report.h"
 #include "bot/sched.h"
@@ -164,14 +165,15 @@ int cli_init(struct cli *cli, int argc, char **argv)
 /* tree */
 
 /* @a followed by @b, either may be NULL (caller frees the list, not the items). */
-static const char **strv_join(char **a, char **b)
+static const char **strv_join(char **a, char **b, char **c)
 {
 	GPtrArray *out = g_ptr_array_new();
+	char **lists[] = { a, b, c };
 
-	for (char **i = a; i && *i; i++)
-		g_ptr_array_add(out, *i);
-	for (char **i = b; i && *i; i++)
-		g_ptr_array_add(out, *i);
+	for (gsize k = 0; k < G_N_ELEMENTS(lists); k++) {
+		for (char **i = lists[k]; i && *i; i++)
+			g_ptr_array_add(out, *i);
+	}
 	g_ptr_array_add(out, NULL);
 	return (const char **)g_ptr_array_free(out, FALSE);
 }
@@ -184,6 +186,7 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	g_auto(GStrv) blacklist = NULL;
 	g_auto(GStrv) to = NULL;
 	g_auto(GStrv) cc = NULL;
+	g_auto(GStrv) maintainers = NULL;
 	g_auto(GStrv) lists = NULL;
 	g_autofree const char **all_cc = NULL;
 	gboolean private = FALSE;
@@ -203,7 +206,10 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 		{ "list", 0, 0, G_OPTION_ARG_STRING_ARRAY, &lists,
 		  "The tree's mailing list, Cc'd on its reports (repeatable)", "ADDRESS" },
 		{ "cc", 0, 0, G_OPTION_ARG_STRING_ARRAY, &cc,
-		  "A maintainer's address, Cc'd on the tree's reports (repeatable)", "ADDRESS" },
+		  "A maintainer's address: Cc'd on the tree's reports, and may steer it by mail "
+		  "(repeatable)", "ADDRESS" },
+		{ "maintainer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &maintainers,
+		  "The same as --cc", "ADDRESS" },
 		{ "to", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &to,
 		  "The same as --cc", "ADDRESS" },
 		{ "private", 0, 0, G_OPTION_ARG_NONE, &private,
@@ -233,7 +239,7 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	spec.branches = (const char *const *)argv + 3;
 	spec.blacklist = (const char *const *)blacklist;
 	spec.base = base;
-	all_cc = strv_join(cc, to);
+	all_cc = strv_join(cc, to, maintainers);
 	spec.recipients = all_cc;
 	spec.lists = (const char *const *)lists;
 	spec.private = private;
@@ -357,6 +363,8 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	g_auto(GStrv) no_to = NULL;
 	g_auto(GStrv) cc = NULL;
 	g_auto(GStrv) no_cc = NULL;
+	g_auto(GStrv) maintainers = NULL;
+	g_auto(GStrv) no_maintainers = NULL;
 	g_auto(GStrv) lists = NULL;
 	g_auto(GStrv) no_lists = NULL;
 	g_autofree const char **all_cc = NULL;
@@ -393,6 +401,10 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 		  "Add a maintainer's address (repeatable)", "ADDRESS" },
 		{ "no-cc", 0, 0, G_OPTION_ARG_STRING_ARRAY, &no_cc,
 		  "Remove a maintainer's address (repeatable)", "ADDRESS" },
+		{ "maintainer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &maintainers,
+		  "The same as --cc", "ADDRESS" },
+		{ "no-maintainer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &no_maintainers,
+		  "The same as --no-cc", "ADDRESS" },
 		{ "to", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &to,
 		  "The same as --cc", "ADDRESS" },
 		{ "no-to", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &no_to,
@@ -431,8 +443,8 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	edit.blacklist_add = (const char *const *)blacklist;
 	edit.blacklist_drop = (const char *const *)unblacklist;
 	edit.base = base;
-	all_cc = strv_join(cc, to);
-	all_no_cc = strv_join(no_cc, no_to);
+	all_cc = strv_join(cc, to, maintainers);
+	all_no_cc = strv_join(no_cc, no_to, no_maintainers);
 	edit.recipients_add = all_cc;
 	edit.recipients_drop = all_no_cc;
 	edit.lists_add = (const char *const *)lists;
@@ -861,7 +873,8 @@ int cli_run(struct cli *cli, int argc, char **argv)
 	/* A template with a mistake stops the daemon here, not a report later. */
 	if (!report_check_templates(cli->config->mail_templates, &error) ||
 	    !outbox_check_templates(cli->config->mail_templates, &error) ||
-	    !series_check_templates(cli->config->mail_templates, &error))
+	    !series_check_templates(cli->config->mail_templates, &error) ||
+	    !commands_check_templates(cli->config->mail_templates, &error))
 		return fail(error);
 	/* A server that hangs up on a write is an error to handle, not death. */
 	signal(SIGPIPE, SIG_IGN);
@@ -1166,8 +1179,9 @@ static int outbox_send(struct cli *cli, int argc, char **argv)
 	return 0;
 }
 
-static void series_text(GString *out, const struct series_row *s)
+static void series_text(GString *out, const void *row)
 {
+	const struct series_row *s = row;
 	g_string_append_printf(out, "series %" G_GINT64_FORMAT ": \"%s\" v%u, %u patch%s, from %s: "
 			       "%s\n", s->id, s->title ? s->title : "?", s->version, s->total,
 			       s->total == 1 ? "" : "es", s->sender, db_series_state_name(s->state));
@@ -1205,8 +1219,9 @@ static void series_text(GString *out, const struct series_row *s)
 	}
 }
 
-static void series_json(GString *out, const struct series_row *s)
+static void series_json(GString *out, const void *row)
 {
+	const struct series_row *s = row;
 	g_string_append_printf(out, "{\"id\": %" G_GINT64_FORMAT ", \"subject\": ", s->id);
 	status_json_string(out, s->title);
 	g_string_append_printf(out, ", \"version\": %u, \"total\": %u, \"sender\": ", s->version,
@@ -1272,11 +1287,34 @@ static void series_json(GString *out, const struct series_row *s)
 	g_string_append(out, "]}");
 }
 
-int cli_series(struct cli *cli, int argc, char **argv)
+/* How one row of a list is printed: as text, or as one JSON object. */
+typedef void (*row_format)(GString *out, const void *row);
+
+/* Prints @rows with @text, or with @json as one JSON array. */
+static void print_rows(GPtrArray *rows, bool json, row_format text, row_format json_fmt)
+{
+	g_autoptr(GString) out = g_string_new(json ? "[" : NULL);
+
+	for (guint i = 0; i < rows->len; i++) {
+		if (json && i)
+			g_string_append(out, ", ");
+		(json ? json_fmt : text)(out, rows->pdata[i]);
+	}
+	if (json)
+		g_string_append(out, "]\n");
+	fputs(out->str, stdout);
+}
+
+/*
+ * A listing command: no arguments, --json; prints what @load returns
+ * with @text or @json_fmt.
+ */
+static int list_command(struct cli *cli, int argc, char **argv, const char *name,
+			const char *summary, GPtrArray *(*load)(struct db *db, GError **error),
+			row_format text, row_format json_fmt)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) rows = NULL;
-	g_autoptr(GString) out = g_string_new(NULL);
 	gboolean json = FALSE;
 	GOptionEntry entries[] = {
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON for scripts", NULL },
@@ -1284,30 +1322,76 @@ int cli_series(struct cli *cli, int argc, char **argv)
 	};
 	int status;
 
-	if (!parse_options(&argc, &argv, "",
-			   "List the patch series read from the lists, newest first: subject, "
-			   "version, sender, parts, state, the base and how it was chosen, the "
-			   "bases tried and why each was rejected, and each patch's result.",
-			   entries, &status))
+	if (!parse_options(&argc, &argv, "", summary, entries, &status))
 		return status;
 	if (argc != 1)
-		return usage("series", "takes no arguments");
+		return usage(name, "takes no arguments");
 	if (!cli_open(cli, false, &error))
 		return fail(error);
-	rows = db_series_list(cli->db, -1, G_MAXINT, &error);
+	rows = load(cli->db, &error);
 	if (!rows)
 		return fail(error);
-	if (json)
-		g_string_append(out, "[");
-	for (guint i = 0; i < rows->len; i++) {
-		if (json && i)
-			g_string_append(out, ", ");
-		(json ? series_json : series_text)(out, rows->pdata[i]);
-	}
-	if (json)
-		g_string_append(out, "]\n");
-	fputs(out->str, stdout);
+	print_rows(rows, json, text, json_fmt);
 	return 0;
+}
+
+static GPtrArray *all_series(struct db *db, GError **error)
+{
+	return db_series_list(db, -1, G_MAXINT, error);
+}
+
+int cli_series(struct cli *cli, int argc, char **argv)
+{
+	return list_command(cli, argc, argv, "series",
+			    "List the patch series read from the lists, newest first: subject, "
+			    "version, sender, parts, state, the base and how it was chosen, the "
+			    "bases tried and why each was rejected, and each patch's result.",
+			    all_series, series_text, series_json);
+}
+
+static void command_text(GString *out, const void *row)
+{
+	const struct command_row *r = row;
+	g_string_append_printf(out, "command %" G_GINT64_FORMAT " (mail %" G_GINT64_FORMAT
+			       ", line %u): %s\n  %s", r->id, r->mail_id, r->n,
+			       db_command_state_name(r->state), r->line);
+	if (r->answer) {
+		g_auto(GStrv) lines = g_strsplit(r->answer, "\n", -1);
+
+		for (char **l = lines; *l; l++)
+			g_string_append_printf(out, "\n    %s", *l);
+	}
+	g_string_append_c(out, '\n');
+}
+
+static void command_json(GString *out, const void *row)
+{
+	const struct command_row *r = row;
+	g_string_append_printf(out, "{\"id\": %" G_GINT64_FORMAT ", \"mail\": %" G_GINT64_FORMAT
+			       ", \"n\": %u, \"line\": ", r->id, r->mail_id, r->n);
+	status_json_string(out, r->line);
+	g_string_append(out, ", \"verb\": ");
+	status_json_string(out, r->verb);
+	g_string_append(out, ", \"state\": ");
+	status_json_string(out, db_command_state_name(r->state));
+	g_string_append(out, ", \"answer\": ");
+	status_json_string(out, r->answer);
+	g_string_append_printf(out, ", \"finding\": %" G_GINT64_FORMAT ", \"job\": %"
+			       G_GINT64_FORMAT ", \"series\": %" G_GINT64_FORMAT "}",
+			       r->finding_id, r->job_id, r->series_id);
+}
+
+static GPtrArray *recent_commands(struct db *db, GError **error)
+{
+	return db_command_recent(db, 1000, error);
+}
+
+int cli_commands(struct cli *cli, int argc, char **argv)
+{
+	return list_command(cli, argc, argv, "commands",
+			    "List the mail commands taken (#zeroday lines), newest first: the "
+			    "line, its state (running, done, refused) and the answer mailed.",
+			    recent_commands, command_text, command_json);
 }
 
 static const struct subcommand outbox_commands[] = {

@@ -30,6 +30,7 @@ int cli_boot(struct cli *cli, int argc, char **argv);
 int cli_run(struct cli *cli, int argc, char **argv);
 int cli_report(struct cli *cli, int argc, char **argv);
 int cli_series(struct cli *cli, int argc, char **argv);
+int cli_commands(struct cli *cli, int argc, char **argv);
 int cli_outbox(struct cli *cli, int argc, char **argv);
 int cli_version(struct cli *cli, int argc, char **argv);
 

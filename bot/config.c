@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +21,16 @@
 #include "mail/source.h"
 
 G_DEFINE_QUARK(zeroday-bot-error-quark, bot_error)
+
+void bot_crash_point(const char *who, const char *step)
+{
+	const char *want = g_getenv("ZERODAY_TEST_CRASH");
+
+	if (want && strcmp(want, step) == 0) {
+		g_warning("%s: killed at step '%s', as ZERODAY_TEST_CRASH asks", who, step);
+		raise(SIGKILL);
+	}
+}
 
 /* A config is a page of text; this refuses /dev/zero and other mistakes. */
 #define CONFIG_MAX_BYTES (1024 * 1024)
@@ -41,6 +52,8 @@ static bool check_targets(char **items, char **why);
 static bool check_hosts(char **items, char **why);
 static bool check_payloads(char **items, char **why);
 static bool check_sources(char **items, char **why);
+static bool check_addresses(char **items, char **why);
+static bool check_domains(char **items, char **why);
 
 /* Every key zeroday.conf may hold: a table, not an if-chain. */
 static const struct key {
@@ -101,6 +114,18 @@ static const struct key {
 	{ "mail", "grace", KEY_UINT, offsetof(struct config, mail_grace), 0, 7 * 86400 },
 	{ "mail", "max-size", KEY_UINT64, offsetof(struct config, mail_max_size), 65536,
 	  256 * 1024 * 1024 },
+	{ "commands", "admins", KEY_LIST, offsetof(struct config, commands_admins), 0, 0,
+	  check_addresses },
+	{ "commands", "dkim-required", KEY_LIST, offsetof(struct config, commands_dkim_required),
+	  0, 0, check_domains },
+	{ "commands", "dkim-keys", KEY_PATH, offsetof(struct config, commands_dkim_keys), 0, 0 },
+	{ "commands", "allowed-hosts", KEY_LIST, offsetof(struct config, commands_allowed_hosts),
+	  0, 0, check_domains },
+	{ "commands", "ignore", KEY_LIST, offsetof(struct config, commands_ignore), 0, 0, NULL },
+	{ "commands", "max-per-sender-hour", KEY_UINT,
+	  offsetof(struct config, commands_max_sender_hour), 1, 1000000 },
+	{ "commands", "max-per-hour", KEY_UINT, offsetof(struct config, commands_max_hour), 1,
+	  1000000 },
 };
 
 static struct config *config_defaults(void)
@@ -142,6 +167,12 @@ static struct config *config_defaults(void)
 	c->mail_max_hour = 200;
 	c->mail_grace = 300;
 	c->mail_max_size = PATCHMAIL_SIZE_DEFAULT;
+	/* Robots that mail kernel developers: never answered, whatever they carry. */
+	c->commands_ignore = g_strsplit("*noreply*;*no-reply*;*-bounces*;mailer-daemon@*;"
+					"postmaster@*;lkp@intel.com;syzbot*@*;bot@kernelci.org;"
+					"patchwork*@*", ";", -1);
+	c->commands_max_sender_hour = 10;
+	c->commands_max_hour = 100;
 	return c;
 }
 
@@ -155,6 +186,11 @@ void config_free(struct config *config)
 	g_strfreev(config->boot_hosts);
 	g_strfreev(config->boot_payloads);
 	g_strfreev(config->mail_sources);
+	g_strfreev(config->commands_admins);
+	g_strfreev(config->commands_dkim_required);
+	g_free(config->commands_dkim_keys);
+	g_strfreev(config->commands_allowed_hosts);
+	g_strfreev(config->commands_ignore);
 	g_free(config->boot_kvm);
 	g_free(config->boot_busybox);
 	g_free(config->mail_address);
@@ -308,6 +344,43 @@ static bool check_sources(char **items, char **why)
 				return false;
 			}
 		}
+	}
+	return true;
+}
+
+/* [commands] admins: addresses, kept in address_key() form. */
+static bool check_addresses(char **items, char **why)
+{
+	for (char **i = items; *i; i++) {
+		g_autoptr(GError) local = NULL;
+		g_autofree char *normal = address_normalize(*i, &local);
+
+		if (!normal || strchr(normal, '<')) {
+			*why = g_strdup_printf("'%s': expected an address, user@domain", *i);
+			return false;
+		}
+		g_free(*i);
+		*i = address_key(normal);
+	}
+	return true;
+}
+
+/* Host and domain names: letters, digits, '-' and '.', kept in lower case. */
+static bool check_domains(char **items, char **why)
+{
+	for (char **i = items; *i; i++) {
+		bool ok = **i && strlen(*i) <= 253 && **i != '.' && **i != '-';
+
+		for (const char *p = *i; ok && *p; p++)
+			ok = g_ascii_isalnum(*p) || *p == '-' || *p == '.' || *p == ':';
+		if (!ok) {
+			*why = g_strdup_printf("'%s': expected a host or domain name", *i);
+			return false;
+		}
+		char *lower = g_ascii_strdown(*i, -1);
+
+		g_free(*i);
+		*i = lower;
 	}
 	return true;
 }

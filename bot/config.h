@@ -62,6 +62,15 @@ struct config {
 	char **mail_sources;
 	unsigned mail_grace;    /* seconds a series waits for late parts (and its cover letter) */
 	guint64 mail_max_size;  /* bytes of one mail read, at most: larger ones are quarantined */
+
+	/* [commands]: mail commands (#zeroday ...); see zeroday(1). */
+	char **commands_admins;         /* addresses (address_key() form) that may do anything */
+	char **commands_dkim_required;  /* From domains whose commands need a DKIM signature */
+	char *commands_dkim_keys;       /* a key file for tests (libopendkim's file method); NULL: DNS */
+	char **commands_allowed_hosts;  /* hosts a mailed URL may name though internal */
+	char **commands_ignore;         /* glob patterns of senders never answered (robots) */
+	unsigned commands_max_sender_hour; /* command mails answered per sender per hour */
+	unsigned commands_max_hour;        /* command mails answered per hour in all */
 };
 
 /*

@@ -63,6 +63,8 @@ static const char *const finding_states[] = {
 	[FINDING_FIXED] = "fixed",
 	[FINDING_INCONCLUSIVE] = "inconclusive",
 	[FINDING_DROPPED] = "dropped",
+	[FINDING_INVALID] = "invalid",
+	[FINDING_UNREPRODUCED] = "unreproduced",
 };
 
 const char *db_finding_state_name(enum finding_state state)
@@ -445,6 +447,22 @@ GPtrArray *db_finding_carried(struct db *db, gint64 lead, GError **error)
 bool db_finding_dropped(struct db *db, gint64 id, const char *head, GError **error)
 {
 	return finding_close(db, id, FINDING_DROPPED, head, error);
+}
+
+bool db_finding_close(struct db *db, gint64 id, enum finding_state state, const char *why,
+		      GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"UPDATE findings SET state = ?3, fixed_by = ?1 WHERE id = ?2 "
+		"AND state IN ('open', 'inconclusive')", error);
+
+	g_assert(state == FINDING_INVALID || state == FINDING_UNREPRODUCED);
+	if (!stmt)
+		return false;
+	db_bind_text(stmt, 1, why);
+	sqlite3_bind_int64(stmt, 2, id);
+	db_bind_text(stmt, 3, db_finding_state_name(state));
+	return db_step_done(db, stmt, error);
 }
 
 bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error)

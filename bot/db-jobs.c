@@ -16,6 +16,7 @@
 static const char *const job_kinds[] = {
 	[JOB_KIND_BUILD] = "build",
 	[JOB_KIND_PATCH_TEST] = "patch-test",
+	[JOB_KIND_RERUN] = "rerun",
 };
 
 const char *db_job_kind_name(enum job_kind kind)
@@ -391,5 +392,45 @@ bool db_job_release_dead(struct db *db, const char *owner_prefix,
 		if (!db_step_done(db, release, error))
 			return false;
 	}
+	return true;
+}
+
+bool db_job_requeue(struct db *db, enum job_kind kind, gint64 tree_id, const char *commit,
+		    const char *target, int priority, gint64 *job_id, GError **error)
+{
+	g_autoptr(sqlite3_stmt) reset = NULL;
+	g_autoptr(sqlite3_stmt) find = NULL;
+	bool added = false;
+
+	*job_id = 0;
+	if (!db_job_add(db, kind, tree_id, commit, target, priority, &added, error))
+		return false;
+	/* A running one finishes first; a done one runs again, as what it was (its priority kept). */
+	reset = db_prepare(db,
+		"UPDATE jobs SET state = 'queued', result = NULL, finished = NULL, attempts = 0, "
+		"failures = 0, last_error = NULL, not_before = 0, lease_owner = NULL, "
+		"lease_until = NULL "
+		"WHERE kind = ?1 AND tree_id = ?2 AND commit_id = ?3 AND target = ?4 "
+		"AND state = 'done'", error);
+	if (!reset)
+		return false;
+	db_bind_text(reset, 1, db_job_kind_name(kind));
+	sqlite3_bind_int64(reset, 2, tree_id);
+	db_bind_text(reset, 3, commit);
+	db_bind_text(reset, 4, target);
+	if (!db_step_done(db, reset, error))
+		return false;
+	find = db_prepare(db,
+		"SELECT id FROM jobs WHERE kind = ?1 AND tree_id = ?2 AND commit_id = ?3 "
+		"AND target = ?4", error);
+	if (!find)
+		return false;
+	db_bind_text(find, 1, db_job_kind_name(kind));
+	sqlite3_bind_int64(find, 2, tree_id);
+	db_bind_text(find, 3, commit);
+	db_bind_text(find, 4, target);
+	if (sqlite3_step(find) != SQLITE_ROW)
+		return db_sql_error(db, error, "finding a requeued job");
+	*job_id = sqlite3_column_int64(find, 0);
 	return true;
 }

@@ -13,7 +13,7 @@
 static const char *const kind_names[] = {
 	[OUTBOX_REPORT] = "report", [OUTBOX_FIXED] = "fixed", [OUTBOX_DIGEST] = "digest",
 	[OUTBOX_TEST] = "test", [OUTBOX_DROPPED] = "dropped", [OUTBOX_CLEAN] = "clean",
-	[OUTBOX_SERIES] = "series",
+	[OUTBOX_SERIES] = "series", [OUTBOX_COMMAND] = "command",
 };
 
 static const char *const state_names[] = {
@@ -44,25 +44,15 @@ const char *db_rcpt_state_name(enum rcpt_state state)
 	return rcpt_names[state];
 }
 
-/* The index of @name in @names, or @fallback. */
-static int name_parse(const char *const *names, size_t n, const char *name, int fallback)
-{
-	for (size_t i = 0; name && i < n; i++) {
-		if (names[i] && strcmp(names[i], name) == 0)
-			return (int)i;
-	}
-	return fallback;
-}
-
 static enum outbox_kind kind_parse(const char *name)
 {
-	return (enum outbox_kind)name_parse(kind_names, G_N_ELEMENTS(kind_names), name,
+	return (enum outbox_kind)db_name_index(kind_names, G_N_ELEMENTS(kind_names), name,
 					    OUTBOX_REPORT);
 }
 
 static enum outbox_state state_parse(const char *name)
 {
-	return (enum outbox_state)name_parse(state_names, G_N_ELEMENTS(state_names), name,
+	return (enum outbox_state)db_name_index(state_names, G_N_ELEMENTS(state_names), name,
 					     OUTBOX_QUEUED);
 }
 
@@ -219,16 +209,15 @@ struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error)
 	return NULL;
 }
 
-bool db_outbox_finding_of(struct db *db, const char *const *message_ids, gint64 *finding_id,
-			  GError **error)
+/*
+ * Sets *@out to column 0 of @stmt (which takes a Message-ID as ?1) for
+ * the first of @message_ids (with or without angle brackets) it has a
+ * row for; 0 when none has.
+ */
+static bool first_message_id(struct db *db, sqlite3_stmt *stmt, const char *const *message_ids,
+			     gint64 *out, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT finding_id FROM outbox WHERE message_id = ?1 AND finding_id IS NOT NULL",
-		error);
-
-	*finding_id = 0;
-	if (!stmt)
-		return false;
+	*out = 0;
 	for (const char *const *m = message_ids; m && *m; m++) {
 		g_autofree char *bare = g_strdup(*m);
 		size_t len;
@@ -244,13 +233,34 @@ bool db_outbox_finding_of(struct db *db, const char *const *message_ids, gint64 
 		db_bind_text(stmt, 1, bare);
 		rc = sqlite3_step(stmt);
 		if (rc == SQLITE_ROW) {
-			*finding_id = sqlite3_column_int64(stmt, 0);
+			*out = sqlite3_column_int64(stmt, 0);
 			return true;
 		}
 		if (rc != SQLITE_DONE)
 			return db_sql_error(db, error, "looking up a Message-ID");
 	}
 	return true;
+}
+
+bool db_outbox_finding_of(struct db *db, const char *const *message_ids, gint64 *finding_id,
+			  GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT finding_id FROM outbox WHERE message_id = ?1 AND finding_id IS NOT NULL",
+		error);
+
+	*finding_id = 0;
+	return stmt && first_message_id(db, stmt, message_ids, finding_id, error);
+}
+
+bool db_outbox_of_message_ids(struct db *db, const char *const *message_ids, gint64 *outbox_id,
+			      GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT id FROM outbox WHERE message_id = ?1", error);
+
+	*outbox_id = 0;
+	return stmt && first_message_id(db, stmt, message_ids, outbox_id, error);
 }
 
 bool db_outbox_attempt(struct db *db, gint64 id, GError **error)
@@ -320,7 +330,7 @@ GPtrArray *db_rcpt_list(struct db *db, gint64 outbox_id, GError **error)
 
 		r->outbox_id = outbox_id;
 		r->address = db_col_text(stmt, 0);
-		r->state = (enum rcpt_state)name_parse(rcpt_names, G_N_ELEMENTS(rcpt_names),
+		r->state = (enum rcpt_state)db_name_index(rcpt_names, G_N_ELEMENTS(rcpt_names),
 						       (const char *)sqlite3_column_text(stmt, 1),
 						       RCPT_PENDING);
 		r->updated = sqlite3_column_int64(stmt, 2);

@@ -20,6 +20,7 @@
 
 struct db {
 	sqlite3 *sql;
+	unsigned depth; /* transactions open: 0 none, 1 BEGIN, more: savepoints inside it */
 };
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3_stmt, sqlite3_finalize)
@@ -46,6 +47,13 @@ bool db_step_done(struct db *db, sqlite3_stmt *stmt, GError **error);
 
 /* Copies text column @i out of sqlite's buffer (caller frees); NULL stays NULL. */
 char *db_col_text(sqlite3_stmt *stmt, int i);
+
+/*
+ * The index of @name in @names (@n of them, NULL entries skipped): how an
+ * enum stored by its name is read back; @fallback for NULL or an
+ * unknown name.
+ */
+int db_name_index(const char *const *names, size_t n, const char *name, int fallback);
 
 /*
  * Lists are stored one item a line; items never hold a newline.

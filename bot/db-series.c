@@ -33,16 +33,6 @@ const char *db_series_state_name(enum series_state state)
 	return series_state_names[state];
 }
 
-/* The index of @name in @names, or @fallback. */
-static int name_parse(const char *const *names, size_t n, const char *name, int fallback)
-{
-	for (size_t i = 0; name && i < n; i++) {
-		if (names[i] && strcmp(names[i], name) == 0)
-			return (int)i;
-	}
-	return fallback;
-}
-
 void mail_row_free(struct mail_row *row)
 {
 	if (!row)
@@ -120,7 +110,7 @@ static struct mail_row *mail_read(sqlite3_stmt *stmt)
 	r->source = db_col_text(stmt, 3);
 	r->uid = (guint32)sqlite3_column_int64(stmt, 4);
 	r->received = sqlite3_column_int64(stmt, 5);
-	r->state = (enum mail_state)name_parse(mail_state_names,
+	r->state = (enum mail_state)db_name_index(mail_state_names,
 					       G_N_ELEMENTS(mail_state_names),
 					       (const char *)sqlite3_column_text(stmt, 6), MAIL_NEW);
 	r->reason = db_col_text(stmt, 7);
@@ -485,7 +475,7 @@ static struct series_row *series_read(sqlite3_stmt *stmt)
 	r->title = db_col_text(stmt, 2);
 	r->version = (guint)sqlite3_column_int64(stmt, 3);
 	r->total = (guint)sqlite3_column_int64(stmt, 4);
-	r->state = (enum series_state)name_parse(series_state_names,
+	r->state = (enum series_state)db_name_index(series_state_names,
 						 G_N_ELEMENTS(series_state_names),
 						 (const char *)sqlite3_column_text(stmt, 5),
 						 SERIES_WAITING);
@@ -739,4 +729,24 @@ bool db_series_result_put(struct db *db, gint64 id, const struct series_result *
 	db_bind_text(stmt, 7, r->boot);
 	sqlite3_bind_int(stmt, 8, r->boot_failed);
 	return db_step_done(db, stmt, error);
+}
+
+bool db_series_of_message_ids(struct db *db, const char *const *message_ids, gint64 *id,
+			      GError **error)
+{
+	/* The newest series a mail is part of: a RESEND's, not its original's. */
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT max(series_id) FROM series_parts WHERE message_id = ?1", error);
+
+	*id = 0;
+	if (!stmt)
+		return false;
+	for (const char *const *m = message_ids; m && *m && !*id; m++) {
+		sqlite3_reset(stmt);
+		db_bind_text(stmt, 1, *m);
+		if (sqlite3_step(stmt) != SQLITE_ROW)
+			return db_sql_error(db, error, "finding a mail's series");
+		*id = sqlite3_column_int64(stmt, 0);
+	}
+	return true;
 }

@@ -49,12 +49,13 @@ void tree_row_free(struct tree_row *row)
 	g_strfreev(row->targets);
 	g_strfreev(row->lists);
 	g_strfreev(row->prefixes);
+	g_free(row->subscriber);
 	g_free(row);
 }
 
 #define TREE_COLUMNS \
 	"id, name, url, policy, branches, blacklist, base, recipients, created, " \
-	"last_poll, last_error, targets, lists, private, mail_clean, prefixes"
+	"last_poll, last_error, targets, lists, private, mail_clean, prefixes, subscriber"
 
 static struct tree_row *tree_from_stmt(sqlite3_stmt *stmt)
 {
@@ -78,12 +79,13 @@ static struct tree_row *tree_from_stmt(sqlite3_stmt *stmt)
 	row->private = sqlite3_column_int(stmt, 13) != 0;
 	row->mail_clean = sqlite3_column_int(stmt, 14) != 0;
 	row->prefixes = db_col_list(stmt, 15);
+	row->subscriber = db_col_text(stmt, 16);
 	return row;
 }
 
 /*
  * Binds name..recipients to parameters 1..7, targets to 9, lists, private
- * and mail_clean to 10..12, prefixes to 13.
+ * and mail_clean to 10..12, prefixes to 13, subscriber to 14.
  */
 static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
 {
@@ -106,14 +108,15 @@ static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
 	sqlite3_bind_int(stmt, 11, row->private);
 	sqlite3_bind_int(stmt, 12, row->mail_clean);
 	db_bind_text(stmt, 13, prefixes);
+	db_bind_text(stmt, 14, row->subscriber);
 }
 
 bool db_tree_insert(struct db *db, struct tree_row *row, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"INSERT INTO trees (name, url, policy, branches, blacklist, base, recipients, "
-		"created, targets, lists, private, mail_clean, prefixes) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)", error);
+		"created, targets, lists, private, mail_clean, prefixes, subscriber) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)", error);
 
 	if (!stmt)
 		return false;
@@ -173,7 +176,7 @@ bool db_tree_update(struct db *db, const struct tree_row *row, GError **error)
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
 		"UPDATE trees SET name = ?1, url = ?2, policy = ?3, branches = ?4, "
 		"blacklist = ?5, base = ?6, recipients = ?7, targets = ?9, lists = ?10, "
-		"private = ?11, mail_clean = ?12, prefixes = ?13 WHERE id = ?8", error);
+		"private = ?11, mail_clean = ?12, prefixes = ?13, subscriber = ?14 WHERE id = ?8", error);
 
 	if (!stmt)
 		return false;
@@ -408,6 +411,7 @@ GPtrArray *db_event_recent(struct db *db, unsigned limit, GError **error)
 static const char *const test_states[] = {
 	[TEST_PENDING] = "pending",
 	[TEST_SCHEDULED] = "scheduled",
+	[TEST_CANCELLED] = "cancelled",
 };
 
 const char *db_test_state_name(enum test_state state)
@@ -605,5 +609,37 @@ bool db_tree_non_rebasable(struct db *db, gint64 tree_id, bool *non_rebasable, G
 	if (sqlite3_step(stmt) != SQLITE_ROW)
 		return db_sql_error(db, error, "reading a tree's policy");
 	*non_rebasable = g_strcmp0((const char *)sqlite3_column_text(stmt, 0), "non-rebasable") == 0;
+	return true;
+}
+
+bool db_branch_cancel(struct db *db, gint64 tree_id, const char *pattern, unsigned *jobs,
+		      unsigned *reports, GError **error)
+{
+	/* A names_pattern_check() pattern holds no '[': GLOB matches as fnmatch(3) without flags. */
+	static const char *const sql[] = {
+		"DELETE FROM jobs WHERE tree_id = ?1 AND state = 'queued' AND kind = 'build' "
+		"AND commit_id IN (SELECT commit_id FROM tests WHERE tree_id = ?1 "
+		"AND branch GLOB ?2)",
+		"UPDATE outbox SET state = 'error', last_error = 'not sent: its branch was "
+		"blacklisted' WHERE state = 'queued' AND finding_id IN (SELECT id FROM findings "
+		"WHERE tree_id = ?1 AND branch GLOB ?2)",
+		"UPDATE tests SET state = 'cancelled' WHERE tree_id = ?1 AND state = 'pending' "
+		"AND branch GLOB ?2",
+	};
+	unsigned *counts[] = { jobs, reports, NULL };
+
+	g_assert(!strchr(pattern, '['));
+	for (size_t i = 0; i < G_N_ELEMENTS(sql); i++) {
+		g_autoptr(sqlite3_stmt) stmt = db_prepare(db, sql[i], error);
+
+		if (!stmt)
+			return false;
+		sqlite3_bind_int64(stmt, 1, tree_id);
+		db_bind_text(stmt, 2, pattern);
+		if (!db_step_done(db, stmt, error))
+			return false;
+		if (counts[i])
+			*counts[i] = (unsigned)sqlite3_changes(db->sql);
+	}
 	return true;
 }

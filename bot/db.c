@@ -336,6 +336,52 @@ static const char *const migrations[] = {
 	"  boot TEXT,"
 	"  boot_failed INTEGER NOT NULL DEFAULT 0,"
 	"  PRIMARY KEY (series_id, n, target));",
+
+	/*
+	 * 15 -> 16: mail commands. A tree subscribed by mail keeps who
+	 * subscribed it (its URL came from a stranger: fetched from public
+	 * addresses only). A command mail, its commands and their answers;
+	 * the pending subscriptions (a token's hash, never the token); who
+	 * muted which thread; the job and series a command waits for.
+	 */
+	"ALTER TABLE trees ADD COLUMN subscriber TEXT;"
+	"CREATE TABLE command_mails ("
+	"  mail_id INTEGER PRIMARY KEY REFERENCES mails(id) ON DELETE CASCADE,"
+	"  sender TEXT NOT NULL,"
+	"  received INTEGER NOT NULL,"
+	"  state TEXT NOT NULL CHECK (state IN ('running', 'answered', 'silent')),"
+	"  reason TEXT,"
+	"  reply_id INTEGER);"
+	"CREATE INDEX command_mails_sender ON command_mails (sender, received);"
+	"CREATE TABLE commands ("
+	"  id INTEGER PRIMARY KEY,"
+	"  mail_id INTEGER NOT NULL REFERENCES command_mails(mail_id) ON DELETE CASCADE,"
+	"  n INTEGER NOT NULL,"
+	"  line TEXT NOT NULL,"
+	"  verb TEXT,"
+	"  state TEXT NOT NULL CHECK (state IN ('running', 'done', 'refused')),"
+	"  answer TEXT,"
+	"  finding_id INTEGER,"
+	"  job_id INTEGER,"
+	"  series_id INTEGER,"
+	"  UNIQUE (mail_id, n));"
+	"CREATE INDEX commands_running ON commands (state, job_id, series_id);"
+	"CREATE TABLE subscriptions ("
+	"  token_hash TEXT PRIMARY KEY,"
+	"  sender TEXT NOT NULL,"
+	"  name TEXT NOT NULL,"
+	"  url TEXT NOT NULL,"
+	"  pattern TEXT NOT NULL,"
+	"  policy TEXT NOT NULL,"
+	"  list TEXT,"
+	"  created INTEGER NOT NULL,"
+	"  expires INTEGER NOT NULL,"
+	"  used INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TABLE mutes ("
+	"  address TEXT NOT NULL,"
+	"  thread TEXT NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  PRIMARY KEY (address, thread));",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);
@@ -399,6 +445,15 @@ char *db_col_text(sqlite3_stmt *stmt, int i)
 	const unsigned char *t = sqlite3_column_text(stmt, i);
 
 	return t ? g_strdup((const char *)t) : NULL;
+}
+
+int db_name_index(const char *const *names, size_t n, const char *name, int fallback)
+{
+	for (size_t i = 0; name && i < n; i++) {
+		if (names[i] && strcmp(names[i], name) == 0)
+			return (int)i;
+	}
+	return fallback;
 }
 
 /* Lists are stored one item a line; items never hold a newline. */
@@ -484,20 +539,62 @@ void db_close(struct db *db)
 	g_free(db);
 }
 
+/*
+ * Transactions nest: the outermost is BEGIN IMMEDIATE ... COMMIT, an
+ * inner one a savepoint, so that an operation with a transaction of its
+ * own (trees_add()) can run inside a caller's, and its rollback undoes
+ * only its own work.
+ */
 bool db_tx_begin(struct db *db, GError **error)
 {
-	return db_exec(db, "BEGIN IMMEDIATE", error);
+	g_autofree char *sql = NULL;
+
+	if (db->depth == 0 || sqlite3_get_autocommit(db->sql)) {
+		if (!db_exec(db, "BEGIN IMMEDIATE", error))
+			return false;
+		db->depth = 1;
+		return true;
+	}
+	sql = g_strdup_printf("SAVEPOINT zd%u", db->depth);
+	if (!db_exec(db, sql, error))
+		return false;
+	db->depth++;
+	return true;
 }
 
 bool db_tx_commit(struct db *db, GError **error)
 {
-	return db_exec(db, "COMMIT", error);
+	g_autofree char *sql = NULL;
+
+	if (db->depth <= 1) {
+		if (!db_exec(db, "COMMIT", error))
+			return false;
+		db->depth = 0;
+		return true;
+	}
+	sql = g_strdup_printf("RELEASE zd%u", db->depth - 1);
+	if (!db_exec(db, sql, error))
+		return false;
+	db->depth--;
+	return true;
 }
 
 void db_tx_rollback(struct db *db)
 {
-	if (!sqlite3_get_autocommit(db->sql))
+	g_autofree char *sql = NULL;
+
+	if (sqlite3_get_autocommit(db->sql)) {
+		db->depth = 0; /* sqlite ended it already (an I/O error, a full disk) */
+		return;
+	}
+	if (db->depth <= 1) {
 		sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+		db->depth = 0;
+		return;
+	}
+	sql = g_strdup_printf("ROLLBACK TO zd%u; RELEASE zd%u", db->depth - 1, db->depth - 1);
+	sqlite3_exec(db->sql, sql, NULL, NULL, NULL);
+	db->depth--;
 }
 
 char *db_version_string(void)

@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 15
+#define DB_SCHEMA_VERSION 16
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -36,6 +36,9 @@ int db_schema_version(struct db *db);
  * Transactions. db_tx_begin() takes the write lock at once (BEGIN
  * IMMEDIATE), so a read-then-write sequence cannot be overtaken.
  * db_tx_rollback() may be called after a failed db_tx_commit().
+ * Transactions nest: inside one, db_tx_begin() opens a savepoint, whose
+ * rollback undoes only what was done since (a mail command's tree
+ * operation refused inside the mail's transaction).
  */
 bool db_tx_begin(struct db *db, GError **error);
 bool db_tx_commit(struct db *db, GError **error);
@@ -68,6 +71,12 @@ struct tree_row {
 	bool mail_clean;   /* a clean build of a head (or a posted series) gets a mail */
 	/* Subject prefixes that choose the tree as a posted series' base ("net-next"), lower case. */
 	char **prefixes;
+	/*
+	 * Who subscribed the tree by mail (#zeroday subscribe), normalized;
+	 * NULL for a tree the administrator added. Such a tree's URL came
+	 * from a stranger: it is fetched from public addresses only.
+	 */
+	char *subscriber;
 };
 
 void tree_row_free(struct tree_row *row);
@@ -150,9 +159,10 @@ GPtrArray *db_event_recent(struct db *db, unsigned limit, GError **error);
 enum test_state {
 	TEST_PENDING,   /* until the test loop runs it */
 	TEST_SCHEDULED, /* handed to the job queue (db_test_scheduled()) */
+	TEST_CANCELLED, /* its branch was blacklisted before it ran (db_branch_cancel()) */
 };
 
-/* "pending", "scheduled". */
+/* "pending", "scheduled", "cancelled". */
 const char *db_test_state_name(enum test_state state);
 
 /* A commit selected for testing. */
@@ -302,10 +312,11 @@ enum job_priority {          /* lower runs first */
 
 enum job_kind {
 	JOB_KIND_BUILD,      /* a commit built against its parent; a head booted too */
-	JOB_KIND_PATCH_TEST, /* a posted patch (none is queued yet) */
+	JOB_KIND_PATCH_TEST, /* a posted series: its patches built one after the other */
+	JOB_KIND_RERUN,      /* a finding's culprit built (and booted) afresh: #zeroday rerun */
 };
 
-/* "build", "patch-test". */
+/* "build", "patch-test", "rerun". */
 const char *db_job_kind_name(enum job_kind kind);
 
 /* How a job ended. */
@@ -457,9 +468,11 @@ enum finding_state {
 	FINDING_FIXED,        /* see finding_row.fixed_by */
 	FINDING_INCONCLUSIVE, /* the bisection named no culprit: the head is blamed */
 	FINDING_DROPPED,      /* the culprit left every branch: see finding_row.fixed_by */
+	FINDING_INVALID,      /* a maintainer said the report is wrong (#zeroday invalid) */
+	FINDING_UNREPRODUCED, /* a rerun (#zeroday rerun) no longer showed it */
 };
 
-/* "open", "fixed", "inconclusive", "dropped". */
+/* "open", "fixed", "inconclusive", "dropped", "invalid", "unreproduced". */
 const char *db_finding_state_name(enum finding_state state);
 
 /* One step of the bisection that named a finding's culprit. */
@@ -561,6 +574,13 @@ bool db_finding_dropped(struct db *db, gint64 id, const char *head, GError **err
 GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error);
 /* Returns finding @id with its steps, or NULL with BOT_ERROR_NOT_FOUND. */
 struct finding_row *db_finding_get(struct db *db, gint64 id, GError **error);
+/*
+ * Closes finding @id, open or inconclusive, as FINDING_INVALID or
+ * FINDING_UNREPRODUCED, with @why (who said so, or the rerun's commit)
+ * kept in fixed_by. A closed finding is never reported again.
+ */
+bool db_finding_close(struct db *db, gint64 id, enum finding_state state, const char *why,
+		      GError **error);
 
 /* The outbox (bot/db-mail.c). */
 
@@ -572,9 +592,10 @@ enum outbox_kind {
 	OUTBOX_DROPPED, /* the culprit left the branch: a reply in the report's thread */
 	OUTBOX_CLEAN,   /* a head built (and booted) clean, for a tree that asks for it */
 	OUTBOX_SERIES,  /* a posted series' result: a reply on one of its mails */
+	OUTBOX_COMMAND, /* the one reply to a command mail */
 };
 
-/* "report", "fixed", "digest", "test", "dropped", "clean", "series". */
+/* "report", "fixed", "digest", "test", "dropped", "clean", "series", "command". */
 const char *db_outbox_kind_name(enum outbox_kind kind);
 
 enum outbox_state {
@@ -638,6 +659,14 @@ struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error);
  */
 bool db_outbox_finding_of(struct db *db, const char *const *message_ids, gint64 *finding_id,
 			  GError **error);
+
+/*
+ * Finds the mail zeroday sent that a mail refers to, likewise: sets
+ * *@outbox_id to the first of @message_ids that zeroday sent (any kind),
+ * 0 when none is.
+ */
+bool db_outbox_of_message_ids(struct db *db, const char *const *message_ids, gint64 *outbox_id,
+			      GError **error);
 
 /* A try of row @id begins: it is OUTBOX_SENDING until db_outbox_settle(). */
 bool db_outbox_attempt(struct db *db, gint64 id, GError **error);
@@ -837,6 +866,12 @@ bool db_series_add(struct db *db, struct series_row *row, GError **error);
  */
 bool db_series_find(struct db *db, const char *sender, guint version, guint total,
 		    const char *const *ids, gint64 *id, GError **error);
+/*
+ * Sets *@id to the series that the first of @message_ids (without
+ * brackets) that is a series' part belongs to; 0 when none is.
+ */
+bool db_series_of_message_ids(struct db *db, const char *const *message_ids, gint64 *id,
+			      GError **error);
 /* Records @ids (NULL-terminated) as the thread of series @id. */
 bool db_series_add_ids(struct db *db, gint64 id, const char *const *ids, GError **error);
 /* Adds part @n of series @id, once: *@added is false when it has part @n. */
@@ -880,5 +915,123 @@ bool db_series_result_put(struct db *db, gint64 id, const struct series_result *
 
 /* Returns "sqlite 3.x.y" (caller frees). */
 char *db_version_string(void);
+
+/*
+ * Stops what is waiting for the branches of tree @tree_id matching
+ * @pattern (a names_pattern_check() glob), once it is blacklisted: their
+ * pending tests are cancelled, their queued build jobs deleted, and the
+ * queued reports of their findings moved to OUTBOX_ERROR, unsent. Sets
+ * *@jobs and *@reports to how many (each may be NULL).
+ */
+bool db_branch_cancel(struct db *db, gint64 tree_id, const char *pattern, unsigned *jobs,
+		      unsigned *reports, GError **error);
+
+/* Mail commands (bot/db-commands.c). */
+
+enum command_mail_state {
+	COMMAND_MAIL_RUNNING,  /* a command still runs (rerun, test): the reply waits for it */
+	COMMAND_MAIL_ANSWERED, /* the one reply is queued: reply_id */
+	COMMAND_MAIL_SILENT,   /* no reply, on purpose: see reason (a loop, a limit) */
+};
+
+enum command_state {
+	COMMAND_RUNNING, /* waits for job_id or series_id */
+	COMMAND_DONE,
+	COMMAND_REFUSED, /* see answer; nothing was changed */
+};
+
+const char *db_command_state_name(enum command_state state);
+
+/* One command line of a command mail. */
+struct command_row {
+	gint64 id;
+	gint64 mail_id;
+	guint n;            /* 1.. in the mail */
+	char *line;         /* as written, control characters made '?' */
+	char *verb;         /* the command word when it is a known one, else NULL */
+	enum command_state state;
+	char *answer;       /* what the reply says of it */
+	gint64 finding_id;  /* the finding it is about, or 0 */
+	gint64 job_id;      /* a rerun: the job it waits for, or 0 */
+	gint64 series_id;   /* a test: the series it waits for, or 0 */
+};
+
+void command_row_free(struct command_row *row);
+ZD_AUTOPTR_DEFINE(command_row, command_row_free)
+
+/* Records mail @mail_id from @sender as a command mail, in @state (and why, or NULL). */
+bool db_command_mail_add(struct db *db, gint64 mail_id, const char *sender, gint64 received,
+			 enum command_mail_state state, const char *reason, GError **error);
+/* Sets command mail @mail_id's state, why (may be NULL) and reply (0: none). */
+bool db_command_mail_set(struct db *db, gint64 mail_id, enum command_mail_state state,
+			 const char *reason, gint64 reply_id, GError **error);
+/*
+ * Counts the command mails answered since @since: from @sender, or from
+ * anyone when it is NULL.
+ */
+bool db_command_mail_count(struct db *db, const char *sender, gint64 since, gint64 *count,
+			   GError **error);
+/* Sets *@state of command mail @mail_id; *@found is false when it is none. */
+bool db_command_mail_state(struct db *db, gint64 mail_id, enum command_mail_state *state,
+			   bool *found, GError **error);
+
+/* Inserts @row (its id is set). */
+bool db_command_add(struct db *db, struct command_row *row, GError **error);
+/* Stores @row's state, answer, finding_id, job_id and series_id. */
+bool db_command_update(struct db *db, const struct command_row *row, GError **error);
+/* Returns the commands of mail @mail_id, by n (struct command_row). */
+GPtrArray *db_command_list(struct db *db, gint64 mail_id, GError **error);
+/*
+ * Returns the running commands waiting for job @job_id (when not 0) or
+ * for series @series_id (when not 0), oldest first.
+ */
+GPtrArray *db_command_waiting(struct db *db, gint64 job_id, gint64 series_id, GError **error);
+/*
+ * Returns the running commands whose wait is over without a job ending:
+ * their series is no longer waiting or testing (or is gone), or their
+ * job is gone (its tree was unsubscribed).
+ */
+GPtrArray *db_command_stale(struct db *db, GError **error);
+/* Returns every command, newest first, at most @limit (struct command_row). */
+GPtrArray *db_command_recent(struct db *db, unsigned limit, GError **error);
+
+/* A subscription asked for by mail, waiting for its confirmation. */
+struct subscription_row {
+	char *token_hash;   /* sha256 of the token, hex */
+	char *sender;       /* who asked: only they may confirm; normalized */
+	char *name;         /* the tree name it will have */
+	char *url;
+	char *pattern;
+	enum tree_policy policy;
+	char *list;         /* or NULL */
+	gint64 created;
+	gint64 expires;
+	bool used;
+};
+
+void subscription_row_free(struct subscription_row *row);
+ZD_AUTOPTR_DEFINE(subscription_row, subscription_row_free)
+
+bool db_subscription_add(struct db *db, const struct subscription_row *row, GError **error);
+/* Returns the subscription whose token hashes to @token_hash, or NULL (no error) when none. */
+struct subscription_row *db_subscription_get(struct db *db, const char *token_hash,
+					     GError **error);
+/* Marks it used: a token is good once. */
+bool db_subscription_use(struct db *db, const char *token_hash, GError **error);
+
+/* @address (address_key()) wants no more mail in the thread whose root is @thread. */
+bool db_mute_add(struct db *db, const char *address, const char *thread, gint64 now,
+		 GError **error);
+/* Sets *@muted: whether @address muted the thread rooted at @thread. */
+bool db_muted(struct db *db, const char *address, const char *thread, bool *muted,
+	      GError **error);
+
+/*
+ * Moves job @id (done) back to the queue, for a rerun: its attempts,
+ * failures, result and lease cleared. Queues it when there is no such
+ * job (db_job_add()); sets *@job_id either way.
+ */
+bool db_job_requeue(struct db *db, enum job_kind kind, gint64 tree_id, const char *commit,
+		    const char *target, int priority, gint64 *job_id, GError **error);
 
 #endif

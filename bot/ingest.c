@@ -23,8 +23,6 @@
 #define INGEST_BATCH 10000
 /* A reader's longest wait before it looks whether it is told to stop. */
 #define WAIT_STEP_S 10u
-/* The Message-ID sniffed from a refused mail, at most: for the quarantine's listing. */
-#define SNIFF_MAX 998
 
 /*
  * Test hook, for the crash tests: ZERODAY_TEST_CRASH=STEP kills zeroday
@@ -34,12 +32,7 @@
  */
 static void crash_point(const char *step)
 {
-	const char *want = g_getenv("ZERODAY_TEST_CRASH");
-
-	if (want && strcmp(want, step) == 0) {
-		g_warning("ingest: killed at step '%s', as ZERODAY_TEST_CRASH asks", step);
-		raise(SIGKILL);
-	}
+	bot_crash_point("ingest", step);
 }
 
 /*
@@ -66,47 +59,6 @@ static char *content_hash(const struct patchmail *m)
 static char *raw_hash(const char *raw, gsize len)
 {
 	return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)raw, len);
-}
-
-/*
- * The Message-ID of a mail the parser refused, when its header holds a
- * plain one (printable, no spaces, in angle brackets), for listing the
- * quarantine; else "".
- */
-static char *sniff_message_id(const char *raw, gsize len)
-{
-	gsize end = 0;
-
-	/* The header ends at the first empty line. */
-	while (end < len && end < 256 * 1024) {
-		const char *line = raw + end;
-		const char *nl = memchr(line, '\n', len - end);
-		gsize n = nl ? (gsize)(nl - line) : len - end;
-
-		if (n == 0 || (n == 1 && line[0] == '\r'))
-			break;
-		if (n > 11 && g_ascii_strncasecmp(line, "Message-ID:", 11) == 0) {
-			g_autofree char *v = g_strndup(line + 11, MIN(n - 11, SNIFF_MAX));
-			char *lt, *gt;
-
-			g_strstrip(v);
-			lt = strchr(v, '<');
-			gt = lt ? strchr(lt, '>') : NULL;
-			if (lt && gt && gt > lt + 1) {
-				g_autofree char *id = g_strndup(lt + 1, (gsize)(gt - lt - 1));
-				bool plain = true;
-
-				for (const char *p = id; *p; p++)
-					plain = plain && g_ascii_isgraph(*p) && *p != '<';
-				if (plain)
-					return g_steal_pointer(&id);
-			}
-		}
-		if (!nl)
-			break;
-		end += n + 1;
-	}
-	return g_strdup("");
 }
 
 /* A subject or sender as the store keeps it: valid UTF-8, at most 998 bytes. */
@@ -148,7 +100,10 @@ bool ingest_mail(struct db *db, const struct config *config, const char *source,
 	} else {
 		row.state = MAIL_QUARANTINED;
 		row.reason = refused->message;
-		message_id = sniff_message_id(raw, len);
+		/* The header, read as the sources read it, keys the quarantine. */
+		message_id = source_message_id(raw, MIN(len, (gsize)256 * 1024));
+		if (!message_id)
+			message_id = g_strdup("");
 		hash = raw_hash(raw, len);
 	}
 	row.message_id = message_id;

@@ -30,6 +30,7 @@ static const struct command {
 	{ "report", cli_report, "print the mail zeroday would send about a finding" },
 	{ "outbox", cli_outbox, "list the mails queued and sent" },
 	{ "series", cli_series, "list the patch series read from the lists, and their results" },
+	{ "commands", cli_commands, "list the mail commands taken, and their answers" },
 	{ "version", cli_version, "print the version" },
 };
 

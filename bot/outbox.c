@@ -11,6 +11,7 @@
 #include "bot/bot.h"
 #include "bot/outbox.h"
 #include "engine/build.h"
+#include "engine/names.h"
 #include "mail/address.h"
 #include "mail/compose.h"
 #include "mail/maildir.h"
@@ -43,6 +44,49 @@ static char **recipient_lines(const struct reply *r)
 		g_strv_builder_add(b, line);
 	}
 	return g_strv_builder_end(b);
+}
+
+/* Removes from @list the addresses that muted @thread. */
+static bool drop_muted_from(struct db *db, GPtrArray *list, const char *thread, GError **error)
+{
+	for (guint i = 0; i < list->len;) {
+		g_autofree char *key = address_key(list->pdata[i]);
+		bool muted = false;
+
+		if (key && !db_muted(db, key, thread, &muted, error))
+			return false;
+		if (muted) {
+			g_message("outbox: %s muted the thread <%s>: left out", key, thread);
+			g_ptr_array_remove_index(list, i);
+		} else {
+			i++;
+		}
+	}
+	return true;
+}
+
+/*
+ * Leaves out of @r the recipients who muted its thread (#zeroday mute):
+ * the thread is named by its first Message-ID, as the mute recorded it.
+ * When nobody is left, sets @cause (the mail is kept, unsent, saying
+ * so). False only when the store fails.
+ */
+static bool without_muted(const struct report_ctx *c, struct reply *r, GError **cause,
+			  GError **error)
+{
+	const char *thread = r->references->len ? r->references->pdata[0] : r->in_reply_to;
+
+	if (!thread)
+		return true; /* a new thread: nobody can have muted it */
+	if (!drop_muted_from(c->db, r->to, thread, error) ||
+	    !drop_muted_from(c->db, r->cc, thread, error))
+		return false;
+	if (r->to->len == 0 && r->cc->len > 0)
+		g_ptr_array_add(r->to, g_ptr_array_steal_index(r->cc, 0));
+	if (r->to->len == 0)
+		g_set_error(cause, BOT_ERROR, BOT_ERROR_USAGE,
+			    "not sent: every recipient muted the thread");
+	return true;
 }
 
 /*
@@ -113,12 +157,18 @@ static bool queue(const struct report_ctx *c, struct outbox_row *row, GError **e
 		return true;
 	if (row->state != OUTBOX_ERROR && !add_rcpts(c->db, row, error))
 		return false;
-	if (row->state == OUTBOX_ERROR)
-		g_warning("outbox: a %s mail (finding %" G_GINT64_FORMAT ") cannot be mailed: %s",
-			  db_outbox_kind_name(row->kind), row->finding_id, row->last_error);
-	else
-		g_message("outbox: queued a %s mail (finding %" G_GINT64_FORMAT ") <%s>",
-			  db_outbox_kind_name(row->kind), row->finding_id, row->message_id);
+	{
+		g_autofree char *about = row->finding_id
+			? g_strdup_printf(" (finding %" G_GINT64_FORMAT ")", row->finding_id)
+			: g_strdup("");
+
+		if (row->state == OUTBOX_ERROR)
+			g_warning("outbox: a %s mail%s cannot be mailed: %s",
+				  db_outbox_kind_name(row->kind), about, row->last_error);
+		else
+			g_message("outbox: queued a %s mail%s <%s>", db_outbox_kind_name(row->kind),
+				  about, row->message_id);
+	}
 	return true;
 }
 
@@ -133,6 +183,21 @@ bool outbox_queue_report(const struct report_ctx *c, gint64 finding_id, gint64 n
 
 	if (!f)
 		return false;
+	/* A branch blacklisted while its job ran (#zeroday blacklist) is reported on no more. */
+	if (f->tree && f->branch) {
+		g_autoptr(GError) local = NULL;
+		zd_autoptr(tree_row) t = db_tree_get(c->db, f->tree, &local);
+
+		if (!t && !g_error_matches(local, BOT_ERROR, BOT_ERROR_NOT_FOUND)) {
+			g_propagate_error(error, g_steal_pointer(&local));
+			return false;
+		}
+		if (t && names_pattern_match_any((const char *const *)t->blacklist, f->branch)) {
+			g_message("outbox: finding %" G_GINT64_FORMAT " is on %s/%s, blacklisted: "
+				  "not reported", finding_id, t->name, f->branch);
+			return true;
+		}
+	}
 	row->finding_id = finding_id;
 	row->kind = OUTBOX_REPORT;
 	row->created = now;
@@ -177,6 +242,10 @@ static bool queue_followup(const struct report_ctx *c, gint64 finding_id, enum o
 		report_dropped(&reply, c, f, report, row->message_id, now, &cause);
 	else
 		report_fixed(&reply, c, f, report, row->message_id, now, &cause);
+	if (!cause && !without_muted(c, &reply, &cause, error)) {
+		reply_release(&reply);
+		return false;
+	}
 	fill_row(row, &reply, cause);
 	reply_release(&reply);
 	return queue(c, row, error);
@@ -203,12 +272,7 @@ bool outbox_queue_dropped(const struct report_ctx *c, gint64 finding_id, gint64 
  */
 static void crash_point(const char *step)
 {
-	const char *want = g_getenv("ZERODAY_TEST_CRASH");
-
-	if (want && strcmp(want, step) == 0) {
-		g_warning("outbox: killed at step '%s', as ZERODAY_TEST_CRASH asks", step);
-		raise(SIGKILL);
-	}
+	bot_crash_point("outbox", step);
 }
 
 static void smtp_step(enum smtp_step step, void *data)
@@ -521,6 +585,10 @@ bool outbox_queue_reply(const struct report_ctx *c, enum outbox_kind kind, struc
 
 	row->kind = kind;
 	row->created = now;
+	/* A command's answer goes to who gave it, muted or not: they asked. */
+	if (!copy && kind != OUTBOX_COMMAND && !without_muted(c, reply, &copy, error))
+		return false;
+	cause = copy;
 	/* A Message-ID the caller made already (to name it in the text) is kept. */
 	row->message_id = reply->message_id ? g_strdup(reply->message_id)
 					    : outbox_message_id(c->config, tag);

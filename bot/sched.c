@@ -12,6 +12,7 @@
 
 #include "bot/bot.h"
 #include "bot/builder.h"
+#include "bot/commands.h"
 #include "bot/culprit.h"
 #include "bot/ingest.h"
 #include "bot/outbox.h"
@@ -206,17 +207,23 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 		bool gave_up = false;
 		bool ok = db_tx_begin(w->db, &local);
 
+		/* The mail commands waiting for the job get their answer in its transaction. */
 		if (ok && !cause)
 			ok = db_job_complete(w->db, job->id, w->owner, result, note, now, &local) &&
 			     (result != JOB_RESULT_PASS || job->priority != JOB_HEAD ||
+			      job->kind != JOB_KIND_BUILD ||
 			      outbox_queue_clean(&rc, job->tree, job->commit, job->target, boots,
-						 now, &local));
+						 now, &local)) &&
+			     commands_job_done(&rc, job, result, note, now, &local);
 		else if (ok && permanent)
 			ok = db_job_complete(w->db, job->id, w->owner, JOB_RESULT_ERROR, cause->message,
-					     now, &local);
+					     now, &local) &&
+			     commands_job_done(&rc, job, JOB_RESULT_ERROR, cause->message, now, &local);
 		else if (ok)
 			ok = db_job_retry(w->db, job->id, w->owner, now, cause->message, &s->backoff,
-					  &gave_up, &not_before, &local);
+					  &gave_up, &not_before, &local) &&
+			     (!gave_up || commands_job_done(&rc, job, JOB_RESULT_ERROR, cause->message,
+							    now, &local));
 		if (ok)
 			ok = db_tx_commit(w->db, &local);
 		if (ok) {
@@ -271,6 +278,16 @@ static void infra_cause(GError **cause, const struct builder_result *r)
 		    b->reason ? b->reason : "infrastructure error");
 }
 
+/* Whether the job's commit is still in the object store; a cause when not. */
+static bool commit_in_store(struct worker *w, const struct job_row *job, GError **cause)
+{
+	if (repo_has_commit(w->repo, job->commit))
+		return true;
+	g_set_error(cause, BOT_ERROR, BOT_ERROR_NOT_FOUND,
+		    "commit %s is no longer in the object store", job->commit);
+	return false;
+}
+
 /*
  * A build job: the commit against its parent (or, for a non-rebasable
  * tree, against its comparison base, with what is new bisected in
@@ -303,11 +320,8 @@ static bool run_build(struct worker *w, const struct job_row *job, enum job_resu
 	bool non_rebasable = false;
 	const char *base;
 
-	if (!repo_has_commit(w->repo, job->commit)) {
-		g_set_error(cause, BOT_ERROR, BOT_ERROR_NOT_FOUND,
-			    "commit %s is no longer in the object store", job->commit);
+	if (!commit_in_store(w, job, cause))
 		return false;
-	}
 	if (!db_tree_non_rebasable(w->db, job->tree_id, &non_rebasable, cause))
 		return false;
 	if (job->priority == JOB_HEAD) {
@@ -362,13 +376,25 @@ static bool run_patch_test(struct worker *w, const struct job_row *job, enum job
 	};
 
 	*booted = 0;
-	if (!repo_has_commit(w->repo, job->commit)) {
-		g_set_error(cause, BOT_ERROR, BOT_ERROR_NOT_FOUND,
-			    "commit %s is no longer in the object store", job->commit);
+	if (!commit_in_store(w, job, cause))
 		return false;
-	}
 	return series_run_job(&rc, w->s->git_path, job->tree, job->commit, job->target, result,
 			      note, cause);
+}
+
+/* A finding's culprit tested afresh, for a #zeroday rerun: see bot/commands.h. */
+static bool run_rerun(struct worker *w, const struct job_row *job, enum job_result *result,
+		      char **note, unsigned *booted, GError **cause)
+{
+	const struct report_ctx rc = {
+		.config = w->s->config, .db = w->db, .repo = w->repo,
+	};
+
+	*booted = 0;
+	if (!commit_in_store(w, job, cause))
+		return false;
+	return commands_run_rerun(&rc, w->s->git_path, job->id, job->tree, job->commit,
+				  job->target, result, note, cause);
 }
 
 /* What runs each kind of job; NULL: declared, and nothing queues it yet. */
@@ -379,6 +405,7 @@ static const struct {
 } job_kinds[] = {
 	{ JOB_KIND_BUILD, run_build },
 	{ JOB_KIND_PATCH_TEST, run_patch_test },
+	{ JOB_KIND_RERUN, run_rerun },
 };
 
 /*
@@ -548,8 +575,9 @@ static bool read_mail(struct sched *s, struct db *db, struct repo *repo, bool dr
 			  st.failed == 1 ? "" : "s");
 	}
 	now = g_get_real_time() / G_USEC_PER_SEC;
-	if (!series_assemble(db, s->config, now, error) ||
-	    !series_start(&rc, now, s->opts->once, &waiting, error))
+	if (!series_assemble(&rc, now, error) ||
+	    !series_start(&rc, now, s->opts->once, &waiting, error) ||
+	    !commands_sweep(&rc, now, error))
 		return false;
 	if (s->opts->once && waiting)
 		g_message("mail: %u series left waiting", waiting);

@@ -10,6 +10,7 @@
 
 #include "bot/bot.h"
 #include "bot/builder.h"
+#include "bot/commands.h"
 #include "bot/culprit.h"
 #include "bot/outbox.h"
 #include "bot/series.h"
@@ -270,33 +271,42 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 	return supersede_older(db, s, error);
 }
 
-bool series_assemble(struct db *db, const struct config *config, gint64 now, GError **error)
+bool series_assemble(const struct report_ctx *c, gint64 now, GError **error)
 {
-	g_autoptr(GPtrArray) mails = db_mail_list(db, MAIL_NEW, ASSEMBLE_BATCH, error);
+	g_autoptr(GPtrArray) mails = db_mail_list(c->db, MAIL_NEW, ASSEMBLE_BATCH, error);
 
 	if (!mails)
 		return false;
 	for (guint i = 0; i < mails->len; i++) {
 		const struct mail_row *mail = mails->pdata[i];
 		g_autoptr(GError) local = NULL;
+		g_autofree char *raw = NULL;
 		zd_autoptr(patchmail) m = NULL;
+		gsize len = 0;
+		bool command = false;
 
-		if (!db_tx_begin(db, error))
+		if (!db_tx_begin(c->db, error))
 			return false;
-		m = mail_parse(db, config, mail->id, &local);
+		raw = db_mail_raw(c->db, mail->id, &len, &local);
+		if (raw)
+			m = patchmail_parse(raw, len, c->config->mail_max_size, &local);
 		if (!m && local && local->domain == BOT_ERROR)
 			goto fail_with_local;
 		/* A stored mail parsed before: a refusal now is a new parser's; it stays unused. */
 		if (m && m->from && (m->kind == PATCHMAIL_PATCH || m->kind == PATCHMAIL_COVER) &&
-		    !assemble_one(db, mail, m, now, error))
+		    !assemble_one(c->db, mail, m, now, error))
 			goto fail;
-		if (!db_mail_set_state(db, mail->id, MAIL_DONE, error) || !db_tx_commit(db, error))
+		/* After assembly, so that "#zeroday test" in a patch finds its series. */
+		if (m && !commands_take(c, mail, m, raw, len, now, &command, error))
+			goto fail;
+		if (!db_mail_set_state(c->db, mail->id, MAIL_DONE, error) ||
+		    !db_tx_commit(c->db, error))
 			goto fail;
 		continue;
 fail_with_local:
 		g_propagate_error(error, g_steal_pointer(&local));
 fail:
-		db_tx_rollback(db);
+		db_tx_rollback(c->db);
 		return false;
 	}
 	return true;
@@ -666,9 +676,12 @@ static bool queue_no_base(const struct report_ctx *c, gint64 series_id, gint64 n
 	zd_autoptr(template_values) v = template_values_new();
 	struct reply r;
 	bool ok = false;
+	bool claimed = false;
 
-	if (!s)
+	if (!s || !commands_series_claimed(c, s->id, now, &claimed, error))
 		return false;
+	if (claimed)
+		return true;
 	reply_init(&r);
 	if (!reply_on(c, s, series_head_mail(s), &r, v, error))
 		goto out;
@@ -1198,6 +1211,41 @@ static char *part_title(const struct series_part *p)
 	return title;
 }
 
+char *series_result_text(const struct series_row *s)
+{
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	g_string_printf(out, "Series %" G_GINT64_FORMAT " (v%u, %u patch%s) was tested on %s at "
+			"%.12s (%s):", s->id, s->version, s->total, s->total == 1 ? "" : "es",
+			s->tree ? s->tree : "?", s->base ? s->base : "?",
+			s->base_how ? s->base_how : "?");
+	for (guint i = 0; i < s->results->len; i++) {
+		const struct series_result *r = s->results->pdata[i];
+		const struct series_part *p = part_of(s, r->n);
+		g_autofree char *title = NULL;
+
+		if (r->n == 0 || !p)
+			continue;
+		title = part_title(p);
+		g_string_append_printf(out, "\n  [%u/%u] %s: %s on %s", r->n, s->total, title,
+				       r->result, r->target);
+		if (r->boot)
+			g_string_append_printf(out, "; %s", r->boot);
+		for (int pass = 0; pass < 2; pass++) {
+			const char *text = pass ? (r->boot_failed ? r->boot : NULL) : r->detail;
+			g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+
+			for (char **l = lines; *l; l++) {
+				if (**l)
+					g_string_append_printf(out, "\n      %s", *l);
+			}
+		}
+	}
+	if (s->note)
+		g_string_append_printf(out, "\n%s", s->note);
+	return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
 /* Whether every patch of @s has a result on every one of @targets. */
 static bool all_results_in(const struct series_row *s, char **targets)
 {
@@ -1275,12 +1323,21 @@ static bool queue_failure(const struct report_ctx *c, const struct series_row *s
 	return ok;
 }
 
-/* Queues the replies of tested series @s, in the caller's transaction. */
+/*
+ * Queues the replies of tested series @s, in the caller's transaction;
+ * none when a test command waits for it: its answer carries the result.
+ */
 static bool queue_results(const struct report_ctx *c, const struct series_row *s,
 			  bool mail_clean, gint64 now, GError **error)
 {
 	g_autoptr(GString) failing = g_string_new(NULL);
 	bool broke = false;
+	bool claimed = false;
+
+	if (!commands_series_claimed(c, s->id, now, &claimed, error))
+		return false;
+	if (claimed)
+		return true;
 
 	/* A reply on each patch that newly broke something, per target. */
 	for (guint i = 0; i < s->results->len; i++) {

@@ -46,10 +46,11 @@
 
 /*
  * Looks at every new mail: patches and cover letters join their series,
- * and older versions are superseded. One transaction per mail. False
- * only when the store fails.
+ * and older versions are superseded; then a command mail is answered
+ * (bot/commands.h). One transaction per mail. False only when the store
+ * fails.
  */
-bool series_assemble(struct db *db, const struct config *config, gint64 now, GError **error);
+bool series_assemble(const struct report_ctx *c, gint64 now, GError **error);
 
 /*
  * Starts every ready series: chooses its base, applies it, and queues its
@@ -71,6 +72,12 @@ bool series_start(const struct report_ctx *c, gint64 now, bool log_waiting, unsi
 bool series_run_job(const struct report_ctx *c, const char *git_path, const char *tree,
 		    const char *commit, const char *target, enum job_result *result,
 		    char **note, GError **cause);
+
+/*
+ * The results of tested series @s as text: its base, then each patch's
+ * result with what it newly broke (caller frees). A test command's answer.
+ */
+char *series_result_text(const struct series_row *s);
 
 /* Checks the series templates in @dir (series-failure, series-clean, series-no-base). */
 bool series_check_templates(const char *dir, GError **error);

@@ -207,6 +207,7 @@ struct tree_row *trees_add(struct db *db, const struct config *config,
 	if (!check_prefixes(spec->prefixes, error))
 		return NULL;
 	row->prefixes = edit_prefixes(NULL, spec->prefixes, NULL);
+	row->subscriber = g_strdup(spec->subscriber);
 	row->created = g_get_real_time() / G_USEC_PER_SEC;
 	if (!db_tx_begin(db, error) || !db_tree_insert(db, row, error) ||
 	    !db_tx_commit(db, error)) {

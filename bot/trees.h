@@ -35,6 +35,7 @@ struct tree_spec {
 	bool private;                   /* reports go to @recipients only */
 	bool mail_clean;                /* a clean build of a head gets a mail */
 	const char *const *prefixes;    /* subject prefixes choosing the tree for a series */
+	const char *subscriber;         /* who subscribed it by mail (normalized), or NULL */
 };
 
 /*

@@ -23,15 +23,35 @@
 /* A tree's ls-remote, run in the thread pool. */
 struct ls_task {
 	const struct tree_row *tree;
+	const struct config *config;
 	GPtrArray *heads; /* struct repo_head, or NULL on error */
 	GError *error;
 };
 
+/*
+ * Where fetching @t may connect: anywhere for a tree the administrator
+ * added; for one subscribed by mail (a stranger's URL), public addresses
+ * only, checked on the address connected to, unless [commands]
+ * allowed-hosts names its host. Fills and returns @buf, or NULL.
+ */
+static const struct repo_net_policy *tree_policy(const struct tree_row *t,
+						 const struct config *config,
+						 struct repo_net_policy *buf)
+{
+	if (!t->subscriber)
+		return NULL;
+	buf->public_only = true;
+	buf->allowed_hosts = (const char *const *)config->commands_allowed_hosts;
+	return buf;
+}
+
 static void ls_worker(gpointer data, gpointer user_data)
 {
 	struct ls_task *task = data;
+	struct repo_net_policy policy;
 
-	task->heads = repo_ls_remote(task->tree->url, NULL, &task->error);
+	task->heads = repo_ls_remote(task->tree->url, tree_policy(task->tree, task->config, &policy),
+				     &task->error);
 }
 
 void watch_tree_free(struct watch_tree *result)
@@ -102,6 +122,7 @@ static const char *blacklisted(const struct tree_row *tree, const char *branch)
 static bool fetch_moved(struct tree_poll *tp, GError **error)
 {
 	g_autoptr(GPtrArray) want = g_ptr_array_new();
+	struct repo_net_policy policy;
 	GHashTableIter it;
 	gpointer key, value;
 
@@ -122,7 +143,8 @@ static bool fetch_moved(struct tree_poll *tp, GError **error)
 		return true;
 	g_ptr_array_add(want, NULL);
 	if (!repo_fetch(tp->repo, tp->tree->url, tp->tree->name,
-			(const char *const *)want->pdata, NULL, error))
+			(const char *const *)want->pdata,
+			tree_policy(tp->tree, tp->config, &policy), error))
 		return false;
 	for (guint i = 0; want->pdata[i]; i++) {
 		char *head = repo_tree_branch_head(tp->repo, tp->tree->name, want->pdata[i], error);
@@ -459,6 +481,7 @@ GPtrArray *watch_poll(struct db *db, struct repo *repo, const struct config *con
 	pool = g_thread_pool_new(ls_worker, NULL, (int)config->poll_jobs, FALSE, NULL);
 	for (guint i = 0; i < trees->len; i++) {
 		tasks[i].tree = trees->pdata[i];
+		tasks[i].config = config;
 		g_thread_pool_push(pool, &tasks[i], NULL);
 	}
 	g_thread_pool_free(pool, FALSE, TRUE);

@@ -40,14 +40,6 @@ struct source {
 extern const struct source_driver imap_source_driver;
 extern const struct source_driver maildir_source_driver;
 
-/*
- * The Message-ID of the header block @header (@len bytes, need not end
- * in NUL): the first Message-ID field, unfolded, without <> and blanks;
- * NULL when missing or malformed (controls, spaces inside, no '@', longer
- * than 995 bytes). Caller frees.
- */
-char *source_message_id(const char *header, gsize len);
-
 /* A new entry (caller frees with source_entry_free()); @name copied. */
 struct source_entry *source_entry_new(guint32 uid, const char *name, guint64 size,
 				      char *message_id);

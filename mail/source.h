@@ -123,4 +123,14 @@ const char *source_name(const struct source *s);
 /* Logs out, closes and frees @s; NULL is fine. */
 void source_close(struct source *s);
 
+/*
+ * The Message-ID of the header block @header (@len bytes, need not end
+ * in NUL; what follows the header's end is not read): the first
+ * Message-ID field, unfolded, without <> and blanks; NULL when missing or
+ * malformed (controls, spaces or brackets inside, longer than 995
+ * bytes). Caller frees. For what no parser reads: a source's listing, a
+ * refused mail's quarantine key.
+ */
+char *source_message_id(const char *header, gsize len);
+
 #endif

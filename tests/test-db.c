@@ -1330,6 +1330,181 @@ static void test_outbox(void)
 	g_assert_no_error(error);
 }
 
+/* Transactions nest as savepoints: an inner rollback undoes only its own work. */
+static void test_nested_tx(void)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	g_autoptr(GPtrArray) trees = NULL;
+
+	g_assert_true(db_tx_begin(db, &error));
+	add_tree_named(db, "outer");
+	g_assert_true(db_tx_begin(db, &error));
+	add_tree_named(db, "refused");
+	db_tx_rollback(db);
+	g_assert_true(db_tx_begin(db, &error));
+	add_tree_named(db, "kept");
+	g_assert_true(db_tx_commit(db, &error));
+	g_assert_true(db_tx_commit(db, &error));
+	trees = db_tree_list(db, &error);
+	g_assert_nonnull(trees);
+	g_assert_cmpuint(trees->len, ==, 2);
+	g_clear_pointer(&trees, g_ptr_array_unref);
+	/* An outer rollback takes the committed inner work with it. */
+	g_assert_true(db_tx_begin(db, &error));
+	g_assert_true(db_tx_begin(db, &error));
+	add_tree_named(db, "gone");
+	g_assert_true(db_tx_commit(db, &error));
+	db_tx_rollback(db);
+	trees = db_tree_list(db, &error);
+	g_assert_cmpuint(trees->len, ==, 2);
+	/* And a plain transaction works after all that. */
+	g_assert_true(db_tx_begin(db, &error));
+	g_assert_true(db_tx_commit(db, &error));
+	g_assert_no_error(error);
+}
+
+/* A rerun: a done job queued again, a running one left alone, a new one added. */
+static void test_job_requeue(void)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	gint64 tree = add_tree_named(db, "t");
+	gint64 id = 0, again = 0;
+	struct job_row *job = NULL;
+	gint64 q, wt, r, d;
+
+	g_assert_true(db_job_requeue(db, JOB_KIND_RERUN, tree, "c1", "x86_64:defconfig", JOB_PATCH,
+				     &id, &error));
+	g_assert_cmpint(id, >, 0);
+	g_free(claim(db, "w1", 100, &job));
+	g_assert_nonnull(job);
+	/* Running: asked again, it stays the same running job. */
+	g_assert_true(db_job_requeue(db, JOB_KIND_RERUN, tree, "c1", "x86_64:defconfig", JOB_PATCH,
+				     &again, &error));
+	g_assert_cmpint(again, ==, id);
+	g_assert_true(db_job_counts(db, 101, &q, &wt, &r, &d, &error));
+	g_assert_cmpint(r, ==, 1);
+	g_assert_true(db_job_complete(db, job->id, "w1", JOB_RESULT_PASS, NULL, 102, &error));
+	job_row_free(job);
+	/* Done: it runs again, from a clean slate. */
+	g_assert_true(db_job_requeue(db, JOB_KIND_RERUN, tree, "c1", "x86_64:defconfig", JOB_PATCH,
+				     &again, &error));
+	g_assert_cmpint(again, ==, id);
+	g_assert_true(db_job_counts(db, 103, &q, &wt, &r, &d, &error));
+	g_assert_cmpint(q, ==, 1);
+	g_assert_cmpint(d, ==, 0);
+	g_assert_no_error(error);
+}
+
+/* A blacklisted branch: its pending tests cancelled and queued jobs dropped, others kept. */
+static void test_branch_cancel(void)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	gint64 tree = add_tree_named(db, "t");
+	unsigned jobs = 9, reports = 9;
+	gint64 q, wt, r, d, pending;
+	bool added;
+
+	char scratch[] = "scratch/x", master[] = "master";
+	struct head_event ev1 = { .branch = scratch, .new_head = (char *)"c1", .change = HEAD_NEW,
+				  .action = HEAD_ACTION_QUEUED, .when = 1 };
+	struct head_event ev2 = { .branch = master, .new_head = (char *)"c2", .change = HEAD_NEW,
+				  .action = HEAD_ACTION_QUEUED, .when = 1 };
+
+	g_assert_true(db_event_add(db, tree, &ev1, &error));
+	g_assert_true(db_event_add(db, tree, &ev2, &error));
+	g_assert_true(db_test_add(db, tree, scratch, "c1", "s", ev1.id, &added, &error));
+	g_assert_true(db_test_add(db, tree, master, "c2", "s", ev2.id, &added, &error));
+	g_assert_true(db_job_add(db, JOB_KIND_BUILD, tree, "c1", "x86_64:defconfig", JOB_HEAD, &added,
+				 &error));
+	g_assert_true(db_job_add(db, JOB_KIND_BUILD, tree, "c2", "x86_64:defconfig", JOB_HEAD, &added,
+				 &error));
+	g_assert_true(db_branch_cancel(db, tree, "scratch/*", &jobs, &reports, &error));
+	g_assert_cmpuint(jobs, ==, 1);
+	g_assert_cmpuint(reports, ==, 0);
+	g_assert_true(db_job_counts(db, 100, &q, &wt, &r, &d, &error));
+	g_assert_cmpint(q, ==, 1);
+	g_assert_true(db_test_count_pending(db, &pending, &error));
+	g_assert_cmpint(pending, ==, 1);
+	g_assert_no_error(error);
+}
+
+/* Command mails, their commands, subscriptions and mutes. */
+static void test_commands(void)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	zd_autoptr(subscription_row) sub = g_new0(struct subscription_row, 1);
+	zd_autoptr(command_row) row = g_new0(struct command_row, 1);
+	zd_autoptr(mail_row) mail = g_new0(struct mail_row, 1);
+	zd_autoptr(subscription_row) got = NULL;
+	g_autoptr(GPtrArray) waiting = NULL;
+	enum command_mail_state st;
+	bool added, found, muted;
+	gint64 count;
+
+	mail->message_id = g_strdup("m1");
+	mail->hash = g_strdup("x");
+	mail->source = g_strdup("s");
+	mail->received = 1;
+	mail->state = MAIL_DONE;
+	mail->size = 1;
+	g_assert_true(db_mail_add(db, mail, "x", 1, &added, &error));
+	g_assert_true(db_command_mail_add(db, mail->id, "a@example.org", 100, COMMAND_MAIL_RUNNING,
+					  NULL, &error));
+	row->mail_id = mail->id;
+	row->n = 1;
+	row->line = g_strdup("#zeroday rerun");
+	row->verb = g_strdup("rerun");
+	row->state = COMMAND_RUNNING;
+	row->job_id = 7;
+	g_assert_true(db_command_add(db, row, &error));
+	waiting = db_command_waiting(db, 7, 0, &error);
+	g_assert_cmpuint(waiting->len, ==, 1);
+	g_clear_pointer(&waiting, g_ptr_array_unref);
+	/* Its job is gone (no such job): stale. */
+	waiting = db_command_stale(db, &error);
+	g_assert_cmpuint(waiting->len, ==, 1);
+	g_assert_true(db_command_mail_count(db, "a@example.org", 50, &count, &error));
+	g_assert_cmpint(count, ==, 1);
+	g_assert_true(db_command_mail_set(db, mail->id, COMMAND_MAIL_SILENT, "a loop", 0, &error));
+	g_assert_true(db_command_mail_count(db, NULL, 50, &count, &error));
+	g_assert_cmpint(count, ==, 0);
+	g_assert_true(db_command_mail_state(db, mail->id, &st, &found, &error));
+	g_assert_true(found);
+	g_assert_cmpint(st, ==, COMMAND_MAIL_SILENT);
+
+	sub->token_hash = g_strdup("h1");
+	sub->sender = g_strdup("a@example.org");
+	sub->name = g_strdup("net");
+	sub->url = g_strdup("https://x/net");
+	sub->pattern = g_strdup("*");
+	sub->policy = TREE_NON_REBASABLE;
+	sub->created = 10;
+	sub->expires = 20;
+	g_assert_true(db_subscription_add(db, sub, &error));
+	got = db_subscription_get(db, "h1", &error);
+	g_assert_nonnull(got);
+	g_assert_cmpstr(got->url, ==, "https://x/net");
+	g_assert_cmpint(got->policy, ==, TREE_NON_REBASABLE);
+	g_assert_false(got->used);
+	g_assert_true(db_subscription_use(db, "h1", &error));
+	g_clear_pointer(&got, subscription_row_free);
+	got = db_subscription_get(db, "h1", &error);
+	g_assert_true(got->used);
+	g_assert_null(db_subscription_get(db, "nope", &error));
+
+	g_assert_true(db_mute_add(db, "a@example.org", "root@x", 5, &error));
+	g_assert_true(db_mute_add(db, "a@example.org", "root@x", 6, &error));
+	g_assert_true(db_muted(db, "a@example.org", "root@x", &muted, &error));
+	g_assert_true(muted);
+	g_assert_true(db_muted(db, "b@example.org", "root@x", &muted, &error));
+	g_assert_false(muted);
+	g_assert_no_error(error);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -1352,5 +1527,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/db/finding-fields", test_finding_fields);
 	g_test_add_func("/db/full", test_full);
 	g_test_add_func("/db/outbox", test_outbox);
+	g_test_add_func("/db/nested-tx", test_nested_tx);
+	g_test_add_func("/db/job-requeue", test_job_requeue);
+	g_test_add_func("/db/branch-cancel", test_branch_cancel);
+	g_test_add_func("/db/commands", test_commands);
 	return g_test_run();
 }
