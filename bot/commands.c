@@ -546,6 +546,12 @@ static bool mailed_url_ok(struct cmd_ctx *x, const char *url, struct command_row
 	g_autofree char *port = NULL;
 	g_autofree char *host = NULL;
 
+	/* Whatever [git] allows the administrator, a stranger's URL is https:// or git://. */
+	if (url[0] == '/' || g_ascii_strncasecmp(url, "file:", 5) == 0 ||
+	    g_ascii_strncasecmp(url, "ssh:", 4) == 0 || g_ascii_strncasecmp(url, "git+ssh:", 8) == 0) {
+		refuse(row, "refused URL: only https:// and git:// URLs are taken by mail");
+		return false;
+	}
 	if (!names_url_check(url, 0, &local)) {
 		refuse(row, "%s", local->message);
 		return false;
@@ -1012,28 +1018,6 @@ static bool test_series(struct cmd_ctx *x, struct command_row *row, GError **err
 	}
 }
 
-/*
- * Sets *@ours: whether @commit is on a branch of @t (an ancestor of one
- * of its heads), so that a test names no other tree's commit.
- */
-static bool commit_of_tree(struct cmd_ctx *x, const struct tree_row *t, const char *commit,
-			   bool *ours, GError **error)
-{
-	g_autoptr(GPtrArray) branches = db_branch_list(x->c->db, t->id, error);
-
-	*ours = false;
-	if (!branches)
-		return false;
-	for (guint i = 0; i < branches->len && !*ours; i++) {
-		const struct branch_row *b = branches->pdata[i];
-		g_autoptr(GError) local = NULL;
-
-		if (b->state != BRANCH_DELETED)
-			*ours = repo_is_ancestor(x->c->repo, commit, b->head, &local) == 1;
-	}
-	return true;
-}
-
 static bool cmd_test(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
 		     GError **error)
 {
@@ -1075,10 +1059,10 @@ static bool cmd_test(struct cmd_ctx *x, char **argv, guint argc, struct command_
 	    strlen(argv[1]) == 40) {
 		bool ours = false;
 
-		if (!commit_of_tree(x, t, argv[1], &ours, error))
+		if (!trees_holds_commit(x->c->db, x->c->repo, t, argv[1], &ours, error))
 			return false;
 		if (!ours) {
-			refuse(row, "%s is on no branch of %s", argv[1], t->name);
+			refuse(row, "%s is on no tested branch of %s", argv[1], t->name);
 			return true;
 		}
 		commit = g_strdup(argv[1]);
@@ -1304,22 +1288,6 @@ static bool silent(const struct report_ctx *c, const struct mail_row *mail, cons
 				   COMMAND_MAIL_SILENT, why, error);
 }
 
-/* Whether @m is addressed to the bot (any case of its address). */
-static bool to_bot(const struct patchmail *m, const char *bot)
-{
-	for (int pass = 0; pass < 2; pass++) {
-		GPtrArray *list = pass ? m->cc : m->to;
-
-		for (guint i = 0; i < list->len; i++) {
-			g_autofree char *k = address_key(list->pdata[i]);
-
-			if (k && strcmp(k, bot) == 0)
-				return true;
-		}
-	}
-	return false;
-}
-
 /*
  * The mail's In-Reply-To, then its References newest first, borrowed
  * (NULL-terminated; the caller frees the array only).
@@ -1396,10 +1364,10 @@ bool commands_take(const struct report_ctx *c, const struct mail_row *mail,
 	*taken = false;
 	if (!db_outbox_of_message_ids(c->db, parents, &x.bot_mail, error))
 		return false;
-	if (!x.bot_mail && !to_bot(m, bot))
+	if (!x.bot_mail && !patchmail_addressed_to(m, c->config->mail_address))
 		return true;
 	lines = commands_lines(m->body, COMMANDS_MAX);
-	if (!lines[0] && !(m->html_only && raw && g_strstr_len(raw, (gssize)len, "#zeroday")))
+	if (!lines[0] && !(m->html_only && m->html && strstr(m->html, "#zeroday")))
 		return true;
 	*taken = true;
 	/* Never answered: ourselves, machines, robots. */

@@ -15,6 +15,7 @@
 #include "bot/outbox.h"
 #include "bot/series.h"
 #include "bot/template.h"
+#include "bot/trees.h"
 #include "engine/build.h"
 #include "mail/address.h"
 #include "mail/patchmail.h"
@@ -406,7 +407,10 @@ static int by_updated_desc(gconstpointer a, gconstpointer b)
  * The bases to try for a series whose first mail is @first (the cover
  * letter, else patch 1), in order: the base-commit: trailer's commit,
  * then the matching trees' branch heads, newest first. A trailer's
- * commit the store lacks is recorded as rejected at once.
+ * commit the store lacks is recorded as rejected at once. A series mailed
+ * to zeroday itself that no tree's list or prefix matches (a developer
+ * asking "#zeroday test") is for the public tree whose branches hold its
+ * trailer's commit.
  */
 static GPtrArray *candidates_of(const struct report_ctx *c, const struct series_row *s,
 				const struct patchmail *first, const char *base_commit,
@@ -416,6 +420,8 @@ static GPtrArray *candidates_of(const struct report_ctx *c, const struct series_
 	g_autoptr(GPtrArray) heads = g_ptr_array_new_with_free_func((GDestroyNotify)candidate_free);
 	g_autoptr(GPtrArray) trees = db_tree_list(c->db, error);
 	struct candidate *from_trailer = NULL;
+	bool matched = false;
+	bool direct;
 
 	if (!trees)
 		return NULL;
@@ -426,6 +432,7 @@ static GPtrArray *candidates_of(const struct report_ctx *c, const struct series_
 
 		if (!tree_matches(t, first, &how))
 			continue;
+		matched = true;
 		branches = db_branch_list(c->db, t->id, error);
 		if (!branches)
 			return NULL;
@@ -452,6 +459,25 @@ static GPtrArray *candidates_of(const struct report_ctx *c, const struct series_
 			from_trailer->commit = g_strdup(base_commit);
 			from_trailer->how = g_strdup("base-commit");
 		}
+	}
+	/* Mailed to zeroday itself, for no tree: the public tree that holds the trailer's commit. */
+	direct = base_commit && !matched && patchmail_addressed_to(first, c->config->mail_address) &&
+		 repo_has_commit(c->repo, base_commit);
+	for (guint i = 0; direct && !from_trailer && i < trees->len; i++) {
+		const struct tree_row *t = trees->pdata[i];
+		bool holds = false;
+
+		if (t->private)
+			continue;
+		if (!trees_holds_commit(c->db, c->repo, t, base_commit, &holds, error))
+			return NULL;
+		if (!holds)
+			continue;
+		from_trailer = g_new0(struct candidate, 1);
+		from_trailer->tree = g_strdup(t->name);
+		from_trailer->tree_id = t->id;
+		from_trailer->commit = g_strdup(base_commit);
+		from_trailer->how = g_strdup("base-commit");
 	}
 	if (base_commit && !from_trailer) {
 		struct series_base b = {

@@ -19,7 +19,9 @@
  * when the store has that commit; then the branch heads of the trees
  * the series is for, the most recently updated first: the trees whose
  * --list addresses match the mail's List-Id, To or Cc, and those whose
- * --prefix matches a subject tag ([PATCH net-next ...]). The first base
+ * --prefix matches a subject tag ([PATCH net-next ...]); for a series
+ * mailed to zeroday itself that no tree matches, the public tree whose
+ * tested branches hold its trailer's commit. The first base
  * the whole series applies to (engine/repo.h repo_apply_series(), as
  * `git am` does, refusing hostile paths) wins; each base tried is
  * recorded with why it was rejected. When none applies, one reply on the

@@ -321,3 +321,21 @@ bool trees_remove(struct db *db, struct repo *repo, const char *name, GError **e
 		g_warning("removed tree %s, but not its refs: %s", name, refs_error->message);
 	return true;
 }
+
+bool trees_holds_commit(struct db *db, struct repo *repo, const struct tree_row *t,
+			const char *commit, bool *holds, GError **error)
+{
+	g_autoptr(GPtrArray) branches = db_branch_list(db, t->id, error);
+
+	*holds = false;
+	if (!branches)
+		return false;
+	for (guint i = 0; i < branches->len && !*holds; i++) {
+		const struct branch_row *b = branches->pdata[i];
+		g_autoptr(GError) unknown = NULL;
+
+		if (b->state == BRANCH_TESTED)
+			*holds = repo_is_ancestor(repo, commit, b->head, &unknown) == 1;
+	}
+	return true;
+}

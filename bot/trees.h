@@ -100,4 +100,12 @@ bool trees_blacklist(struct db *db, const char *name, const char *pattern, bool 
  */
 bool trees_remove(struct db *db, struct repo *repo, const char *name, GError **error);
 
+/*
+ * Sets *@holds: whether @commit is on a tested branch of @t (one of its
+ * heads, or an ancestor of one), so that a commit named by a stranger is
+ * taken as this tree's only when it is. False only when the store fails.
+ */
+bool trees_holds_commit(struct db *db, struct repo *repo, const struct tree_row *t,
+			const char *commit, bool *holds, GError **error);
+
 #endif

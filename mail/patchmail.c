@@ -1312,8 +1312,11 @@ static void read_body(struct patchmail *m, GPtrArray *leaves)
 			body_part = leaves->pdata[i];
 	}
 	m->body = body_part ? part_text(body_part) : g_strdup("");
-	for (guint i = 0; i < leaves->len && !body_part && !m->html_only; i++)
+	for (guint i = 0; i < leaves->len && !body_part && !m->html_only; i++) {
 		m->html_only = is_type(leaves->pdata[i], "text", "html");
+		if (m->html_only)
+			m->html = part_text(leaves->pdata[i]);
+	}
 	diff = find_diff(m->body, m->body + strlen(m->body));
 	take_trailers(m, m->body, diff);
 	if (diff.start) {
@@ -1445,10 +1448,26 @@ struct patchmail *patchmail_parse(const char *data, gsize len, gsize size_max, G
 	return m;
 }
 
+bool patchmail_addressed_to(const struct patchmail *m, const char *address)
+{
+	g_autofree char *want = address_key(address);
+
+	for (GPtrArray *list = m->to; want && list; list = list == m->to ? m->cc : NULL) {
+		for (guint i = 0; i < list->len; i++) {
+			g_autofree char *k = address_key(list->pdata[i]);
+
+			if (k && strcmp(k, want) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
 void patchmail_free(struct patchmail *m)
 {
 	if (!m)
 		return;
+	g_free(m->html);
 	g_free(m->message_id);
 	g_free(m->in_reply_to);
 	if (m->references)

@@ -92,6 +92,7 @@ struct patchmail {
 	 */
 	const char *automatic;
 	bool html_only; /* no text/plain body, and a text/html part */
+	char *html;     /* with html_only: that part's text, else NULL */
 
 	/*
 	 * The first text/plain part that is no attachment: CRLF line ends
@@ -145,5 +146,8 @@ struct patchmail {
  */
 struct patchmail *patchmail_parse(const char *data, gsize len, gsize size_max, GError **error);
 void patchmail_free(struct patchmail *m);
+
+/* Whether @m is addressed (To or Cc) to @address, compared as address_key() does. */
+bool patchmail_addressed_to(const struct patchmail *m, const char *address);
 
 #endif
