@@ -658,6 +658,34 @@ check "the author, who muted the thread, did not" \
 	is fixed 0 "$(imapf "$author" --count --where "Message-Id=<$fixed>")"
 check "the run logs the muted recipient left out" grep -q "$author muted the thread" "$scratch/run3.log"
 
+# A failure that went away without a commit (a toolchain mended, a cause
+# outside the tree): simulated by giving X3's finding a fingerprint its
+# build does not show. The maintainer asks for a rerun by the finding's
+# id, outside any thread: the culprit is built afresh, the reply says the
+# finding no longer reproduces, and it is closed.
+git -C "$kb" checkout -q -b b3 "$root"
+sed -i 's/return net_init() + legacy(1);/return net_init() + legacy(1) + undeclared_third;/' "$kb/src/main.c"
+git -C "$kb" commit -q -am "main: add a third"
+x3=$(git -C "$kb" rev-parse HEAD)
+git -C "$kb" checkout -q master
+run run3b
+check "run --once finds X3's error" test $? -eq 0
+f3=$(sql "SELECT id FROM findings WHERE culprit = '$x3'")
+check "finding 3 is X3's, open" is state open "$(sql "SELECT state FROM findings WHERE id = '$f3'")"
+sql "UPDATE findings SET fingerprint = '0000000000000000' WHERE id = '$f3'"
+cmd rerun-eve "$stranger" "#zeroday rerun $f3"
+cmd rerun-id "$maint" "#zeroday rerun $f3"
+run run3c
+check "run --once takes the rerun by id" test $? -eq 0
+check "rerun by id: one reply, to its sender, in its thread" answered rerun-id "$maint"
+check "rerun by id: the answer says it no longer reproduces" \
+	has rerun-id "$(answers rerun-id)" "^rerun	done	Finding $f3 no longer reproduces"
+check "rerun by id: finding $f3 is closed as unreproduced" \
+	is state unreproduced "$(sql "SELECT state FROM findings WHERE id = '$f3'")"
+a=$(answers rerun-eve)
+check "rerun by id: a stranger's is refused" \
+	has rerun-eve "$a" "^rerun	refused	only those on the report's thread"
+
 # ---- help, status, blacklist ----
 
 cmd help "$stranger" "#zeroday help"
