@@ -874,6 +874,40 @@ static void wipe_builddir(const struct build_env *env, const char *stamp_path, c
 		g_warning("%s", error->message);
 }
 
+/*
+ * After an interrupted build: every file it may have written, those
+ * whose status changed since it started (the marker @running says when),
+ * is removed, and make builds them again (from ccache, mostly); what is
+ * older is whole. A configuration that went with them is made afresh. A
+ * marker without a time (or a failure to clean) wipes the directory.
+ */
+static void clean_interrupted(const struct build_env *env, const char *running,
+			      const char *stamp_path)
+{
+	g_autofree char *text = NULL;
+	g_autofree char *dotconfig = g_build_filename(env->builddir, ".config", NULL);
+	g_autoptr(GError) error = NULL;
+	gint64 since = 0;
+	guint removed = 0;
+	char *end = NULL;
+
+	if (g_file_get_contents(running, &text, NULL, NULL))
+		since = g_ascii_strtoll(text, &end, 10);
+	if (since <= 0 || !end || *end != '\n') {
+		wipe_builddir(env, stamp_path, "the last build in it was interrupted");
+		return;
+	}
+	if (!run_remove_changed_since(env->builddir, since, &removed, &error)) {
+		g_warning("%s", error->message);
+		wipe_builddir(env, stamp_path, "the last build in it was interrupted");
+		return;
+	}
+	if (!g_file_test(dotconfig, G_FILE_TEST_EXISTS))
+		unlink(stamp_path);
+	g_message("%s: the last build in it was interrupted: %u files it may have left "
+		  "half-written removed", env->builddir, removed);
+}
+
 static bool program_exists(const char *name)
 {
 	g_autofree char *path = run_find_program(name);
@@ -930,12 +964,12 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	 * leaves half-written objects newer than their sources: make would
 	 * take them as built, and the next build would fail or miss a
 	 * diagnostic. The marker beside the build directory says a build
-	 * was under way; then the directory starts afresh.
+	 * was under way, and since when (see clean_interrupted()).
 	 */
 	stamp_path = g_strconcat(env->builddir, ".zeroday-config", NULL);
 	running = g_strconcat(env->builddir, ".zeroday-building", NULL);
 	if (g_file_test(running, G_FILE_TEST_EXISTS))
-		wipe_builddir(env, stamp_path, "the last build in it was interrupted");
+		clean_interrupted(env, running, stamp_path);
 	if (env->sandbox && !run_sandbox_prepare_dir(env->builddir, error))
 		return false;
 	if (!env->sandbox && g_mkdir_with_parents(env->builddir, 0755) < 0) {
@@ -953,7 +987,9 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	{
 		GError *local = NULL;
 
-		if (!g_file_set_contents(running, "", 0, &local)) {
+		g_autofree char *since = g_strdup_printf("%" G_GINT64_FORMAT "\n", started_at);
+
+		if (!g_file_set_contents(running, since, -1, &local)) {
 			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s", local->message);
 			g_error_free(local);
 			return false;

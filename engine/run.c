@@ -586,6 +586,48 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 	return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
 }
 
+/* nftw() takes no closure: run_remove_changed_since()'s, one walk at a time. */
+static G_LOCK_DEFINE(changed_walk);
+static gint64 changed_since;
+static guint changed_removed;
+
+static int remove_changed(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)ftw;
+	if (flag == FTW_D || flag == FTW_DP || flag == FTW_DNR)
+		return 0;
+	if (flag == FTW_NS || st->st_ctime < changed_since)
+		return 0;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -1;
+	changed_removed++;
+	return 0;
+}
+
+bool run_remove_changed_since(const char *dir, gint64 since, guint *removed, GError **error)
+{
+	struct stat st;
+	int rc;
+	int saved;
+
+	*removed = 0;
+	if (lstat(dir, &st) < 0 && errno == ENOENT)
+		return true;
+	G_LOCK(changed_walk);
+	changed_since = since;
+	changed_removed = 0;
+	rc = nftw(dir, remove_changed, 64, FTW_PHYS | FTW_MOUNT);
+	saved = errno;
+	*removed = changed_removed;
+	G_UNLOCK(changed_walk);
+	if (rc < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "cleaning %s: %s", dir,
+			    g_strerror(saved));
+		return false;
+	}
+	return true;
+}
+
 bool run_remove_tree(const char *dir, GError **error)
 {
 	struct stat st;

@@ -103,6 +103,14 @@ bool run_sandbox_prepare_dir(const char *dir, GError **error);
  */
 bool run_remove_tree(const char *dir, GError **error);
 
+/*
+ * Removes, below @dir and without following links, every file that is
+ * not a directory and whose status changed at or after @since (the
+ * ctime, which no program can set back): what an interrupted build may
+ * have left half-written. Sets *@removed to how many went.
+ */
+bool run_remove_changed_since(const char *dir, gint64 since, guint *removed, GError **error);
+
 /* Returns whether the sandbox works on this machine; if not, why in @error. */
 bool run_sandbox_available(GError **error);
 

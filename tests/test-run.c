@@ -252,6 +252,50 @@ static void test_space_reserve(void)
 	g_assert_cmpfloat(r.seconds, <, 30);
 }
 
+/*
+ * What an interrupted build may have half-written goes, links and FIFOs
+ * included and never followed; what is older stays.
+ */
+static void test_remove_changed_since(void)
+{
+	g_autofree char *dir = testlib_mkdir("changed");
+	g_autofree char *outside = testlib_mkdir("changed-outside");
+	g_autofree char *sub = g_build_filename(dir, "sub", NULL);
+	g_autofree char *old = g_build_filename(dir, "old.o", NULL);
+	g_autofree char *half = g_build_filename(sub, "half.o", NULL);
+	g_autofree char *link = g_build_filename(dir, "link", NULL);
+	g_autofree char *fifo = g_build_filename(sub, "fifo", NULL);
+	g_autofree char *target = g_build_filename(outside, "target", NULL);
+	g_autoptr(GError) error = NULL;
+	struct stat st;
+	gint64 since;
+	guint removed = 99;
+
+	g_assert_cmpint(g_mkdir_with_parents(sub, 0755), ==, 0);
+	g_assert_true(g_file_set_contents(old, "whole", -1, NULL));
+	g_assert_true(g_file_set_contents(target, "not ours", -1, NULL));
+	/* The interrupted build starts in the next second. */
+	since = g_get_real_time() / G_USEC_PER_SEC + 1;
+	while (g_get_real_time() / G_USEC_PER_SEC < since)
+		g_usleep(20000);
+	g_assert_true(g_file_set_contents(half, "hal", -1, NULL));
+	g_assert_cmpint(symlink(target, link), ==, 0);
+	g_assert_cmpint(mkfifo(fifo, 0644), ==, 0);
+
+	g_assert_true(run_remove_changed_since(dir, since, &removed, &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(removed, ==, 3);
+	g_assert_true(g_file_test(old, G_FILE_TEST_EXISTS));
+	g_assert_true(g_file_test(sub, G_FILE_TEST_IS_DIR));
+	g_assert_false(g_file_test(half, G_FILE_TEST_EXISTS));
+	g_assert_false(g_file_test(fifo, G_FILE_TEST_EXISTS));
+	g_assert_cmpint(lstat(link, &st), <, 0);
+	g_assert_true(g_file_test(target, G_FILE_TEST_EXISTS));
+	/* A missing directory is nothing to clean. */
+	g_assert_true(run_remove_changed_since(half, since, &removed, NULL));
+	g_assert_cmpuint(removed, ==, 0);
+}
+
 /* No descriptor of zeroday's reaches a child, close-on-exec or not. */
 static void test_no_fd_leak(void)
 {
@@ -286,5 +330,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/run/log-cap", test_log_cap);
 	g_test_add_func("/run/space-reserve", test_space_reserve);
 	g_test_add_func("/run/no-fd-leak", test_no_fd_leak);
+	g_test_add_func("/run/remove-changed-since", test_remove_changed_since);
 	return g_test_run();
 }
