@@ -208,7 +208,49 @@ bool outbox_queue_report(const struct report_ctx *c, gint64 finding_id, gint64 n
 	return queue(c, row, error);
 }
 
-/* Queues the follow-up @kind (OUTBOX_FIXED, OUTBOX_DROPPED) on finding @finding_id. */
+/*
+ * Whether every finding the report of finding @lead carries, its own
+ * included, is closed (no longer open nor inconclusive), and no follow-up
+ * was queued in its thread yet: then the last one to close queues the
+ * report's one follow-up.
+ */
+static bool followup_due(struct db *db, gint64 lead, bool *due, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	zd_autoptr(finding_row) own = db_finding_get(db, lead, error);
+	zd_autoptr(outbox_row) fixed = NULL;
+	zd_autoptr(outbox_row) dropped = NULL;
+	g_autoptr(GPtrArray) carried = NULL;
+
+	*due = false;
+	if (!own)
+		return false;
+	carried = db_finding_carried(db, lead, error);
+	if (!carried)
+		return false;
+	g_ptr_array_add(carried, g_steal_pointer(&own));
+	for (guint i = 0; i < carried->len; i++) {
+		const struct finding_row *f = carried->pdata[i];
+
+		if (f->state == FINDING_OPEN || f->state == FINDING_INCONCLUSIVE)
+			return true;
+	}
+	fixed = db_outbox_of_finding(db, lead, OUTBOX_FIXED, &local);
+	if (!local)
+		dropped = db_outbox_of_finding(db, lead, OUTBOX_DROPPED, &local);
+	if (local) {
+		g_propagate_error(error, g_steal_pointer(&local));
+		return false;
+	}
+	*due = !fixed && !dropped;
+	return true;
+}
+
+/*
+ * Queues the follow-up @kind (OUTBOX_FIXED, OUTBOX_DROPPED) on finding
+ * @finding_id, in the thread of the report that carries it: one per
+ * report, when the last of the findings it carries is closed.
+ */
 static bool queue_followup(const struct report_ctx *c, gint64 finding_id, enum outbox_kind kind,
 			   gint64 now, GError **error)
 {
@@ -220,12 +262,14 @@ static bool queue_followup(const struct report_ctx *c, gint64 finding_id, enum o
 					       db_outbox_kind_name(kind));
 	g_autoptr(GError) cause = NULL;
 	struct reply reply;
+	gint64 lead;
+	bool due;
 
 	if (!f)
 		return false;
+	lead = f->report_finding ? f->report_finding : finding_id;
 	/* Its own report, or the one that carries it. */
-	report = db_outbox_of_finding(c->db, f->report_finding ? f->report_finding : finding_id,
-				      OUTBOX_REPORT, &local);
+	report = db_outbox_of_finding(c->db, lead, OUTBOX_REPORT, &local);
 	if (local) {
 		g_propagate_error(error, g_steal_pointer(&local));
 		return false;
@@ -233,8 +277,21 @@ static bool queue_followup(const struct report_ctx *c, gint64 finding_id, enum o
 	/* Nothing was mailed about it: there is no thread to follow up in. */
 	if (!report || report->state == OUTBOX_ERROR)
 		return true;
+	if (!followup_due(c->db, lead, &due, error))
+		return false;
+	if (!due)
+		return true;
+	/* The follow-up is the report's: about its own finding, under its tag. */
+	if (lead != finding_id) {
+		finding_row_free(f);
+		f = db_finding_get(c->db, lead, error);
+		if (!f)
+			return false;
+		g_free(tag);
+		tag = g_strdup_printf("f%" G_GINT64_FORMAT "-%s", lead, db_outbox_kind_name(kind));
+	}
 	row = g_new0(struct outbox_row, 1);
-	row->finding_id = finding_id;
+	row->finding_id = lead;
 	row->kind = kind;
 	row->created = now;
 	row->message_id = outbox_message_id(c->config, tag);
