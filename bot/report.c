@@ -13,6 +13,7 @@
 #include "bot/status.h"
 #include "bot/template.h"
 #include "engine/bisect.h"
+#include "engine/boot.h"
 #include "engine/build.h"
 #include "engine/diag.h"
 #include "engine/maintainers.h"
@@ -72,6 +73,7 @@ static const struct template_field report_fields[] = {
 	{ "config", TEMPLATE_TEXT, false, NULL },
 	{ "compiler", TEMPLATE_TEXT, true, NULL },
 	{ "reproduce", TEMPLATE_TEXT, false, NULL },
+	{ "boot_command", TEMPLATE_TEXT, true, NULL },
 	{ "repro_boots", TEMPLATE_TEXT, true, NULL },
 	{ "title", TEMPLATE_TEXT, false, NULL },
 	{ "diags", TEMPLATE_LIST, true, diag_fields },
@@ -589,6 +591,12 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	template_values_set(v, "reproduce", reproduce);
 	build_target_clear(&target);
 	if (f->kind == FINDING_BOOT) {
+		const char *image = build_image_name(&target);
+		g_autofree char *boot = image ? boot_reproduce_command("build", image,
+								       c->config->boot_memory)
+					      : NULL;
+
+		template_values_set(v, "boot_command", boot);
 		if (f->repro_boots)
 			template_values_printf(v, "repro_boots", "%u", f->repro_boots);
 		template_values_set(v, "excerpt", f->excerpt);

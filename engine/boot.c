@@ -146,6 +146,13 @@ char *boot_host_id(const char *state_dir)
 	return g_strndup(g_checksum_get_string(sum), 12);
 }
 
+char *boot_reproduce_command(const char *builddir, const char *image, unsigned memory_mb)
+{
+	return g_strdup_printf("qemu-system-x86_64 -machine pc -cpu qemu64 -m %u -nographic "
+			       "-no-reboot -kernel %s/%s -append '" BOOT_CMDLINE "'",
+			       memory_mb ? memory_mb : 256, builddir, image);
+}
+
 char *boot_domain_xml(const char *name, const struct boot_request *req, const char *kernel_path,
 		      const char *initrd_path)
 {
@@ -158,8 +165,7 @@ char *boot_domain_xml(const char *name, const struct boot_request *req, const ch
 	 * the console stream has not read it yet. A second's pause first.
 	 */
 	g_autofree char *cmdline = g_markup_printf_escaped(
-		"console=ttyS0 panic=1 oops=panic softlockup_panic=1 hung_task_panic=0 "
-		"printk.time=1 %s", req->cmdline ? req->cmdline : "");
+		BOOT_CMDLINE " %s", req->cmdline ? req->cmdline : "");
 	GString *x = g_string_new(NULL);
 
 	g_string_append_printf(x, "<domain type='%s'>\n", req->kvm ? "kvm" : "qemu");

@@ -90,6 +90,18 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
  */
 int boot_reap(const char *uri, const char *host_id, bool all, GError **error);
 
+/* The kernel command line of every boot (a request's own words follow it). */
+#define BOOT_CMDLINE "console=ttyS0 panic=1 oops=panic softlockup_panic=1 hung_task_panic=0 " \
+		     "printk.time=1"
+
+/*
+ * The one-line QEMU command that boots, as zeroday does (the machine, the
+ * CPU without KVM, @memory_mb or 256 MiB, the command line), the kernel
+ * image @image of build directory @builddir, its console on the terminal;
+ * QEMU ends when the kernel halts or panics (caller frees).
+ */
+char *boot_reproduce_command(const char *builddir, const char *image, unsigned memory_mb);
+
 /*
  * The domain XML for @req with the kernel and initrd at @kernel_path and
  * @initrd_path (or NULL) on the host (caller frees); exposed for tests.

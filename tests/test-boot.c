@@ -151,6 +151,24 @@ static void test_flaky(void)
 		console_result_clear(&r[i]);
 }
 
+/* The reports' boot line: the same machine and command line as the domain's. */
+static void test_reproduce_command(void)
+{
+	g_autofree char *cmd = boot_reproduce_command("build", "arch/x86/boot/bzImage", 0);
+	g_autofree char *big = boot_reproduce_command("b", "arch/x86/boot/bzImage", 1024);
+	struct boot_request req = { 0 };
+	g_autofree char *xml = boot_domain_xml("d", &req, "/k", NULL);
+
+	g_assert_cmpstr(cmd, ==, "qemu-system-x86_64 -machine pc -cpu qemu64 -m 256 -nographic "
+				 "-no-reboot -kernel build/arch/x86/boot/bzImage -append '"
+				 BOOT_CMDLINE "'");
+	g_assert_nonnull(strstr(big, " -m 1024 "));
+	g_assert_nonnull(strstr(big, " -kernel b/arch/x86/boot/bzImage "));
+	g_assert_nonnull(strstr(xml, "<cmdline>" BOOT_CMDLINE " </cmdline>"));
+	g_assert_nonnull(strstr(xml, "machine='pc'"));
+	g_assert_nonnull(strstr(xml, "<model>qemu64</model>"));
+}
+
 /* The installation id: 12 hex digits, the same for the same directory, another for another. */
 static void test_host_id(void)
 {
@@ -409,6 +427,7 @@ int main(int argc, char **argv)
 	kernel = testlib_boot_kernel();
 	host_id = boot_host_id(testlib_scratch());
 	g_test_add_func("/boot/host-id", test_host_id);
+	g_test_add_func("/boot/reproduce-command", test_reproduce_command);
 	g_test_add_func("/boot/ok", test_ok);
 	g_test_add_func("/boot/sysrq-panic", test_sysrq_panic);
 	g_test_add_func("/boot/cmdline-panic", test_cmdline_panic);
