@@ -277,11 +277,13 @@ GPtrArray *diag_parse_build(const char *log, const char *srcdir, const char *bui
 		.function = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
 		.step = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
 	};
+	/* GRegex reads UTF-8 only: a stray byte (a garbled log) is undefined behaviour to PCRE. */
+	g_autofree char *valid = g_utf8_make_valid(log, -1);
 	g_autofree char *clean = NULL;
 	char *line, *end;
 
 	compile_regexes();
-	clean = g_regex_replace_literal(re.ansi, log, -1, 0, "", 0, NULL);
+	clean = g_regex_replace_literal(re.ansi, valid, -1, 0, "", 0, NULL);
 	/* Line by line in place: linear in the log's size, whatever its shape. */
 	end = clean + strlen(clean);
 	for (line = clean; line && *line;) {
@@ -485,6 +487,8 @@ static char *oops_title(char **lines, guint at)
 void diag_console_classify(struct console_result *out, const char *log, bool timed_out,
 			   bool infra)
 {
+	/* GRegex reads UTF-8 only: a serial console garbles bytes, and PCRE must not see them. */
+	g_autofree char *valid = g_utf8_make_valid(log ? log : "", -1);
 	g_autofree char *ascii = NULL;
 	g_auto(GStrv) lines = NULL;
 	bool started = false, ended = false;
@@ -494,7 +498,7 @@ void diag_console_classify(struct console_result *out, const char *log, bool tim
 	compile_console();
 	memset(out, 0, sizeof(*out));
 	out->findings = g_ptr_array_new_with_free_func((GDestroyNotify)console_finding_free);
-	ascii = ascii_quotes(log ? log : "");
+	ascii = ascii_quotes(valid);
 	lines = g_strsplit(ascii, "\n", -1);
 	for (char **l = lines; *l; l++) {
 		g_autofree char *clean = NULL;

@@ -226,6 +226,25 @@ static void test_console_fingerprint(void)
 	console_result_clear(&ri);
 }
 
+/*
+ * Logs are bytes, GRegex reads UTF-8: a stray byte is read as U+FFFD.
+ * Found by tests/fuzz/fuzz-console (PCRE's JIT crashed on the panic line).
+ */
+static void test_invalid_utf8(void)
+{
+	g_autoptr(GPtrArray) diags = diag_parse_build("a.c:1:2: error: bad \xff byte\n", NULL,
+						      NULL);
+	struct console_result r;
+
+	diag_console_classify(&r, "Kernel panic - not syncing: \xff" "e\n", false, false);
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "panic");
+	g_assert_cmpstr(r.title, ==, "Kernel panic - not syncing: \xef\xbf\xbd" "e");
+	console_result_clear(&r);
+	g_assert_cmpuint(diags->len, ==, 1);
+	g_assert_cmpstr(((struct diag *)diags->pdata[0])->message, ==,
+			"bad \xef\xbf\xbd byte");
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -238,5 +257,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/diag/fingerprint", test_fingerprint);
 	g_test_add_func("/diag/console", test_console);
 	g_test_add_func("/diag/console-fingerprint", test_console_fingerprint);
+	g_test_add_func("/diag/invalid-utf8", test_invalid_utf8);
 	return g_test_run();
 }
