@@ -1379,7 +1379,8 @@ const char *patchmail_kind_name(enum patchmail_kind kind)
  */
 static GByteArray *without_crlf(const char *data, gsize len)
 {
-	GByteArray *out = g_byte_array_sized_new((guint)len);
+	/* A byte more, so that even an empty mail's data is not NULL (prescan() counts on it). */
+	GByteArray *out = g_byte_array_sized_new((guint)len + 1);
 
 	for (gsize i = 0; i < len;) {
 		const char *cr = memchr(data + i, '\r', len - i);

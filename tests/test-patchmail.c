@@ -678,6 +678,9 @@ static void test_refused(void)
 	refuse_file("truncated-multipart.eml", "truncated multipart");
 	/* A NUL in a header's name: GMime skips the header, critically. */
 	refuse_file("nul-header.eml", "malformed: invalid header name");
+	/* An empty file (found by tests/fuzz/fuzz-mail: NULL data in an empty GByteArray). */
+	expect_refused("empty", "", 0, "malformed: not a message");
+	expect_refused("nothing", NULL, 0, "malformed: not a message");
 
 	{
 		g_autofree char *big = padded(head, "0123456789abcdef0123456789abcdef\n",
