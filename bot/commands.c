@@ -203,8 +203,7 @@ static const struct command *command_named(const char *word)
 	return NULL;
 }
 
-/* @line as kept and quoted back: at most COMMAND_LINE_MAX bytes, control characters made '?'. */
-static char *printable_line(const char *line)
+char *commands_printable_line(const char *line)
 {
 	char *out = g_utf8_make_valid(line, MIN(strlen(line), (gsize)COMMAND_LINE_MAX));
 
@@ -215,12 +214,7 @@ static char *printable_line(const char *line)
 	return out;
 }
 
-/*
- * Splits command @line into its words after "#zeroday"; NULL with
- * *@why (static) when it is too long, holds control characters, or too
- * many words.
- */
-static char **split_line(const char *line, const char **why)
+char **commands_split_line(const char *line, const char **why)
 {
 	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
 	const char *p = line + strlen("#zeroday");
@@ -1143,7 +1137,7 @@ static bool run_line(struct cmd_ctx *x, const char *line, struct command_row *ro
 		     GError **error)
 {
 	const char *why = NULL;
-	g_auto(GStrv) words = split_line(line, &why);
+	g_auto(GStrv) words = commands_split_line(line, &why);
 	const struct command *cmd;
 	guint argc;
 
@@ -1432,7 +1426,7 @@ bool commands_take(const struct report_ctx *c, const struct mail_row *mail,
 
 		row->mail_id = mail->id;
 		row->n = i + 1;
-		row->line = printable_line(lines[i]);
+		row->line = commands_printable_line(lines[i]);
 		if (!run_line(&x, lines[i], row, error) || !db_command_add(c->db, row, error))
 			return false;
 		running |= row->state == COMMAND_RUNNING;

@@ -59,6 +59,20 @@
 char **commands_lines(const char *body, guint max);
 
 /*
+ * Splits command line @line (one of commands_lines()) into its words
+ * after "#zeroday" (NULL-terminated; caller frees); NULL with *@why (a
+ * static string) when it is too long, holds control characters, or has
+ * too many words.
+ */
+char **commands_split_line(const char *line, const char **why);
+
+/*
+ * Returns @line as it is kept and quoted back (caller frees): at most
+ * COMMAND_LINE_MAX bytes, made valid UTF-8, control characters made '?'.
+ */
+char *commands_printable_line(const char *line);
+
+/*
  * Looks at stored mail @mail (parsed: @m; its raw text @raw, @len bytes)
  * in the caller's transaction: when it is a command mail, runs its
  * commands and queues its reply, or records why it gets none. Sets
