@@ -8,6 +8,8 @@
 #   run.sh fuzz TARGET            fuzz TARGET for FUZZ_SECONDS
 #   run.sh all [TARGET...]        build, then replay and fuzz each (all: every target)
 #
+# Each target gets its dictionary, tests/fuzz/TARGET.dict (series: mail.dict).
+#
 # Environment: FUZZ_SRCDIR (the source tree), FUZZ_BUILDDIR (the clang
 # tree), FUZZ_CORPUS (the corpora kept from run to run, one directory a
 # target), FUZZ_SECONDS (default 300), FUZZ_JOBS (make -j; default: the
@@ -70,16 +72,20 @@ replay() {
 
 fuzz() {
 	t=$1
+	shift
 	corpus="$FUZZ_CORPUS/$t"
 	seeds="$FUZZ_CORPUS/seeds/$t"
 	log="$FUZZ_CORPUS/$t.log"
 	mkdir -p "$corpus" "$FUZZ_CORPUS/crashes" || return 1
 	rm -rf "$seeds"
 	"$FUZZ_SRCDIR/tests/fuzz/seeds.sh" "$t" "$seeds" || return 1
+	dict=$FUZZ_SRCDIR/tests/fuzz/$t.dict
+	[ "$t" = series ] && dict=$FUZZ_SRCDIR/tests/fuzz/mail.dict
+	[ -f "$dict" ] && set -- -dict="$dict"
 	start=$(date +%s)
 	"$FUZZ_BUILDDIR/tests/fuzz/fuzz-$t" -max_total_time="$FUZZ_SECONDS" \
 		-max_len="$(max_len "$t")" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
-		-artifact_prefix="$FUZZ_CORPUS/crashes/$t-" "$corpus" "$seeds" >"$log" 2>&1
+		-artifact_prefix="$FUZZ_CORPUS/crashes/$t-" "$@" "$corpus" "$seeds" >"$log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	secs=$(($(date +%s) - start))
