@@ -821,10 +821,41 @@ int cli_boot(struct cli *cli, int argc, char **argv)
 /* run */
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t reload_requested;
 
 static void request_stop(int sig)
 {
 	stop_requested = 1;
+}
+
+static void request_reload(int sig)
+{
+	reload_requested = 1;
+}
+
+/* The templates the daemon fills: a mistake in one stops it here, not a report later. */
+static bool check_templates(const struct config *config, GError **error)
+{
+	return report_check_templates(config->mail_templates, error) &&
+	       outbox_check_templates(config->mail_templates, error) &&
+	       series_check_templates(config->mail_templates, error) &&
+	       commands_check_templates(config->mail_templates, error);
+}
+
+/*
+ * On SIGHUP: the configuration read again as at the start, from the file
+ * the daemon started with (with --state-dir applied again), and its
+ * templates checked likewise.
+ */
+static struct config *reload_config(const struct config *old, void *data, GError **error)
+{
+	const struct cli *cli = data;
+	zd_autoptr(config) fresh = config_load(old->path ? old->path : cli->config_path,
+					       cli->state_dir, error);
+
+	if (!fresh || !check_templates(fresh, error))
+		return NULL;
+	return g_steal_pointer(&fresh);
 }
 
 int cli_run(struct cli *cli, int argc, char **argv)
@@ -847,6 +878,7 @@ int cli_run(struct cli *cli, int argc, char **argv)
 		G_OPTION_ENTRY_NULL,
 	};
 	struct sigaction sa = { .sa_handler = request_stop };
+	struct sigaction hup = { .sa_handler = request_reload };
 	struct sched_options opts = { 0 };
 	int status;
 
@@ -854,7 +886,8 @@ int cli_run(struct cli *cli, int argc, char **argv)
 			   "Run zeroday: poll the trees on a schedule, build every selected "
 			   "commit for its tree's targets, and record what each commit "
 			   "introduced as findings. SIGTERM or SIGINT stops it after the job "
-			   "in progress; after a crash, it resumes where it was.",
+			   "in progress; after a crash, it resumes where it was. SIGHUP reads "
+			   "the configuration again.",
 			   entries, &status))
 		return status;
 	if (argc != 1)
@@ -868,13 +901,10 @@ int cli_run(struct cli *cli, int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	if (!load_config(cli, &error))
-		return fail(error);
-	/* A template with a mistake stops the daemon here, not a report later. */
-	if (!report_check_templates(cli->config->mail_templates, &error) ||
-	    !outbox_check_templates(cli->config->mail_templates, &error) ||
-	    !series_check_templates(cli->config->mail_templates, &error) ||
-	    !commands_check_templates(cli->config->mail_templates, &error))
+	/* Taken from the start, so that an early SIGHUP does not kill the daemon. */
+	sigemptyset(&hup.sa_mask);
+	sigaction(SIGHUP, &hup, NULL);
+	if (!load_config(cli, &error) || !check_templates(cli->config, &error))
 		return fail(error);
 	/* A server that hangs up on a write is an error to handle, not death. */
 	signal(SIGPIPE, SIG_IGN);
@@ -897,6 +927,9 @@ int cli_run(struct cli *cli, int argc, char **argv)
 	opts.lease = (unsigned)lease;
 	opts.workers = (unsigned)workers;
 	opts.retry_delay = (unsigned)retry_delay;
+	opts.reload = &reload_requested;
+	opts.reload_config = reload_config;
+	opts.reload_data = cli;
 	if (!sched_run(cli->db, cli->repo, cli->config, &opts, &stop_requested, &error))
 		return fail(error);
 	return 0;

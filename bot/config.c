@@ -132,6 +132,7 @@ static struct config *config_defaults(void)
 {
 	struct config *c = g_new0(struct config, 1);
 
+	c->refs = 1;
 	c->state_dir = g_build_filename(g_get_user_state_dir(), "zeroday", NULL);
 	c->workers = g_get_num_processors();
 	c->max_new_commits = 500;
@@ -176,9 +177,15 @@ static struct config *config_defaults(void)
 	return c;
 }
 
+struct config *config_ref(struct config *config)
+{
+	g_atomic_int_inc(&config->refs);
+	return config;
+}
+
 void config_free(struct config *config)
 {
-	if (!config)
+	if (!config || !g_atomic_int_dec_and_test(&config->refs))
 		return;
 	g_free(config->path);
 	g_free(config->state_dir);
@@ -833,6 +840,32 @@ struct config *config_load(const char *path, const char *state_dir, GError **err
 		c->state_dir = g_canonicalize_filename(state_dir, NULL);
 	}
 	return g_steal_pointer(&c);
+}
+
+void config_keep_fixed(struct config *fresh, const struct config *old)
+{
+	const char *file = fresh->path ? fresh->path : "the defaults";
+
+	if (g_strcmp0(fresh->state_dir, old->state_dir) != 0) {
+		g_warning("%s: [zeroday] state-dir cannot change while zeroday runs; "
+			  "keeping %s", file, old->state_dir);
+		g_free(fresh->state_dir);
+		fresh->state_dir = g_strdup(old->state_dir);
+	}
+	if (fresh->workers != old->workers) {
+		g_warning("%s: [zeroday] workers cannot change while zeroday runs; keeping %u",
+			  file, old->workers);
+		fresh->workers = old->workers;
+	}
+	if (fresh->limits.connect_timeout_s != old->limits.connect_timeout_s ||
+	    fresh->limits.io_timeout_s != old->limits.io_timeout_s ||
+	    fresh->limits.fetch_timeout_s != old->limits.fetch_timeout_s ||
+	    fresh->limits.max_pack_objects != old->limits.max_pack_objects ||
+	    fresh->limits.max_pack_bytes != old->limits.max_pack_bytes) {
+		g_warning("%s: the [git] limits cannot change while zeroday runs; "
+			  "keeping the old ones", file);
+		fresh->limits = old->limits;
+	}
 }
 
 char *config_db_path(const struct config *config)

@@ -11,6 +11,7 @@
 #include "engine/repo.h"
 
 struct config {
+	gint refs;       /* references: config_ref(), config_free() */
 	char *path;      /* the file read, or NULL for the embedded defaults */
 	char *state_dir; /* holds zeroday.db, git/ and logs/ */
 	unsigned workers; /* jobs `zeroday run` runs at once */
@@ -102,8 +103,26 @@ struct config *config_load_data(const char *data, const char *origin, GError **e
  */
 char *config_read_file(const char *path, gsize max, gsize *len, GError **error);
 
+/*
+ * A configuration is reference-counted so that `zeroday run` can swap in
+ * a reloaded one while its workers finish their jobs on the old one:
+ * config_load() returns one reference, config_ref() takes another (and
+ * returns @config), config_free() drops one and frees the configuration
+ * with the last. Both are thread-safe; the configuration itself is never
+ * changed once loaded.
+ */
+struct config *config_ref(struct config *config);
 void config_free(struct config *config);
 ZD_AUTOPTR_DEFINE(config, config_free)
+
+/*
+ * For a reload of the running daemon: the settings that cannot change
+ * while it runs (the state directory, and with it the database and the
+ * object store; [zeroday] workers, the size of the pool; the [git]
+ * limits, applied to libgit2 once per process) are copied from @old into
+ * @fresh, with a warning for each that @fresh wanted changed.
+ */
+void config_keep_fixed(struct config *fresh, const struct config *old);
 
 /* Paths inside the state directory (caller frees). */
 char *config_db_path(const struct config *config);

@@ -24,7 +24,14 @@
 
 /* The daemon's shared state. */
 struct sched {
-	const struct config *config;
+	/*
+	 * The configuration in force, with a reference of its own. Only the
+	 * main thread replaces it (on a reload, under @lock), so the main
+	 * thread reads it without the lock; a worker takes a reference of its
+	 * own under @lock for each job (sched_config()), so a configuration
+	 * replaced mid-job lives until that job ends.
+	 */
+	struct config *config;
 	const struct sched_options *opts;
 	volatile sig_atomic_t *stop;
 	char *db_path;
@@ -42,6 +49,7 @@ struct worker {
 	char *owner; /* HOST:PID.N, for leases */
 	struct db *db;
 	struct repo *repo;
+	struct config *config; /* the running job's: a reference, or NULL between jobs */
 };
 
 bool sched_enqueue_pending(struct db *db, const struct config *config, GError **error)
@@ -196,7 +204,7 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 		       const char *note, unsigned boots, const GError *cause, GError **error)
 {
 	struct sched *s = w->s;
-	const struct report_ctx rc = { .config = s->config, .db = w->db, .repo = w->repo };
+	const struct report_ctx rc = { .config = w->config, .db = w->db, .repo = w->repo };
 	bool permanent = cause && permanent_cause(cause);
 	unsigned pause = 0;
 
@@ -309,7 +317,7 @@ static bool run_build(struct worker *w, const struct job_row *job, enum job_resu
 		.targets = targets,
 	};
 	const struct culprit_ctx c = {
-		.db = w->db, .repo = w->repo, .config = w->s->config, .git_path = w->s->git_path,
+		.db = w->db, .repo = w->repo, .config = w->config, .git_path = w->s->git_path,
 	};
 	g_autoptr(GPtrArray) results = NULL;
 	g_autoptr(GPtrArray) boots = NULL;
@@ -340,7 +348,7 @@ static bool run_build(struct worker *w, const struct job_row *job, enum job_resu
 	base = previous ? previous : fork;
 	if (non_rebasable)
 		req.against = base;
-	results = builder_run(w->db, w->s->config, &req, cause);
+	results = builder_run(w->db, w->config, &req, cause);
 	if (!results)
 		return false;
 	br = results->pdata[0];
@@ -357,7 +365,7 @@ static bool run_build(struct worker *w, const struct job_row *job, enum job_resu
 	if (!culprit_mark_fixed(&c, job, br, boots, cause))
 		return false;
 	*result = db_job_result_of_verdict(br->verdict);
-	*booted = boots ? w->s->config->boot_repeat : 0;
+	*booted = boots ? w->config->boot_repeat : 0;
 	if (already->len) {
 		/* Never a pass: the failure was there before, and the note says since where. */
 		if (*result == JOB_RESULT_PASS)
@@ -372,7 +380,7 @@ static bool run_patch_test(struct worker *w, const struct job_row *job, enum job
 			   char **note, unsigned *booted, GError **cause)
 {
 	const struct report_ctx rc = {
-		.config = w->s->config, .db = w->db, .repo = w->repo,
+		.config = w->config, .db = w->db, .repo = w->repo,
 	};
 
 	*booted = 0;
@@ -387,7 +395,7 @@ static bool run_rerun(struct worker *w, const struct job_row *job, enum job_resu
 		      char **note, unsigned *booted, GError **cause)
 {
 	const struct report_ctx rc = {
-		.config = w->s->config, .db = w->db, .repo = w->repo,
+		.config = w->config, .db = w->db, .repo = w->repo,
 	};
 
 	*booted = 0;
@@ -482,6 +490,17 @@ static void fail(struct sched *s, GError *error)
 	g_mutex_unlock(&s->lock);
 }
 
+/* The configuration in force: a new reference (config_free() it). */
+static struct config *sched_config(struct sched *s)
+{
+	struct config *config;
+
+	g_mutex_lock(&s->lock);
+	config = config_ref(s->config);
+	g_mutex_unlock(&s->lock);
+	return config;
+}
+
 /*
  * A worker: claims jobs until told to stop; with --once, until no job is
  * claimable (a queued job that waits for another worker's build directory
@@ -508,7 +527,9 @@ static gpointer worker_main(gpointer data)
 			w->repo = repo_open(s->git_path, &error);
 		ok = w->repo && db_job_claim(w->db, w->owner, now, s->opts->lease, &job, &error);
 		if (ok && job) {
+			w->config = sched_config(s);
 			ok = run_job(w, job, &error);
+			g_clear_pointer(&w->config, config_free);
 			job_row_free(job);
 		} else if (ok && s->opts->once) {
 			ok = db_job_counts(w->db, now, &queued, &waiting, &running, &done, &error);
@@ -652,7 +673,46 @@ static bool report_waiting(struct db *db, GError **error)
 	return true;
 }
 
-bool sched_run(struct db *db, struct repo *repo, const struct config *config,
+/*
+ * A reload asked for (SIGHUP), between two rounds of the main thread: a
+ * new configuration from the caller's loader, its fixed settings kept
+ * (config_keep_fixed()), swapped in under the lock. The mail readers hold
+ * the old one, so they are stopped before it is released and started
+ * again on the new one. A configuration that does not load is logged
+ * with the reason, and the old one stays in force.
+ */
+static void reload(struct sched *s, struct ingest_readers **readers)
+{
+	g_autoptr(GError) local = NULL;
+	struct config *fresh;
+	struct config *old;
+
+	*s->opts->reload = 0;
+	fresh = s->opts->reload_config(s->config, s->opts->reload_data, &local);
+	if (!fresh) {
+		g_warning("config not reloaded, the old one stays in force: %s", local->message);
+		return;
+	}
+	config_keep_fixed(fresh, s->config);
+	if (*readers) {
+		s->readers_stop = 1;
+		ingest_readers_join(*readers);
+		*readers = NULL;
+		s->readers_stop = 0;
+	}
+	g_mutex_lock(&s->lock);
+	old = s->config;
+	s->config = fresh;
+	g_mutex_unlock(&s->lock);
+	/* A worker in the middle of a job still holds a reference to the old one. */
+	config_free(old);
+	if (fresh->mail_sources)
+		*readers = ingest_readers_start(fresh, s->db_path, s->opts->poll_interval,
+						&s->readers_stop, NULL, NULL);
+	g_message("config reloaded from %s", fresh->path ? fresh->path : "the built-in defaults");
+}
+
+bool sched_run(struct db *db, struct repo *repo, struct config *config,
 	       const struct sched_options *opts, volatile sig_atomic_t *stop, GError **error)
 {
 	g_autofree char *prefix = owner_prefix();
@@ -660,7 +720,7 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	g_autofree struct worker *workers = g_new0(struct worker, n);
 	g_autofree GThread **threads = g_new0(GThread *, n);
 	struct sched s = {
-		.config = config, .opts = opts, .stop = stop,
+		.config = config_ref(config), .opts = opts, .stop = stop,
 		.db_path = config_db_path(config), .git_path = config_git_path(config),
 		.backoff = JOB_BACKOFF_INIT,
 	};
@@ -709,8 +769,8 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 		g_warning("mail: %s; trying again later", local->message);
 		g_clear_error(&local);
 	}
-	if (!opts->once && config->mail_sources)
-		readers = ingest_readers_start(config, s.db_path, opts->poll_interval,
+	if (!opts->once && s.config->mail_sources)
+		readers = ingest_readers_start(s.config, s.db_path, opts->poll_interval,
 					       &s.readers_stop, NULL, NULL);
 	g_message("running %u worker%s", n, n == 1 ? "" : "s");
 	for (unsigned i = 0; i < n; i++) {
@@ -720,7 +780,11 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	}
 	/* The main thread polls and sends the mail; the workers run the jobs. */
 	while (!opts->once && !stopping(&s)) {
-		gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+		gint64 now;
+
+		if (opts->reload && *opts->reload && opts->reload_config)
+			reload(&s, &readers);
+		now = g_get_real_time() / G_USEC_PER_SEC;
 
 		if (now != last_send) {
 			last_send = now;
@@ -733,7 +797,7 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 					local = NULL;
 				}
 			}
-			if (!send_mail(db, repo, config, &local)) {
+			if (!send_mail(db, repo, s.config, &local)) {
 				fail(&s, local);
 				local = NULL;
 			}
@@ -764,13 +828,14 @@ bool sched_run(struct db *db, struct repo *repo, const struct config *config,
 	if (s.error) {
 		g_propagate_error(error, s.error);
 		ok = false;
-	} else if (!send_mail(db, repo, config, error)) {
+	} else if (!send_mail(db, repo, s.config, error)) {
 		/* Whatever the jobs queued goes out before the daemon stops. */
 		ok = false;
 	} else if (opts->once && !report_waiting(db, error)) {
 		ok = false;
 	}
 out:
+	config_free(s.config);
 	g_free(s.db_path);
 	g_free(s.git_path);
 	g_mutex_clear(&s.lock);

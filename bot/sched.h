@@ -24,6 +24,16 @@ struct sched_options {
 	unsigned lease;         /* seconds a job's lease lasts between renewals */
 	unsigned workers;       /* jobs run at once; 0: [zeroday] workers */
 	unsigned retry_delay;   /* seconds before a failed job's first retry; 0: 60 */
+	/*
+	 * When *@reload is set (SIGHUP), the main thread clears it and, between
+	 * two rounds of polling and mail, calls @reload_config for a new
+	 * configuration (a reference the scheduler takes over), or NULL with
+	 * the reason, logged as a warning: then the daemon keeps the old one.
+	 * NULL: no reloads.
+	 */
+	volatile sig_atomic_t *reload;
+	struct config *(*reload_config)(const struct config *old, void *data, GError **error);
+	void *reload_data;
 };
 
 /*
@@ -43,8 +53,15 @@ struct sched_options {
  * instead, leaving the jobs in the store. Returns false when the store
  * fails for good (in any worker: all of them stop) or, with @opts->once,
  * at all.
+ *
+ * A configuration reloaded is swapped in by the main thread between two
+ * rounds; the main thread's next poll and mail use it, and each worker's
+ * next job. A job in flight keeps the configuration it started with (the
+ * worker holds a reference, see config_ref()), and the mail readers are
+ * restarted on the new one. The scheduler takes its own reference to
+ * @config.
  */
-bool sched_run(struct db *db, struct repo *repo, const struct config *config,
+bool sched_run(struct db *db, struct repo *repo, struct config *config,
 	       const struct sched_options *opts, volatile sig_atomic_t *stop, GError **error);
 
 /* Queues a build job per target for every selected commit not yet queued. */

@@ -1,0 +1,100 @@
+#!/bin/sh
+# The daemon's operations: SIGHUP reads the configuration again. A bad
+# one (a syntax error, an invalid value, a template with a mistake) is
+# refused with the reason and the daemon runs on the old one; a good one
+# is swapped in and the next poll uses it, with the settings that cannot
+# change live kept and warned about. The sandbox is kept off PATH, so
+# every job fails for infrastructure and waits: nothing is built, but
+# every job records the target it was queued for. Speaks TAP.
+test_name=ops
+. "$ZERODAY_SRCDIR/tests/lib.sh"
+
+for t in kb1 kb2 kb3; do
+	kbuild_repo "$scratch/$t" "$t: root"
+done
+conf="$scratch/z.conf"
+state="$scratch/state"
+log="$scratch/run.log"
+good() { # good TARGET WORKERS
+	printf '[zeroday]\nworkers = %s\n[git]\nallow-local-trees = true\n[build]\ntargets = %s\n' \
+		"$2" "$1" > "$conf"
+}
+z() { "$ZERODAY" --config="$conf" --state-dir="$state" "$@"; }
+# wait_for PATTERN: until the daemon's log has a line matching PATTERN (10 s at most).
+wait_for() {
+	for _ in $(seq 1 100); do
+		grep -q "$1" "$log" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# targets TREE: the targets of the tree's jobs, one a line.
+targets() {
+	sqlite3 "file:$state/zeroday.db?mode=ro" \
+		"SELECT DISTINCT j.target FROM jobs j JOIN trees t ON t.id = j.tree_id
+		 WHERE t.name = '$1' ORDER BY 1"
+}
+# queued_for TREE TARGET: until TREE's jobs are queued, all for TARGET (10 s at most).
+queued_for() {
+	for _ in $(seq 1 100); do
+		[ -n "$(targets "$1")" ] && break
+		sleep 0.1
+	done
+	test "$(targets "$1")" = "$2"
+}
+
+good x86_64:defconfig 1
+z init > /dev/null
+z tree add kb1 "$scratch/kb1" master > /dev/null
+PATH="$scratch/no-such-bin" "$ZERODAY" --config="$conf" --state-dir="$state" \
+	run --poll-interval 1 --retry-delay 3600 > "$log" 2>&1 &
+pid=$!
+check "the first poll queues kb1 for the configured target" queued_for kb1 x86_64:defconfig
+
+# A syntax error: refused, with the file and the line (GKeyFile quotes
+# the line; it does not number it).
+printf '[build\ntargets = x86_64:allnoconfig\n' > "$conf"
+kill -HUP "$pid"
+check "a syntax error: the reload is refused" wait_for "config not reloaded"
+check "a syntax error: the warning names the file and the line" \
+	grep -q "warning: config not reloaded.*$conf: .*line .\\[build. which is not" "$log"
+check "a syntax error: the daemon still runs" kill -0 "$pid"
+
+# An invalid value: refused, with the file, the group and the key.
+good "x86_64:no such config" 1
+kill -HUP "$pid"
+check "an invalid value: refused" wait_for "config not reloaded.*\[build\] targets"
+check "an invalid value: the daemon still runs" kill -0 "$pid"
+
+# A template with a mistake: refused like at the start.
+mkdir "$scratch/templates"
+cp "$ZERODAY_SRCDIR"/templates/*.txt "$scratch/templates/"
+sed -i 's/{{culprit_short}}/{{culprit_shrot}}/' "$scratch/templates/build-error.txt"
+good x86_64:allnoconfig 1
+printf '[mail]\ntemplates = %s\n' "$scratch/templates" >> "$conf"
+kill -HUP "$pid"
+check "a bad template: refused" wait_for "config not reloaded.*culprit_shrot"
+check "a bad template: the daemon still runs" kill -0 "$pid"
+check "nothing was reloaded yet" test "$(grep -c 'config reloaded' "$log")" -eq 0
+z tree add kb2 "$scratch/kb2" master > /dev/null
+check "the old configuration stays in force: kb2 is queued for its target" \
+	queued_for kb2 x86_64:defconfig
+
+# A good configuration, which also asks for more workers: swapped in,
+# the worker count kept.
+good x86_64:allnoconfig 3
+kill -HUP "$pid"
+check "a good configuration is reloaded" wait_for "config reloaded from $conf"
+check "workers cannot change live: a warning" \
+	grep -q "warning: $conf: \[zeroday\] workers cannot change while zeroday runs; keeping 1" "$log"
+z tree add kb3 "$scratch/kb3" master > /dev/null
+check "the new configuration is in force: kb3 is queued for the new target" \
+	queued_for kb3 x86_64:allnoconfig
+check "the jobs queued before keep their target" test "$(targets kb1)" = x86_64:defconfig
+check "the daemon still runs" kill -0 "$pid"
+kill -TERM "$pid"
+wait "$pid"
+check "SIGTERM stops it cleanly" test $? -eq 0
+if [ "$failed" -ne 0 ]; then sed 's/^/# /' "$log"; fi
+
+tap_end
