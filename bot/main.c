@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <glib.h>
 
@@ -45,8 +46,33 @@ static void usage(FILE *out)
 }
 
 static bool verbose;
+static bool journald; /* stderr is a stream to systemd's journal */
 
-/* Log lines go to stderr as "zeroday: domain: message"; debug needs -v. */
+/*
+ * Whether stderr goes to the journal: a socket the journal holds, or the
+ * stream that $JOURNAL_STREAM ("DEVICE:INODE", set by systemd for a
+ * service's stdout and stderr) names.
+ */
+static bool stderr_is_journal(void)
+{
+	const char *stream = g_getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (g_log_writer_is_journald(fileno(stderr)))
+		return true;
+	if (!stream || sscanf(stream, "%llu:%llu", &dev, &ino) != 2 ||
+	    fstat(fileno(stderr), &st) < 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+/*
+ * Log lines go to the journal when stderr does, as structured entries
+ * (PRIORITY, GLIB_DOMAIN, MESSAGE, SYSLOG_IDENTIFIER=zeroday); else, or
+ * when the journal refuses them, to stderr as "zeroday: domain: message".
+ * Info and debug need -v (or G_MESSAGES_DEBUG).
+ */
 static GLogWriterOutput log_writer(GLogLevelFlags level, const GLogField *fields,
 				   gsize n_fields, gpointer user_data)
 {
@@ -56,6 +82,15 @@ static GLogWriterOutput log_writer(GLogLevelFlags level, const GLogField *fields
 	if ((level & (G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG)) && !verbose &&
 	    !g_getenv("G_MESSAGES_DEBUG"))
 		return G_LOG_WRITER_HANDLED;
+	if (journald) {
+		g_autofree GLogField *all = g_new(GLogField, n_fields + 1);
+
+		memcpy(all, fields, n_fields * sizeof(*fields));
+		all[n_fields] = (GLogField){ "SYSLOG_IDENTIFIER", "zeroday", -1 };
+		if (g_log_writer_journald(level, all, n_fields + 1, user_data) ==
+		    G_LOG_WRITER_HANDLED)
+			return G_LOG_WRITER_HANDLED;
+	}
 	for (gsize i = 0; i < n_fields; i++) {
 		if (strcmp(fields[i].key, "GLIB_DOMAIN") == 0)
 			domain = fields[i].value;
@@ -91,6 +126,7 @@ int main(int argc, char **argv)
 	int rc = 2;
 
 	setlocale(LC_ALL, "");
+	journald = stderr_is_journal();
 	g_log_set_writer_func(log_writer, NULL, NULL);
 
 	ctx = g_option_context_new("COMMAND [ARG...]");

@@ -81,7 +81,7 @@ check "the old configuration stays in force: kb2 is queued for its target" \
 	queued_for kb2 x86_64:defconfig
 
 # A good configuration, which also asks for more workers: swapped in,
-# the worker count kept.
+# the worker count kept (and the runs below get 3).
 good x86_64:allnoconfig 3
 kill -HUP "$pid"
 check "a good configuration is reloaded" wait_for "config reloaded from $conf"
@@ -96,5 +96,58 @@ kill -TERM "$pid"
 wait "$pid"
 check "SIGTERM stops it cleanly" test $? -eq 0
 if [ "$failed" -ne 0 ]; then sed 's/^/# /' "$log"; fi
+
+# Under systemd, stderr is a stream to the journal ($JOURNAL_STREAM names
+# it): the log goes to the journal's socket as structured entries. In a
+# mount namespace of its own, a fake journal listens on that socket.
+cat > "$scratch/journal.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/run/systemd/journal/socket")
+open(sys.argv[1], "w").close()
+s.settimeout(20)
+with open(sys.argv[2], "wb") as out:
+    while True:
+        try:
+            data = s.recv(65536)
+        except socket.timeout:
+            break
+        out.write(data + b"\n--\n")
+        out.flush()
+        if b"MESSAGE=running" in data:
+            break
+PY
+cat > "$scratch/journal.sh" <<EOF2
+mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/journal || exit 77
+python3 "$scratch/journal.py" "$scratch/journal.ready" "$scratch/journal.out" &
+for _ in \$(seq 1 100); do [ -e "$scratch/journal.ready" ] && break; sleep 0.1; done
+exec 2> "$scratch/journal.err"
+JOURNAL_STREAM=\$(stat -c %d:%i "$scratch/journal.err") "$ZERODAY" --config="$conf" \
+	--state-dir="$state" run --once --poll-interval 3600 --retry-delay 3600
+rc=\$?
+wait
+exit \$rc
+EOF2
+unshare -m sh "$scratch/journal.sh" > /dev/null 2> "$scratch/journal.unshare"
+rc=$?
+if [ "$rc" -eq 77 ] || grep -q "unshare failed" "$scratch/journal.unshare"; then
+	ok "# SKIP no mount namespace for a fake journal: $(head -1 "$scratch/journal.unshare")"
+else
+	check "journal: run --once succeeds" test "$rc" -eq 0
+	check "journal: a structured entry with the message" \
+		grep -q "^MESSAGE=running 3 workers$" "$scratch/journal.out"
+	check "journal: its priority (notice), domain and identifier" \
+		sh -c "grep -q '^PRIORITY=5$' '$scratch/journal.out' &&
+		       grep -q '^GLIB_DOMAIN=bot$' '$scratch/journal.out' &&
+		       grep -q '^SYSLOG_IDENTIFIER=zeroday$' '$scratch/journal.out'"
+	check "journal: nothing on stderr then" \
+		test "$(grep -c 'running 3 workers' "$scratch/journal.err")" -eq 0
+fi
+# Without the journal (its socket absent), the lines still reach stderr.
+: > "$scratch/plain.err"
+JOURNAL_STREAM=$(stat -c %d:%i "$scratch/plain.err") \
+	z run --once --poll-interval 3600 --retry-delay 3600 2> "$scratch/plain.err"
+check "no journal: the log goes to stderr as before" \
+	grep -q "^zeroday: bot: running 3 workers$" "$scratch/plain.err"
 
 tap_end
