@@ -150,4 +150,28 @@ JOURNAL_STREAM=$(stat -c %d:%i "$scratch/plain.err") \
 check "no journal: the log goes to stderr as before" \
 	grep -q "^zeroday: bot: running 3 workers$" "$scratch/plain.err"
 
+# The service: make install puts the unit, with this installation's
+# paths, and the sysusers.d snippet in place; systemd-analyze accepts the
+# unit (with the built binary in the installed one's place).
+builddir=$(dirname "$ZERODAY")
+inst="$scratch/inst"
+make -s -C "$builddir" install DESTDIR="$inst" > "$scratch/install.log" 2>&1
+check "make install DESTDIR succeeds" test $? -eq 0
+unit=$(find "$inst" -path '*/system/zeroday.service')
+check "the unit is installed in a systemd system unit directory" test -f "$unit"
+bin=$(sed -n 's|^ExecStart=\([^ ]*\) --config /etc/zeroday/zeroday.conf --state-dir \${STATE_DIRECTORY} run$|\1|p' "$unit")
+check "the unit runs the installed binary" test -n "$bin" -a -x "$inst$bin"
+check "the unit reloads with SIGHUP" grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$unit"
+check "the unit has no placeholder left" test "$(grep -c '@[a-z]*@' "$unit")" -eq 0
+check "the sysusers.d snippet is installed" \
+	grep -qx 'u zeroday - "zeroday kernel test robot" /var/lib/zeroday' \
+	"$(find "$inst" -path '*/sysusers.d/zeroday.conf')"
+if command -v systemd-analyze > /dev/null; then
+	sed "s|$bin |$ZERODAY |" "$unit" > "$scratch/zeroday.service"
+	check "systemd-analyze verify accepts the unit" \
+		systemd-analyze verify --man=no "$scratch/zeroday.service"
+else
+	ok "# SKIP systemd-analyze is not installed"
+fi
+
 tap_end
