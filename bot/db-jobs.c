@@ -98,7 +98,8 @@ void job_row_free(struct job_row *job)
 
 #define JOB_COLUMNS \
 	"j.id, j.kind, j.tree_id, t.name, j.commit_id, j.target, j.priority, j.attempts, " \
-	"j.lease_until, j.failures, j.not_before, j.last_error, j.result, j.finished"
+	"j.lease_until, j.failures, j.not_before, j.last_error, j.result, j.finished, j.created, " \
+	"j.state = 'running'"
 
 static struct job_row *job_from_stmt(sqlite3_stmt *stmt)
 {
@@ -118,6 +119,8 @@ static struct job_row *job_from_stmt(sqlite3_stmt *stmt)
 	job->last_error = db_col_text(stmt, 11);
 	job->result = job_result_parse((const char *)sqlite3_column_text(stmt, 12));
 	job->finished = sqlite3_column_int64(stmt, 13);
+	job->created = sqlite3_column_int64(stmt, 14);
+	job->running = sqlite3_column_int(stmt, 15) != 0;
 	return job;
 }
 
@@ -339,6 +342,8 @@ GPtrArray *db_job_list(struct db *db, enum job_list which, unsigned limit, GErro
 				      "ORDER BY j.not_before, j.id",
 		[JOB_LIST_ERROR] = "j.state = 'done' AND j.result = 'error' "
 				   "ORDER BY j.finished DESC, j.id DESC",
+		[JOB_LIST_ACTIVE] = "j.state IN ('running', 'queued') "
+				    "ORDER BY j.state = 'queued', j.created, j.id",
 	};
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)job_row_free);
 	g_autofree char *sql = NULL;
@@ -359,6 +364,19 @@ GPtrArray *db_job_list(struct db *db, enum job_list which, unsigned limit, GErro
 		return NULL;
 	}
 	return g_steal_pointer(&out);
+}
+
+bool db_job_oldest_queued(struct db *db, gint64 *created, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT coalesce(min(created), 0) FROM jobs WHERE state = 'queued'", error);
+
+	if (!stmt)
+		return false;
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		return db_sql_error(db, error, "finding the oldest queued job");
+	*created = sqlite3_column_int64(stmt, 0);
+	return true;
 }
 
 bool db_job_release_dead(struct db *db, const char *owner_prefix,

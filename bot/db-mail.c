@@ -190,6 +190,74 @@ GPtrArray *db_outbox_due(struct db *db, gint64 now, unsigned limit, GError **err
 	return g_steal_pointer(&out);
 }
 
+bool db_outbox_counts(struct db *db, struct outbox_counts *out, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT coalesce(sum(state IN ('queued', 'sending')), 0), "
+		"coalesce(sum(state = 'held'), 0), coalesce(sum(state = 'sent'), 0), "
+		"coalesce(sum(state = 'error'), 0), "
+		"coalesce(min(CASE WHEN state IN ('queued', 'sending') THEN created END), 0) "
+		"FROM outbox", error);
+
+	memset(out, 0, sizeof(*out));
+	if (!stmt)
+		return false;
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		return db_sql_error(db, error, "counting the outbox");
+	out->queued = sqlite3_column_int64(stmt, 0);
+	out->held = sqlite3_column_int64(stmt, 1);
+	out->sent = sqlite3_column_int64(stmt, 2);
+	out->failed = sqlite3_column_int64(stmt, 3);
+	out->oldest_queued = sqlite3_column_int64(stmt, 4);
+	return true;
+}
+
+/* The first column of each row of @sql (?1 bound to @since), as a GArray of gint64. */
+static GArray *latencies(struct db *db, const char *sql, gint64 since, const char *what,
+			 GError **error)
+{
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(gint64));
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, sql, error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, since);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		gint64 seconds = sqlite3_column_int64(stmt, 0);
+
+		g_array_append_val(out, seconds);
+	}
+	if (rc != SQLITE_DONE) {
+		db_sql_error(db, error, what);
+		return NULL;
+	}
+	return g_steal_pointer(&out);
+}
+
+GArray *db_latency_push_report(struct db *db, gint64 since, GError **error)
+{
+	return latencies(db,
+		"SELECT o.sent - t.queued FROM outbox o "
+		"JOIN findings f ON f.id = o.finding_id "
+		"JOIN tests t ON t.tree_id = f.tree_id AND t.commit_id = f.head "
+		"WHERE o.kind = 'report' AND o.state = 'sent' AND o.sent >= ?1",
+		since, "reading the report times", error);
+}
+
+GArray *db_latency_post_reply(struct db *db, gint64 since, GError **error)
+{
+	/* A series reply is In-Reply-To one of the series' mails. */
+	return latencies(db,
+		"SELECT min(o.sent) - (SELECT min(m2.received) FROM series_parts p2 "
+		"  JOIN mails m2 ON m2.id = p2.mail_id WHERE p2.series_id = p.series_id) "
+		"FROM outbox o JOIN mails m ON m.message_id = o.in_reply_to "
+		"JOIN series_parts p ON p.mail_id = m.id "
+		"WHERE o.kind = 'series' AND o.state = 'sent' "
+		"GROUP BY p.series_id HAVING min(o.sent) >= ?1",
+		since, "reading the series reply times", error);
+}
+
 struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "SELECT " OUTBOX_COLUMNS "WHERE id = ?1",

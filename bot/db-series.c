@@ -274,6 +274,60 @@ bool db_cursor_put(struct db *db, const char *source, guint32 uidvalidity, guint
 	return db_step_done(db, stmt, error);
 }
 
+void source_row_free(struct source_row *row)
+{
+	if (!row)
+		return;
+	g_free(row->source);
+	g_free(row->last_error);
+	g_free(row);
+}
+
+bool db_source_read(struct db *db, const char *source, gint64 now, const char *failure,
+		    GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"INSERT INTO mail_sources (source, last_read, failed, last_error) "
+		"VALUES (?1, CASE WHEN ?3 IS NULL THEN ?2 ELSE 0 END, "
+		"CASE WHEN ?3 IS NULL THEN 0 ELSE ?2 END, ?3) "
+		"ON CONFLICT (source) DO UPDATE SET "
+		"last_read = CASE WHEN ?3 IS NULL THEN ?2 ELSE last_read END, "
+		"failed = excluded.failed, last_error = ?3", error);
+
+	if (!stmt)
+		return false;
+	db_bind_text(stmt, 1, source);
+	sqlite3_bind_int64(stmt, 2, now);
+	db_bind_text(stmt, 3, failure);
+	return db_step_done(db, stmt, error);
+}
+
+GPtrArray *db_source_list(struct db *db, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)source_row_free);
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT source, last_read, failed, last_error FROM mail_sources ORDER BY source",
+		error);
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct source_row *r = g_new0(struct source_row, 1);
+
+		r->source = db_col_text(stmt, 0);
+		r->last_read = sqlite3_column_int64(stmt, 1);
+		r->failed = sqlite3_column_int64(stmt, 2);
+		r->last_error = db_col_text(stmt, 3);
+		g_ptr_array_add(out, r);
+	}
+	if (rc != SQLITE_DONE) {
+		db_sql_error(db, error, "listing the mail sources");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
+}
+
 /* Series. */
 
 static void series_part_free(struct series_part *p)

@@ -382,6 +382,16 @@ static const char *const migrations[] = {
 	"  thread TEXT NOT NULL,"
 	"  created INTEGER NOT NULL,"
 	"  PRIMARY KEY (address, thread));",
+
+	/*
+	 * 16 -> 17: each mail source's last read, for status: a cursor moves
+	 * only when mail comes, a read that finds none must show too.
+	 */
+	"CREATE TABLE mail_sources ("
+	"  source TEXT PRIMARY KEY,"
+	"  last_read INTEGER NOT NULL DEFAULT 0,"
+	"  failed INTEGER NOT NULL DEFAULT 0,"
+	"  last_error TEXT);",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 16
+#define DB_SCHEMA_VERSION 17
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -362,6 +362,8 @@ struct job_row {
 	char *last_error;    /* the cause of the last failure, or NULL */
 	enum job_result result; /* of a done job; JOB_RESULT_NONE until then */
 	gint64 finished;     /* of a done job */
+	gint64 created;      /* when it was queued (unix seconds) */
+	bool running;        /* leased to a worker */
 };
 
 void job_row_free(struct job_row *job);
@@ -437,10 +439,14 @@ bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *waiting, g
 enum job_list {
 	JOB_LIST_RETRYING, /* queued again after a failure, next retry first */
 	JOB_LIST_ERROR,    /* done with JOB_RESULT_ERROR, newest first */
+	JOB_LIST_ACTIVE,   /* running, then queued (waiting ones included); oldest first */
 };
 
 /* Returns at most @limit jobs of a kind, as an array of struct job_row. */
 GPtrArray *db_job_list(struct db *db, enum job_list which, unsigned limit, GError **error);
+
+/* Sets *@created to when the oldest queued job was queued (unix seconds), 0 when none is. */
+bool db_job_oldest_queued(struct db *db, gint64 *created, GError **error);
 
 /*
  * Makes the jobs leased by @owner_prefix (this host) whose owner @dead
@@ -648,6 +654,35 @@ struct outbox_row *db_outbox_of_finding(struct db *db, gint64 finding_id, enum o
 /* Returns the rows due at @now (queued or sending, next_try reached), oldest first. */
 GPtrArray *db_outbox_due(struct db *db, gint64 now, unsigned limit, GError **error);
 
+/* The outbox in numbers, as `zeroday status` shows it. */
+struct outbox_counts {
+	gint64 queued;        /* queued or being sent */
+	gint64 held;          /* held back by a limit, for a digest */
+	gint64 sent;
+	gint64 failed;        /* OUTBOX_ERROR */
+	gint64 oldest_queued; /* when the oldest queued one was created; 0: none */
+};
+
+bool db_outbox_counts(struct db *db, struct outbox_counts *out, GError **error);
+
+/*
+ * Response times in seconds, one for each mail sent at @since or later
+ * (unix seconds), in no particular order (caller frees the GArray of
+ * gint64).
+ *
+ * db_latency_push_report(): for each finding's report sent, from when a
+ * poll selected the commit where it showed (the test row of the
+ * finding's head: when zeroday first saw the commit) to when the report
+ * was sent. Findings without a head (older rows) or whose commit no poll
+ * selected (a rerun asked by mail) are left out.
+ *
+ * db_latency_post_reply(): for each posted series that got a reply, from
+ * when zeroday read the first of its mails (ingest time, not the
+ * sender's Date:) to when its first reply was sent.
+ */
+GArray *db_latency_push_report(struct db *db, gint64 since, GError **error);
+GArray *db_latency_post_reply(struct db *db, gint64 since, GError **error);
+
 /* Returns row @id, or NULL with BOT_ERROR_NOT_FOUND. */
 struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error);
 
@@ -788,6 +823,27 @@ bool db_cursor_get(struct db *db, const char *source, guint32 *uidvalidity, guin
 		   bool *found, GError **error);
 bool db_cursor_put(struct db *db, const char *source, guint32 uidvalidity, guint32 last_uid,
 		   gint64 now, GError **error);
+
+/* A mail source's last read, as `zeroday status` shows it. */
+struct source_row {
+	char *source;     /* its name: the URL without credentials */
+	gint64 last_read; /* the end of its last read that listed the source whole; 0: none */
+	gint64 failed;    /* when its last read failed, 0 when it succeeded */
+	char *last_error; /* why, or NULL */
+};
+
+void source_row_free(struct source_row *row);
+
+/*
+ * Records a read of mail source @source that ended at @now: a success
+ * when @failure is NULL (last_read is @now, the error is cleared), else
+ * the failure (last_read is kept).
+ */
+bool db_source_read(struct db *db, const char *source, gint64 now, const char *failure,
+		    GError **error);
+
+/* Returns every source read so far, by name (struct source_row). */
+GPtrArray *db_source_list(struct db *db, GError **error);
 
 enum series_state {
 	SERIES_WAITING,     /* parts missing, or inside the grace period */

@@ -200,10 +200,14 @@ static struct source *open_source(const struct config *config, const char *url, 
 	return s;
 }
 
-/* One mail of a listing: fetched, stored with the cursor, then done in the source. */
+/*
+ * One mail of a listing: fetched, stored with the cursor, then done in
+ * the source. When the source fails, *@source_failed is set to why
+ * (caller frees) and true returned; false only when the store fails.
+ */
 static bool ingest_entry(struct db *db, const struct config *config, struct source *s,
 			 const struct source_entry *e, guint32 uidvalidity, bool resync,
-			 struct ingest_stats *stats, bool *source_failed, GError **error)
+			 struct ingest_stats *stats, char **source_failed, GError **error)
 {
 	const char *name = source_name(s);
 	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
@@ -219,7 +223,7 @@ static bool ingest_entry(struct db *db, const struct config *config, struct sour
 		raw = source_fetch(s, e, &len, &local);
 		if (!raw && !g_error_matches(local, MAIL_ERROR, MAIL_ERROR_INVALID)) {
 			g_warning("ingest: %s: %s", name, without_name(name, local->message));
-			*source_failed = true;
+			*source_failed = g_strdup(without_name(name, local->message));
 			return true;
 		}
 		crash_point("ingest-fetched");
@@ -250,7 +254,7 @@ static bool ingest_entry(struct db *db, const struct config *config, struct sour
 	if (!source_done(s, e, &local)) {
 		/* Stored: the next listing shows it again, and it is a duplicate then. */
 		g_warning("ingest: %s: %s", name, without_name(name, local->message));
-		*source_failed = true;
+		*source_failed = g_strdup(without_name(name, local->message));
 	}
 	return true;
 fail:
@@ -264,7 +268,8 @@ bool ingest_source(struct db *db, const struct config *config, const char *url,
 	g_autoptr(GError) local = NULL;
 	struct source *s = open_source(config, url, &local);
 	guint32 stored_validity = 0, last_uid = 0, uidvalidity = 0;
-	bool found = false, failed = false, resync = false, ok = true;
+	g_autofree char *failed = NULL; /* why the source failed */
+	bool found = false, resync = false, ok = true;
 
 	if (!s) {
 		g_warning("ingest: %s: %s", url, without_name(url, local->message));
@@ -282,7 +287,7 @@ bool ingest_source(struct db *db, const struct config *config, const char *url,
 				 &local)) {
 			g_warning("ingest: %s: %s", source_name(s),
 				  without_name(source_name(s), local->message));
-			failed = true;
+			failed = g_strdup(without_name(source_name(s), local->message));
 			break;
 		}
 		if (uidvalidity && found && uidvalidity != stored_validity && !resync) {
@@ -313,6 +318,10 @@ bool ingest_source(struct db *db, const struct config *config, const char *url,
 	}
 	if (failed)
 		stats->failed++;
+	/* For status: a read that went through the listing, or why it did not. */
+	if (ok && (failed || !(stop && *stop)))
+		ok = db_source_read(db, source_name(s), g_get_real_time() / G_USEC_PER_SEC, failed,
+				    error);
 	source_close(s);
 	return ok;
 }

@@ -5,6 +5,7 @@
 
 #include "autoconfig.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "bot/status.h"
@@ -24,6 +25,51 @@ char *status_short_id(const char *oid)
 	return oid ? g_strndup(oid, 12) : g_strdup("-");
 }
 
+char *status_format_age(gint64 seconds)
+{
+	if (seconds < 0)
+		seconds = 0;
+	if (seconds >= 86400)
+		return g_strdup_printf("%" G_GINT64_FORMAT "d %" G_GINT64_FORMAT "h",
+				       seconds / 86400, seconds % 86400 / 3600);
+	if (seconds >= 3600)
+		return g_strdup_printf("%" G_GINT64_FORMAT "h %" G_GINT64_FORMAT "m",
+				       seconds / 3600, seconds % 3600 / 60);
+	if (seconds >= 60)
+		return g_strdup_printf("%" G_GINT64_FORMAT "m %" G_GINT64_FORMAT "s",
+				       seconds / 60, seconds % 60);
+	return g_strdup_printf("%" G_GINT64_FORMAT "s", seconds);
+}
+
+static gint cmp_gint64(gconstpointer a, gconstpointer b)
+{
+	gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+
+	return (x > y) - (x < y);
+}
+
+gint64 status_percentile(gint64 *values, guint n, unsigned p)
+{
+	guint64 rank;
+
+	g_assert(p > 0 && p <= 100);
+	if (n == 0)
+		return -1;
+	qsort(values, n, sizeof(*values), cmp_gint64);
+	/* The rank is ceil(p/100 * n), counted from 1. */
+	rank = ((guint64)p * n + 99) / 100;
+	return values[MAX(rank, 1) - 1];
+}
+
+/* Fills @out from @values (freed), the response times of one kind. */
+static void latency_of(struct status_latency *out, GArray *values)
+{
+	out->count = values->len;
+	out->p50 = status_percentile((gint64 *)(void *)values->data, values->len, 50);
+	out->p90 = status_percentile((gint64 *)(void *)values->data, values->len, 90);
+	g_array_unref(values);
+}
+
 static void status_tree_free(struct status_tree *t)
 {
 	tree_row_free(t->tree);
@@ -40,6 +86,8 @@ void status_release(struct status *status)
 	g_clear_pointer(&status->findings, g_ptr_array_unref);
 	g_clear_pointer(&status->events, g_ptr_array_unref);
 	g_clear_pointer(&status->quarantined, g_ptr_array_unref);
+	g_clear_pointer(&status->active, g_ptr_array_unref);
+	g_clear_pointer(&status->sources, g_ptr_array_unref);
 	memset(status, 0, sizeof(*status));
 }
 
@@ -71,6 +119,25 @@ bool status_load(struct status *out, struct db *db, gint64 now, GError **error)
 	out->quarantined = db_mail_list(db, MAIL_QUARANTINED, STATUS_QUARANTINE_MAX, error);
 	if (!out->quarantined)
 		goto fail;
+	out->active = db_job_list(db, JOB_LIST_ACTIVE, STATUS_JOBS_MAX, error);
+	if (!out->active || !db_job_oldest_queued(db, &out->oldest_queued, error))
+		goto fail;
+	out->sources = db_source_list(db, error);
+	if (!out->sources || !db_outbox_counts(db, &out->outbox, error))
+		goto fail;
+	{
+		gint64 since = now - (gint64)STATUS_LATENCY_DAYS * 86400;
+		GArray *push = db_latency_push_report(db, since, error);
+		GArray *post = push ? db_latency_post_reply(db, since, error) : NULL;
+
+		if (!post) {
+			if (push)
+				g_array_unref(push);
+			goto fail;
+		}
+		latency_of(&out->push_report, push);
+		latency_of(&out->post_reply, post);
+	}
 	{
 		gint64 n_new = 0, n_done = 0, n_q = 0;
 
@@ -161,6 +228,17 @@ char *status_finding_log(const struct finding_row *f)
 	return g_string_free(out, FALSE);
 }
 
+/* One line of response times: "  NAME: P50 / P90 (N measured; HOW)", "-" for none. */
+static void text_latency(GString *out, const char *name, const struct status_latency *l,
+			 const char *how)
+{
+	g_autofree char *p50 = l->count ? status_format_age(l->p50) : g_strdup("-");
+	g_autofree char *p90 = l->count ? status_format_age(l->p90) : g_strdup("-");
+
+	g_string_append_printf(out, "  %s: %s / %s (%u measured; %s)\n", name, p50, p90,
+			       l->count, how);
+}
+
 void status_format_text(GString *out, const struct status *s)
 {
 	g_string_append_printf(out, "Trees: %u\n", s->trees->len);
@@ -168,9 +246,12 @@ void status_format_text(GString *out, const struct status *s)
 		const struct status_tree *st = s->trees->pdata[i];
 		const struct tree_row *t = st->tree;
 		g_autofree char *polled = status_format_time(t->last_poll);
+		g_autofree char *age = t->last_poll ? status_format_age(s->now - t->last_poll)
+						    : NULL;
 
-		g_string_append_printf(out, "  %-20s %-13s polled %s%s%s\n", t->name,
-				       db_policy_name(t->policy), polled,
+		g_string_append_printf(out, "  %-20s %-13s polled %s%s%s%s%s%s\n", t->name,
+				       db_policy_name(t->policy), polled, age ? " (" : "",
+				       age ? age : "", age ? " ago)" : "",
 				       t->last_error ? ": FAILED: " : "",
 				       t->last_error ? t->last_error : "");
 		for (guint j = 0; j < st->branches->len; j++) {
@@ -196,6 +277,20 @@ void status_format_text(GString *out, const struct status *s)
 		g_string_append_printf(out, " (%" G_GINT64_FORMAT " waiting to retry)", s->waiting);
 	g_string_append_printf(out, ", %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT " done\n",
 			       s->running, s->done);
+	if (s->oldest_queued) {
+		g_autofree char *age = status_format_age(s->now - s->oldest_queued);
+
+		g_string_append_printf(out, "  oldest queued %s ago\n", age);
+	}
+	for (guint i = 0; i < s->active->len; i++) {
+		const struct job_row *j = s->active->pdata[i];
+		g_autofree char *age = status_format_age(s->now - j->created);
+
+		g_string_append_printf(out, "  %s %s %.12s %s: job %" G_GINT64_FORMAT ", %s, "
+				       "queued %s ago\n", j->running ? "running" : "queued",
+				       j->tree, j->commit, j->target, j->id,
+				       db_job_kind_name(j->kind), age);
+	}
 	for (guint i = 0; i < s->retrying->len; i++) {
 		const struct job_row *j = s->retrying->pdata[i];
 		const struct job_backoff backoff = JOB_BACKOFF_INIT;
@@ -242,6 +337,35 @@ void status_format_text(GString *out, const struct status *s)
 		g_string_append_printf(out, "  quarantined %" G_GINT64_FORMAT " <%s> from %s: %s\n",
 				       m->id, m->message_id, m->source, m->reason ? m->reason : "?");
 	}
+	for (guint i = 0; i < s->sources->len; i++) {
+		const struct source_row *r = s->sources->pdata[i];
+		g_autofree char *when = status_format_time(r->last_read);
+		g_autofree char *age = r->last_read ? status_format_age(s->now - r->last_read)
+						    : NULL;
+		g_autofree char *failed = status_format_time(r->failed);
+
+		g_string_append_printf(out, "  source %s: read %s%s%s%s", r->source, when,
+				       age ? " (" : "", age ? age : "", age ? " ago)" : "");
+		if (r->failed)
+			g_string_append_printf(out, "; FAILED at %s: %s", failed,
+					       r->last_error ? r->last_error : "?");
+		g_string_append_c(out, '\n');
+	}
+	g_string_append_printf(out, "Outbox: %" G_GINT64_FORMAT " queued", s->outbox.queued);
+	if (s->outbox.oldest_queued) {
+		g_autofree char *age = status_format_age(s->now - s->outbox.oldest_queued);
+
+		g_string_append_printf(out, " (oldest %s ago)", age);
+	}
+	g_string_append_printf(out, ", %" G_GINT64_FORMAT " held, %" G_GINT64_FORMAT " sent, %"
+			       G_GINT64_FORMAT " failed\n", s->outbox.held, s->outbox.sent,
+			       s->outbox.failed);
+	g_string_append_printf(out, "Response times, last %d days (p50 / p90):\n",
+			       STATUS_LATENCY_DAYS);
+	text_latency(out, "push to report", &s->push_report,
+		     "from the poll that first saw the commit to the report sent");
+	text_latency(out, "post to reply", &s->post_reply,
+		     "from the ingest of a series' first mail to its first reply sent");
 	g_string_append(out, "Recent branch changes:\n");
 	for (guint i = 0; i < s->events->len; i++) {
 		const struct head_event *e = s->events->pdata[i];
@@ -355,6 +479,26 @@ static void json_finding(GString *out, const struct finding_row *f, bool first)
 	g_string_append(out, "]}");
 }
 
+/* Appends the age at @now of what happened at @when, in seconds; null when @when is 0. */
+static void json_age(GString *out, gint64 now, gint64 when)
+{
+	if (when)
+		g_string_append_printf(out, "%" G_GINT64_FORMAT, MAX(now - when, 0));
+	else
+		g_string_append(out, "null");
+}
+
+/* Appends {"from": FROM, "count": N, "p50": S, "p90": S}, null percentiles when N is 0. */
+static void json_latency(GString *out, const struct status_latency *l, const char *from)
+{
+	g_string_append_printf(out, "{\"from\": \"%s\", \"count\": %u, ", from, l->count);
+	if (l->count)
+		g_string_append_printf(out, "\"p50\": %" G_GINT64_FORMAT ", \"p90\": %"
+				       G_GINT64_FORMAT "}", l->p50, l->p90);
+	else
+		g_string_append(out, "\"p50\": null, \"p90\": null}");
+}
+
 void status_format_json(GString *out, const struct status *s)
 {
 	g_string_append(out, "{\"trees\": [");
@@ -403,5 +547,51 @@ void status_format_json(GString *out, const struct status *s)
 		g_string_append_printf(out, ", \"size\": %" G_GINT64_FORMAT ", \"received\": %"
 				       G_GINT64_FORMAT "}", m->size, m->received);
 	}
-	g_string_append(out, "]}\n");
+	g_string_append_printf(out, "], \"now\": %" G_GINT64_FORMAT ", \"oldest_queued_age\": ",
+			       s->now);
+	json_age(out, s->now, s->oldest_queued);
+	g_string_append(out, ", \"active_jobs\": [");
+	for (guint i = 0; i < s->active->len; i++) {
+		const struct job_row *j = s->active->pdata[i];
+
+		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"state\": \"%s\", "
+				       "\"kind\": ", i ? ", " : "", j->id,
+				       j->running ? "running" : "queued");
+		status_json_string(out, db_job_kind_name(j->kind));
+		g_string_append(out, ", \"tree\": ");
+		status_json_string(out, j->tree);
+		g_string_append(out, ", \"commit\": ");
+		status_json_string(out, j->commit);
+		g_string_append(out, ", \"target\": ");
+		status_json_string(out, j->target);
+		g_string_append_printf(out, ", \"created\": %" G_GINT64_FORMAT ", \"age\": ",
+				       j->created);
+		json_age(out, s->now, j->created);
+		g_string_append_c(out, '}');
+	}
+	g_string_append(out, "], \"mail_sources\": [");
+	for (guint i = 0; i < s->sources->len; i++) {
+		const struct source_row *r = s->sources->pdata[i];
+
+		g_string_append(out, i ? ", {\"source\": " : "{\"source\": ");
+		status_json_string(out, r->source);
+		g_string_append_printf(out, ", \"last_read\": %" G_GINT64_FORMAT
+				       ", \"last_read_age\": ", r->last_read);
+		json_age(out, s->now, r->last_read);
+		g_string_append_printf(out, ", \"failed\": %" G_GINT64_FORMAT ", \"error\": ",
+				       r->failed);
+		status_json_string(out, r->last_error);
+		g_string_append_c(out, '}');
+	}
+	g_string_append_printf(out, "], \"outbox\": {\"queued\": %" G_GINT64_FORMAT
+			       ", \"held\": %" G_GINT64_FORMAT ", \"sent\": %" G_GINT64_FORMAT
+			       ", \"failed\": %" G_GINT64_FORMAT ", \"oldest_queued_age\": ",
+			       s->outbox.queued, s->outbox.held, s->outbox.sent, s->outbox.failed);
+	json_age(out, s->now, s->outbox.oldest_queued);
+	g_string_append_printf(out, "}, \"response_times\": {\"days\": %d, \"push_to_report\": ",
+			       STATUS_LATENCY_DAYS);
+	json_latency(out, &s->push_report, "first_poll");
+	g_string_append(out, ", \"post_to_reply\": ");
+	json_latency(out, &s->post_reply, "ingest");
+	g_string_append(out, "}}\n");
 }

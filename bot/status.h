@@ -21,10 +21,20 @@
 #define STATUS_EVENTS_MAX 20
 #define STATUS_QUARANTINE_MAX 100
 
+/* The window response times are computed over, in days. */
+#define STATUS_LATENCY_DAYS 30
+
 /* A subscribed tree and its recorded branches. */
 struct status_tree {
 	struct tree_row *tree;
 	GPtrArray *branches; /* struct branch_row, as db_branch_list() returns them */
+};
+
+/* Response times over the window, in seconds: nearest-rank percentiles. */
+struct status_latency {
+	guint count; /* the mails measured */
+	gint64 p50;  /* -1 when count is 0 */
+	gint64 p90;
 };
 
 struct status {
@@ -40,9 +50,25 @@ struct status {
 	GPtrArray *errors;   /* struct job_row: done in error, newest first */
 	GPtrArray *findings; /* struct finding_row, newest first */
 	GPtrArray *events;   /* struct head_event: the newest branch changes, newest first */
+	GPtrArray *active;   /* struct job_row: running, then queued, oldest first */
+	gint64 oldest_queued; /* when the oldest queued job was queued; 0: none */
 	gint64 mails;        /* mails read and stored */
 	GPtrArray *quarantined; /* struct mail_row: mails refused, oldest first */
+	GPtrArray *sources;  /* struct source_row: each mail source's last read */
+	struct outbox_counts outbox;
+	struct status_latency push_report; /* a commit first polled -> its report sent */
+	struct status_latency post_reply;  /* a series' first mail read -> its reply sent */
 };
+
+/*
+ * The @p-th percentile (0 < @p <= 100) of the @n @values by nearest rank:
+ * the smallest value that at least @p percent of them do not exceed.
+ * Sorts @values in place. Returns -1 when @n is 0.
+ */
+gint64 status_percentile(gint64 *values, guint n, unsigned p);
+
+/* Returns @seconds as "3d 4h", "2h 5m", "5m 3s" or "12s" (caller frees). */
+char *status_format_age(gint64 seconds);
 
 /*
  * Fills @out (its old contents are ignored) from @db as of @now (unix

@@ -80,9 +80,12 @@ z tree add kb2 "$scratch/kb2" master > /dev/null
 check "the old configuration stays in force: kb2 is queued for its target" \
 	queued_for kb2 x86_64:defconfig
 
-# A good configuration, which also asks for more workers: swapped in,
-# the worker count kept (and the runs below get 3).
+# A good configuration, which also asks for more workers and adds a mail
+# source: swapped in, the worker count kept (the runs below get 3), and
+# the source read by a reader started on it.
 good x86_64:allnoconfig 3
+mkdir -p "$scratch/maildir/cur" "$scratch/maildir/new" "$scratch/maildir/tmp"
+printf '[mail]\nsources = maildir:%s\n' "$scratch/maildir" >> "$conf"
 kill -HUP "$pid"
 check "a good configuration is reloaded" wait_for "config reloaded from $conf"
 check "workers cannot change live: a warning" \
@@ -91,6 +94,43 @@ z tree add kb3 "$scratch/kb3" master > /dev/null
 check "the new configuration is in force: kb3 is queued for the new target" \
 	queued_for kb3 x86_64:allnoconfig
 check "the jobs queued before keep their target" test "$(targets kb1)" = x86_64:defconfig
+# source_json: the daemon's mail sources in status --json, once one was read (10 s at most).
+source_json() {
+	for _ in $(seq 1 100); do
+		out=$(z status --json | sed -n 's/.*"mail_sources": \(\[[^]]*\]\).*/\1/p')
+		[ "$out" != "[]" ] && break
+		sleep 0.1
+	done
+	printf '%s\n' "$out"
+}
+source_json > "$scratch/sources.json"
+check "the mail source added by the reload is read" \
+	grep -q "^\[{\"source\": \"maildir:$scratch/maildir\", \"last_read\": [1-9][0-9]*, \"last_read_age\": [0-9]*, \"failed\": 0, \"error\": null}\]$" \
+	"$scratch/sources.json"
+
+# Status shows the queue with ages, the mail source's last read, the
+# outbox and the response times (none measured here: no mail was sent).
+z status > "$scratch/status.txt"
+z status --json > "$scratch/status.json"
+check "status: the age of the oldest queued job" grep -q "^  oldest queued [0-9]*[smhd]" "$scratch/status.txt"
+check "status: each queued job with its age" \
+	grep -q "^  queued kb3 [0-9a-f]\{12\} x86_64:allnoconfig: job [0-9]*, build, queued [0-9]*s ago$" \
+	"$scratch/status.txt"
+check "status: each tree's last poll with its age" \
+	grep -q "^  kb1  *rebasable  *polled [0-9-]* [0-9:]* UTC ([0-9]*[sm].* ago)$" "$scratch/status.txt"
+check "status: the mail source's last read" \
+	grep -q "^  source maildir:$scratch/maildir: read [0-9-]* [0-9:]* UTC ([0-9]*[sm].* ago)$" \
+	"$scratch/status.txt"
+check "status: the outbox" grep -qx "Outbox: 0 queued, 0 held, 0 sent, 0 failed" "$scratch/status.txt"
+check "status: no response time yet" \
+	grep -q "^  push to report: - / - (0 measured; " "$scratch/status.txt"
+check "status --json: three queued jobs with their ages, oldest first" \
+	test "$(grep -o '"state": "queued", "kind": "build", "tree": "kb[123]", "commit": "[0-9a-f]\{40\}", "target": "[a-z0-9_:]*", "created": [0-9]*, "age": [0-9]*}' \
+		"$scratch/status.json" | sed 's/.*"tree": "\(kb[123]\)".*/\1/' | tr '\n' ' ')" = "kb1 kb2 kb3 "
+check "status --json: the oldest queued job's age" grep -q '"oldest_queued_age": [0-9][0-9]*, ' "$scratch/status.json"
+check "status --json: the outbox and the response times" \
+	grep -q '"outbox": {"queued": 0, "held": 0, "sent": 0, "failed": 0, "oldest_queued_age": null}, "response_times": {"days": 30, "push_to_report": {"from": "first_poll", "count": 0, "p50": null, "p90": null}, "post_to_reply": {"from": "ingest", "count": 0, "p50": null, "p90": null}}}$' \
+	"$scratch/status.json"
 check "the daemon still runs" kill -0 "$pid"
 kill -TERM "$pid"
 wait "$pid"

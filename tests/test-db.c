@@ -1505,6 +1505,159 @@ static void test_commands(void)
 	g_assert_no_error(error);
 }
 
+/*
+ * What `zeroday status` reads for operations: the jobs running and
+ * queued with their ages, each mail source's last read, the outbox in
+ * numbers, and the response times, from rows written as zeroday writes
+ * them (the sqlite3 shell here, for the timestamps).
+ */
+static void test_ops_status(void)
+{
+	g_autofree char *dir = testlib_mkdir("ops");
+	g_autofree char *path = g_build_filename(dir, "z.db", NULL);
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(path, &error);
+	g_autoptr(GPtrArray) active = NULL;
+	g_autoptr(GPtrArray) sources = NULL;
+	g_autoptr(GArray) push = NULL;
+	g_autoptr(GArray) post = NULL;
+	struct outbox_counts counts;
+	const struct source_row *src;
+	const struct job_row *j;
+	gint64 oldest = -1;
+
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	g_free(shell(path,
+		"INSERT INTO trees (id, name, url, policy, created) VALUES (1, 't', 'u', 'rebasable', 0);"
+		/* Jobs: one running, two queued (one waiting to retry), one done. */
+		"INSERT INTO jobs (id, kind, tree_id, commit_id, target, priority, state, created) VALUES "
+		"(1, 'build', 1, 'c1', 'x', 0, 'done', 100), (2, 'build', 1, 'c2', 'x', 0, 'queued', 300), "
+		"(3, 'build', 1, 'c3', 'x', 0, 'running', 400), (4, 'build', 1, 'c4', 'x', 0, 'queued', 200);"
+		"UPDATE jobs SET failures = 1, not_before = 9999 WHERE id = 4;"
+		/* Three commits a poll selected, at 1000, 2000 and 3000. */
+		"INSERT INTO tests (tree_id, commit_id, branch, state, queued) VALUES "
+		"(1, 'h1', 'm', 'scheduled', 1000), (1, 'h2', 'm', 'scheduled', 2000), "
+		"(1, 'h3', 'm', 'scheduled', 3000);"
+		/* Findings at h1 and h2, and one without a head (an older row). */
+		"INSERT INTO findings (id, tree_id, culprit, target, kind, fingerprint, title, "
+		"confidence, created, head) VALUES "
+		"(1, 1, 'k1', 'x', 'build-error', 'f1', 'a', 1, 0, 'h1'), "
+		"(2, 1, 'k2', 'x', 'build-error', 'f2', 'b', 1, 0, 'h2'), "
+		"(3, 1, 'k3', 'x', 'build-error', 'f3', 'c', 1, 0, NULL), "
+		"(4, 1, 'k4', 'x', 'build-error', 'f4', 'd', 1, 0, 'h3');"
+		/*
+		 * Their reports: h1's sent 600 s after the poll, h2's 60 s after;
+		 * the headless one sent, h3's still queued; one report sent before
+		 * the window.
+		 */
+		"INSERT INTO outbox (finding_id, kind, message_id, subject, recipients, state, "
+		"created, sent) VALUES "
+		"(1, 'report', 'r1', 's', '', 'sent', 1500, 1600), "
+		"(2, 'report', 'r2', 's', '', 'sent', 2050, 2060), "
+		"(3, 'report', 'r3', 's', '', 'sent', 2050, 2070), "
+		"(4, 'report', 'r4', 's', '', 'queued', 3100, 0), "
+		"(NULL, 'test', 'x1', 's', '', 'error', 3200, 0), "
+		"(NULL, 'digest', 'x2', 's', '', 'held', 3300, 0);"
+		/*
+		 * A series of two mails read at 5000 and 5030 whose reply, on
+		 * patch 2, was sent at 5300 (and a second reply later); a series
+		 * with no reply; a command reply, which is not a series reply.
+		 */
+		"INSERT INTO mails (id, message_id, hash, source, received, state, size, raw) VALUES "
+		"(1, 'p1@x', 'h', 's', 5030, 'done', 1, ''), (2, 'p2@x', 'h', 's', 5000, 'done', 1, ''), "
+		"(3, 'q1@x', 'h', 's', 5000, 'done', 1, ''), (4, 'cmd@x', 'h', 's', 5000, 'done', 1, '');"
+		"INSERT INTO series (id, sender, version, total, state, created, last_part) VALUES "
+		"(1, 'a', 1, 2, 'tested', 5000, 5030), (2, 'b', 1, 1, 'testing', 5000, 5000);"
+		"INSERT INTO series_parts (series_id, n, mail_id, message_id) VALUES "
+		"(1, 1, 1, 'p1@x'), (1, 2, 2, 'p2@x'), (2, 1, 3, 'q1@x');"
+		"INSERT INTO outbox (kind, message_id, in_reply_to, subject, recipients, state, "
+		"created, sent) VALUES "
+		"('series', 's1', 'p2@x', 's', '', 'sent', 5300, 5300), "
+		"('series', 's2', 'p1@x', 's', '', 'sent', 5900, 5900), "
+		"('command', 'c1', 'cmd@x', 's', '', 'sent', 5010, 5010);"));
+
+	active = db_job_list(db, JOB_LIST_ACTIVE, 10, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(active);
+	if (!active)
+		return;
+	/* Running first, then queued by age; the done job is not there. */
+	g_assert_cmpuint(active->len, ==, 3);
+	j = active->pdata[0];
+	g_assert_cmpint(j->id, ==, 3);
+	g_assert_true(j->running);
+	g_assert_cmpint(j->created, ==, 400);
+	j = active->pdata[1];
+	g_assert_cmpint(j->id, ==, 4);
+	g_assert_false(j->running);
+	g_assert_cmpint(j->created, ==, 200);
+	g_assert_cmpint(((const struct job_row *)active->pdata[2])->id, ==, 2);
+	g_assert_true(db_job_oldest_queued(db, &oldest, &error));
+	g_assert_cmpint(oldest, ==, 200);
+
+	/* A source read: the time kept through a failure, the failure cleared by a success. */
+	g_assert_true(db_source_read(db, "imap://u@h/INBOX", 7000, NULL, &error));
+	g_assert_true(db_source_read(db, "imap://u@h/INBOX", 7100, "connection refused", &error));
+	g_assert_true(db_source_read(db, "maildir:/m", 7050, NULL, &error));
+	g_assert_true(db_source_read(db, "maildir:/never", 7060, "no such folder", &error));
+	g_assert_no_error(error);
+	sources = db_source_list(db, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(sources);
+	if (!sources)
+		return;
+	g_assert_cmpuint(sources->len, ==, 3);
+	src = sources->pdata[0];
+	g_assert_cmpstr(src->source, ==, "imap://u@h/INBOX");
+	g_assert_cmpint(src->last_read, ==, 7000);
+	g_assert_cmpint(src->failed, ==, 7100);
+	g_assert_cmpstr(src->last_error, ==, "connection refused");
+	src = sources->pdata[2];
+	g_assert_cmpstr(src->source, ==, "maildir:/never");
+	g_assert_cmpint(src->last_read, ==, 0);
+	g_assert_cmpint(src->failed, ==, 7060);
+	g_assert_true(db_source_read(db, "imap://u@h/INBOX", 7200, NULL, &error));
+	assert_shell(path, "SELECT last_read, failed, quote(last_error) FROM mail_sources "
+		     "WHERE source = 'imap://u@h/INBOX'", "7200|0|NULL");
+
+	g_assert_true(db_outbox_counts(db, &counts, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(counts.queued, ==, 1);
+	g_assert_cmpint(counts.held, ==, 1);
+	g_assert_cmpint(counts.sent, ==, 6);
+	g_assert_cmpint(counts.failed, ==, 1);
+	g_assert_cmpint(counts.oldest_queued, ==, 3100);
+
+	/* Only the reports with a polled head, sent in the window. */
+	push = db_latency_push_report(db, 0, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(push);
+	if (!push)
+		return;
+	g_assert_cmpuint(push->len, ==, 2);
+	g_assert_cmpint(MIN(g_array_index(push, gint64, 0), g_array_index(push, gint64, 1)), ==, 60);
+	g_assert_cmpint(MAX(g_array_index(push, gint64, 0), g_array_index(push, gint64, 1)), ==, 600);
+	g_clear_pointer(&push, g_array_unref);
+	push = db_latency_push_report(db, 2000, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(push ? push->len : 0, ==, 1);
+
+	/* One series replied: from its first mail read (5000) to its first reply (5300). */
+	post = db_latency_post_reply(db, 0, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(post);
+	if (!post)
+		return;
+	g_assert_cmpuint(post->len, ==, 1);
+	g_assert_cmpint(g_array_index(post, gint64, 0), ==, 300);
+	g_clear_pointer(&post, g_array_unref);
+	post = db_latency_post_reply(db, 5301, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(post ? post->len : 1, ==, 0);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -1531,5 +1684,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/db/job-requeue", test_job_requeue);
 	g_test_add_func("/db/branch-cancel", test_branch_cancel);
 	g_test_add_func("/db/commands", test_commands);
+	g_test_add_func("/db/ops-status", test_ops_status);
 	return g_test_run();
 }
