@@ -901,9 +901,13 @@ int cli_run(struct cli *cli, int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	/* Taken from the start, so that an early SIGHUP does not kill the daemon. */
+	/*
+	 * The daemon's SIGHUP reloads, taken from the start so that an early one
+	 * does not kill it; --once keeps the default (a hangup ends it).
+	 */
 	sigemptyset(&hup.sa_mask);
-	sigaction(SIGHUP, &hup, NULL);
+	if (!once)
+		sigaction(SIGHUP, &hup, NULL);
 	if (!load_config(cli, &error) || !check_templates(cli->config, &error))
 		return fail(error);
 	/* A server that hangs up on a write is an error to handle, not death. */
@@ -927,7 +931,7 @@ int cli_run(struct cli *cli, int argc, char **argv)
 	opts.lease = (unsigned)lease;
 	opts.workers = (unsigned)workers;
 	opts.retry_delay = (unsigned)retry_delay;
-	opts.reload = &reload_requested;
+	opts.reload = once ? NULL : &reload_requested;
 	opts.reload_config = reload_config;
 	opts.reload_data = cli;
 	if (!sched_run(cli->db, cli->repo, cli->config, &opts, &stop_requested, &error))

@@ -461,6 +461,51 @@ static void test_file(void)
 	g_assert_error(error, BOT_ERROR, BOT_ERROR_CONFIG);
 }
 
+/*
+ * A reload: the settings that cannot change while zeroday runs keep the
+ * old values; every other one takes the new. A reference keeps a
+ * configuration alive past its first owner.
+ */
+static void test_keep_fixed(void)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(config) old = config_load_data(
+		"[zeroday]\nstate-dir = /srv/old\nworkers = 2\n"
+		"[git]\nio-timeout = 100\nmax-pack-bytes = 1000\n"
+		"[build]\ntargets = x86_64:defconfig\n", "old.conf", &error);
+	zd_autoptr(config) fresh = config_load_data(
+		"[zeroday]\nstate-dir = /srv/new\nworkers = 8\n"
+		"[git]\nio-timeout = 200\nmax-pack-bytes = 2000\n"
+		"[build]\ntargets = x86_64:allnoconfig\n", "new.conf", &error);
+	zd_autoptr(config) same = config_load_data(
+		"[zeroday]\nstate-dir = /srv/old\nworkers = 2\n"
+		"[git]\nio-timeout = 100\nmax-pack-bytes = 1000\n", "same.conf", &error);
+	struct config *kept;
+
+	g_assert_no_error(error);
+	if (!old || !fresh || !same)
+		return;
+	g_test_expect_message("bot", G_LOG_LEVEL_WARNING, "*[zeroday] state-dir cannot change*");
+	g_test_expect_message("bot", G_LOG_LEVEL_WARNING, "*[zeroday] workers cannot change*");
+	g_test_expect_message("bot", G_LOG_LEVEL_WARNING, "*the [git] limits cannot change*");
+	config_keep_fixed(fresh, old);
+	g_test_assert_expected_messages();
+	g_assert_cmpstr(fresh->state_dir, ==, "/srv/old");
+	g_assert_cmpuint(fresh->workers, ==, 2);
+	g_assert_cmpuint(fresh->limits.io_timeout_s, ==, 100);
+	g_assert_cmpuint(fresh->limits.max_pack_bytes, ==, 1000);
+	g_assert_cmpstr(fresh->build_targets[0], ==, "x86_64:allnoconfig");
+	/* Nothing changed that cannot: no warning (a stray one fails the test). */
+	config_keep_fixed(same, old);
+	g_assert_cmpstr(same->state_dir, ==, "/srv/old");
+
+	kept = config_ref(fresh);
+	g_assert_true(kept == fresh);
+	g_clear_pointer(&fresh, config_free);
+	g_assert_cmpstr(kept->build_targets[0], ==, "x86_64:allnoconfig");
+	config_free(kept);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -472,5 +517,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/config/file", test_file);
 	g_test_add_func("/config/nul", test_nul);
 	g_test_add_func("/config/not-regular", test_not_regular);
+	g_test_add_func("/config/keep-fixed", test_keep_fixed);
 	return g_test_run();
 }
