@@ -150,6 +150,13 @@ z run --once --poll-interval 3600 > "$scratch/run4.log" 2>&1
 check "after a crash between the sink and the store: no second copy" \
 	test "$(ls "$scratch/state/outbox/new" | wc -l)" -eq 1
 check "and the mail is recorded sent" test "$(z outbox --json | grep -c '"state": "sent"')" -eq 1
+z status --json > "$scratch/status1.json"
+check "status: the report's push-to-report time, the one measured" \
+	grep -q '"push_to_report": {"from": "first_poll", "count": 1, "p50": \([0-9]*\), "p90": \1}' \
+	"$scratch/status1.json"
+check "status: the outbox" \
+	grep -q '"outbox": {"queued": 0, "held": 0, "sent": 1, "failed": 0, "oldest_queued_age": null}' \
+	"$scratch/status1.json"
 
 # The fix: the error reverted on top. The finding is fixed, and the
 # follow-up goes in the report's thread, to the same people.

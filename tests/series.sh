@@ -95,6 +95,10 @@ clean_reply_subject() { series_mails | grep "\"in_reply_to\": \"$cover1\"" | gre
 check "the tree asks for clean replies: one on the cover letter" clean_reply_subject
 n_clean=$(series_mails | grep -c "\"in_reply_to\": \"$cover1\"")
 check "exactly one reply on it" test "$n_clean" = 1
+z status --json > "$scratch/status1.json"
+check "status: its post-to-reply time, the one measured" \
+	grep -q '"post_to_reply": {"from": "ingest", "count": 1, "p50": \([0-9]*\), "p90": \1}' \
+	"$scratch/status1.json"
 
 # 2. Patch 2/3 adds a build error; no base-commit: the tree's head is the base.
 git -C "$work" reset -q --hard "$base"
