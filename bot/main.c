@@ -38,15 +38,40 @@ static const struct command {
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: zeroday [--config FILE] [--state-dir DIR] [--verbose] "
-		     "COMMAND [ARG...]\n\nCommands:\n");
+		     "[--log-level LEVEL] COMMAND [ARG...]\n\nCommands:\n");
 	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\nRun 'zeroday COMMAND --help' for a command's options. "
 		     "See zeroday(1) and zeroday.conf(5).\n");
 }
 
-static bool verbose;
 static bool journald; /* stderr is a stream to systemd's journal */
+/* The least severe level logged; messages and worse until the options are read. */
+static GLogLevelFlags max_level = G_LOG_LEVEL_MESSAGE;
+
+/* The names of --log-level, most severe first (GLib's flags grow as severity falls). */
+static const struct {
+	const char *name;
+	GLogLevelFlags level;
+} log_levels[] = {
+	{ "error", G_LOG_LEVEL_CRITICAL },
+	{ "warning", G_LOG_LEVEL_WARNING },
+	{ "message", G_LOG_LEVEL_MESSAGE },
+	{ "info", G_LOG_LEVEL_INFO },
+	{ "debug", G_LOG_LEVEL_DEBUG },
+};
+
+/* Sets max_level from --log-level's @name; false for an unknown name. */
+static bool set_log_level(const char *name)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(log_levels); i++) {
+		if (strcmp(name, log_levels[i].name) == 0) {
+			max_level = log_levels[i].level;
+			return true;
+		}
+	}
+	return false;
+}
 
 /*
  * Whether stderr goes to the journal: a socket the journal holds, or the
@@ -71,7 +96,7 @@ static bool stderr_is_journal(void)
  * Log lines go to the journal when stderr does, as structured entries
  * (PRIORITY, GLIB_DOMAIN, MESSAGE, SYSLOG_IDENTIFIER=zeroday); else, or
  * when the journal refuses them, to stderr as "zeroday: domain: message".
- * Info and debug need -v (or G_MESSAGES_DEBUG).
+ * Levels less severe than max_level are dropped.
  */
 static GLogWriterOutput log_writer(GLogLevelFlags level, const GLogField *fields,
 				   gsize n_fields, gpointer user_data)
@@ -79,8 +104,7 @@ static GLogWriterOutput log_writer(GLogLevelFlags level, const GLogField *fields
 	const char *domain = NULL;
 	const char *message = NULL;
 
-	if ((level & (G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG)) && !verbose &&
-	    !g_getenv("G_MESSAGES_DEBUG"))
+	if ((level & G_LOG_LEVEL_MASK) > max_level)
 		return G_LOG_WRITER_HANDLED;
 	if (journald) {
 		g_autofree GLogField *all = g_new(GLogField, n_fields + 1);
@@ -109,6 +133,8 @@ int main(int argc, char **argv)
 	struct cli cli = { 0 };
 	g_autofree char *config_path = NULL;
 	g_autofree char *state_dir = NULL;
+	g_autofree char *log_level = NULL;
+	gboolean verbose = FALSE; /* G_OPTION_ARG_NONE writes a gboolean, not a bool */
 	g_autoptr(GOptionContext) ctx = NULL;
 	g_autoptr(GError) error = NULL;
 	gboolean help = FALSE;
@@ -118,7 +144,11 @@ int main(int argc, char **argv)
 		  "Read FILE instead of the default zeroday.conf", "FILE" },
 		{ "state-dir", 'C', 0, G_OPTION_ARG_FILENAME, &state_dir,
 		  "Keep the database, git store and logs in DIR", "DIR" },
-		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log progress details", NULL },
+		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
+		  "Log progress details (--log-level=debug)", NULL },
+		{ "log-level", 0, 0, G_OPTION_ARG_STRING, &log_level,
+		  "Log LEVEL and the more severe ones: error, warning, message (the default), info "
+		  "or debug", "LEVEL" },
 		{ "help", 'h', 0, G_OPTION_ARG_NONE, &help, "Show this help", NULL },
 		{ "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version", NULL },
 		G_OPTION_ENTRY_NULL,
@@ -142,6 +172,15 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	/* --log-level, else -v or G_MESSAGES_DEBUG for everything, else messages and worse. */
+	if (log_level && !set_log_level(log_level)) {
+		fprintf(stderr, "zeroday: unknown --log-level '%s' (error, warning, message, info, "
+			"debug)\n", log_level);
+		return 2;
+	}
+	if (!log_level)
+		max_level = verbose || g_getenv("G_MESSAGES_DEBUG") ? G_LOG_LEVEL_DEBUG
+								    : G_LOG_LEVEL_MESSAGE;
 	cli.config_path = config_path;
 	cli.state_dir = state_dir;
 	if (version)

@@ -190,6 +190,20 @@ JOURNAL_STREAM=$(stat -c %d:%i "$scratch/plain.err") \
 check "no journal: the log goes to stderr as before" \
 	grep -q "^zeroday: bot: running 3 workers$" "$scratch/plain.err"
 
+# --log-level: what is logged. Messages and worse by default, info and
+# debug with -v or --log-level=info; --log-level=warning drops messages.
+z --log-level=warning run --once --poll-interval 3600 --retry-delay 3600 2> "$scratch/warning.err"
+check "--log-level=warning: no message logged" test "$(grep -c 'running 3 workers' "$scratch/warning.err")" -eq 0
+"$ZERODAY" --state-dir="$scratch/fresh1" init > /dev/null 2> "$scratch/default.err"
+check "by default no info logged" test "$(grep -c 'migrating the database schema' "$scratch/default.err")" -eq 0
+"$ZERODAY" --log-level=info --state-dir="$scratch/fresh2" init > /dev/null 2> "$scratch/info.err"
+check "--log-level=info: info logged" grep -q "^zeroday: bot: migrating the database schema from 0 to 1$" "$scratch/info.err"
+"$ZERODAY" -v --state-dir="$scratch/fresh3" init > /dev/null 2> "$scratch/verbose.err"
+check "-v: info logged" grep -q "^zeroday: bot: migrating the database schema from 0 to 1$" "$scratch/verbose.err"
+z --log-level=loud status > /dev/null 2> "$scratch/loud.err"
+check "an unknown --log-level is misuse" test $? -eq 2
+check "that names the levels" grep -q "unknown --log-level 'loud' (error, warning, message, info, debug)" "$scratch/loud.err"
+
 # The service: make install puts the unit, with this installation's
 # paths, and the sysusers.d snippet in place; systemd-analyze accepts the
 # unit (with the built binary in the installed one's place).
