@@ -589,14 +589,14 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	template_values_set(v, "compiler", compiler);
 	reproduce = build_reproduce_command(&target, "config");
 	template_values_set(v, "reproduce", reproduce);
-	build_target_clear(&target);
-	if (f->kind == FINDING_BOOT) {
-		const char *image = build_image_name(&target);
-		g_autofree char *boot = image ? boot_reproduce_command("build", image,
-								       c->config->boot_memory)
-					      : NULL;
+	if (f->kind == FINDING_BOOT && build_image_name(&target)) {
+		g_autofree char *boot = boot_reproduce_command("build", build_image_name(&target),
+							       c->config->boot_memory);
 
 		template_values_set(v, "boot_command", boot);
+	}
+	build_target_clear(&target);
+	if (f->kind == FINDING_BOOT) {
 		if (f->repro_boots)
 			template_values_printf(v, "repro_boots", "%u", f->repro_boots);
 		template_values_set(v, "excerpt", f->excerpt);
