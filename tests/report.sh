@@ -259,8 +259,12 @@ check "and shows both, prefixed >>" \
 git -C "$two" revert --no-edit "$double" > /dev/null
 z run --once --poll-interval 3600 > "$scratch/run-two3.log" 2>&1
 z outbox --json | sed 's/}, {"id"/\n{"id"/g' | grep '"kind": "fixed"' | grep "$two_mid" > "$scratch/two-fixed"
-check "both errors fixed: two follow-ups, both in the one report's thread" \
-	test "$(grep -c "\"in_reply_to\": \"$two_mid\"" "$scratch/two-fixed")" -eq 2
+check "both errors fixed" \
+	test "$(z status --json | sed 's/}, {/\n/g' | grep "\"culprit\": \"$double\", .*\"kind\": \"build-error\"" |
+		grep -c '"state": "fixed"')" -eq 2
+check "one follow-up, the report's, in its thread" \
+	test "$(grep -c "\"finding\": $first, \"kind\": \"fixed\", .*\"in_reply_to\": \"$two_mid\"" "$scratch/two-fixed")" -eq 1 -a \
+	"$(wc -l < "$scratch/two-fixed")" -eq 1
 
 # A tree that asks for clean-build mail gets one for its clean head, to
 # its list; the others get none.
