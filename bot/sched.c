@@ -141,6 +141,9 @@ static void renewal_stop(struct renewal *r, GThread *thread)
 	g_cond_clear(&r->done_cond);
 }
 
+/* Claims of one job cut short (zeroday died running it) before it ends in error. */
+#define JOB_CUT_SHORT_MAX 12
+
 /*
  * The causes a retry cannot fix: a job that fails for one ends in error
  * at once. Every other failure is taken for infrastructure, and retried
@@ -439,6 +442,19 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 	g_message("job %" G_GINT64_FORMAT ": %s %s %.12s for %s (attempt %u, %s)", job->id,
 		  db_job_kind_name(job->kind), job->tree, job->commit, job->target, job->attempts,
 		  w->owner);
+	/*
+	 * A claim that no failure followed was cut short: zeroday died while
+	 * running the job (killed, the machine down, or a crash). A job that
+	 * keeps doing so would take the daemon down forever: it ends in
+	 * error, which is no verdict, and the rest of the queue goes on.
+	 */
+	if (job->attempts > job->failures + JOB_CUT_SHORT_MAX) {
+		g_set_error(&cause, BOT_ERROR, BOT_ERROR_USAGE,
+			    "cut short %u times: zeroday died each time it ran this job "
+			    "(see the log for a crash)", job->attempts - 1 - job->failures);
+		g_warning("job %" G_GINT64_FORMAT ": %s", job->id, cause->message);
+		return finish_job(w, job, JOB_RESULT_NONE, NULL, 0, cause, error);
+	}
 	for (size_t i = 0; i < G_N_ELEMENTS(job_kinds); i++) {
 		if (job_kinds[i].kind != job->kind || !job_kinds[i].run)
 			continue;

@@ -331,4 +331,14 @@ check "SIGTERM: clean exit" test "$status" -eq 0
 check "SIGTERM: the job in progress was completed, not abandoned" \
 	test "$(jobs_json "$c" | sed -n 's/.*"running": \([0-9]*\).*/\1/p')" -eq 0
 
+# A job that zeroday died running 12 times (a crash it causes, say) ends
+# in error instead of taking the daemon down again; the queue goes on.
+j=$(sqlite3 "$c/zeroday.db" "SELECT id FROM jobs ORDER BY id LIMIT 1")
+sqlite3 "$c/zeroday.db" "UPDATE jobs SET state = 'running', lease_owner = 'gone:1.1',
+	lease_until = 1, attempts = 12, failures = 0, result = NULL, finished = NULL WHERE id = $j"
+check "a job cut short 12 times: run --once goes on" z "$c" run --once --poll-interval 3600
+check "and ends it in error, saying why" \
+	test "$(sqlite3 "$c/zeroday.db" "SELECT state || '|' || result || '|' || last_error FROM jobs WHERE id = $j")" = \
+	"done|error|cut short 12 times: zeroday died each time it ran this job (see the log for a crash)"
+
 tap_end
