@@ -456,6 +456,42 @@ static const char *when_text(gint64 t, char buf[32])
 	return buf;
 }
 
+/* Open findings shown by "#zeroday status <tree>", at most. */
+#define STATUS_OPEN_MAX 10
+
+/* Appends @t's open findings, newest first, to @s ("none" when there are none). */
+static bool open_findings(struct cmd_ctx *x, const struct tree_row *t, GString *s,
+			  GError **error)
+{
+	g_autoptr(GPtrArray) all = db_finding_list(x->c->db, 1000, error);
+	guint shown = 0, more = 0;
+
+	if (!all)
+		return false;
+	g_string_append(s, "\nOpen findings:");
+	for (guint i = 0; i < all->len; i++) {
+		const struct finding_row *f = all->pdata[i];
+
+		if (g_strcmp0(f->tree, t->name) != 0 ||
+		    (f->state != FINDING_OPEN && f->state != FINDING_INCONCLUSIVE))
+			continue;
+		if (shown == STATUS_OPEN_MAX) {
+			more++;
+			continue;
+		}
+		shown++;
+		g_string_append_printf(s, "\n    %" G_GINT64_FORMAT " %s %.12s %s%s", f->id,
+				       db_finding_kind_name(f->kind, f->console), f->culprit,
+				       f->title ? f->title : "",
+				       f->state == FINDING_INCONCLUSIVE ? " (inconclusive)" : "");
+	}
+	if (!shown)
+		g_string_append(s, " none");
+	if (more)
+		g_string_append_printf(s, "\n    and %u more", more);
+	return true;
+}
+
 static bool cmd_status(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
 		       GError **error)
 {
@@ -523,6 +559,8 @@ static bool cmd_status(struct cmd_ctx *x, char **argv, guint argc, struct comman
 
 			g_string_append_printf(s, "\nBlacklisted: %s", bl);
 		}
+		if (!open_findings(x, t, s, error))
+			return false;
 		done(row, "%s", s->str);
 		return true;
 	}
