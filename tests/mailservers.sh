@@ -362,6 +362,8 @@ _ms_write_postfix() {
 	local_transport = error:5.1.1 no local delivery
 	default_transport = lmtp:unix:$1/dovecot/run/lmtp
 	relay_transport = lmtp:unix:$1/dovecot/run/lmtp
+	# Mailing lists: MS_LISTS (see ms_start), expanded as a list server would.
+	virtual_alias_maps = texthash:$1/postfix/lists
 	# Relaying (that is, everything) for SASL-authenticated clients only.
 	smtpd_relay_restrictions = permit_sasl_authenticated, reject_unauth_destination
 	smtpd_recipient_restrictions =
@@ -383,6 +385,10 @@ _ms_write_postfix() {
 	bounce_queue_lifetime = 1h
 	delay_warning_time = 0h
 	EOF
+	# A list maps to itself (its archive, MS_MAILDIRS/LIST) and its members.
+	printf '%s\n' "${MS_LISTS:-}" | sed '/^$/d' | while read -r _ms_list _ms_members; do
+		printf '%s %s, %s\n' "$_ms_list" "$_ms_list" "$(echo "$_ms_members" | sed 's/,/, /g')"
+	done > "$1/postfix/lists" || return 1
 	cat > "$1/postfix/master.cf" <<-EOF
 	# Written by ms_start (tests/mailservers.sh). Nothing chrooted.
 	127.0.0.1:$MS_SMTP_PORT inet n - n - - smtpd
@@ -431,6 +437,9 @@ _ms_write_postfix() {
 #	MS_MAILDIRS	DIR/maildirs: every accepted message, whatever its
 #			recipient's domain, lands in MS_MAILDIRS/ADDRESS, a
 #			Maildir per (lower-case) recipient address
+# Reads MS_LISTS, when set: lines "LIST MEMBER,MEMBER...". Postfix then
+# expands a mail to LIST as a list server would: a copy to each MEMBER,
+# and one to LIST's own Maildir (its archive).
 # Logs: DIR/postfix.log, DIR/dovecot.log. Needs root.
 ms_start() {
 	[ $# -eq 1 ] || { _ms_err "usage: ms_start DIR"; return 1; }
