@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bot/bot.h"
+#include "bot/db-private.h"
 #include "bot/status.h"
 #include "bot/trees.h"
 #include "engine/engine.h"
@@ -645,6 +646,8 @@ static struct db *status_db(void)
 				 JOB_BACKLOG, &added, &error));
 	g_assert_true(db_job_add(db, JOB_KIND_BUILD, alpha->id, C_JOB2, "x86_64:defconfig",
 				 JOB_BACKLOG, &added, &error));
+	/* Queued at a known time, for the ages status shows. */
+	g_assert_true(db_exec(db, "UPDATE jobs SET created = 990", &error));
 	/* The head's build fails for infrastructure and waits until 1060. */
 	g_assert_true(db_job_claim(db, "w", 1000, 60, &job, &error));
 	g_assert_cmpstr(job ? job->commit : NULL, ==, C_JOB0);
@@ -678,15 +681,31 @@ static struct db *status_db(void)
 	return db;
 }
 
+#define STATUS_TAIL_TEXT \
+	"Outbox: 0 queued, 0 held, 0 sent, 0 failed\n" \
+	"Response times, last 30 days (p50 / p90):\n" \
+	"  push to report: - / - (0 measured; from the poll that first saw the commit to the " \
+	"report sent)\n" \
+	"  post to reply: - / - (0 measured; from the ingest of a series' first mail to its first " \
+	"reply sent)\n"
+#define STATUS_TAIL_JSON \
+	"\"mail_sources\": [], \"outbox\": {\"queued\": 0, \"held\": 0, \"sent\": 0, \"failed\": 0, " \
+	"\"oldest_queued_age\": null}, \"response_times\": {\"days\": 30, \"push_to_report\": " \
+	"{\"from\": \"first_poll\", \"count\": 0, \"p50\": null, \"p90\": null}, \"post_to_reply\": " \
+	"{\"from\": \"ingest\", \"count\": 0, \"p50\": null, \"p90\": null}}}\n"
+
 static const char status_text[] =
 	"Trees: 2\n"
-	"  alpha                rebasable     polled 2023-11-14 22:13:20 UTC\n"
+	"  alpha                rebasable     polled 2023-11-14 22:13:20 UTC (0s ago)\n"
 	"    skipped tmp-x: blacklisted by pattern 'tmp-*'\n"
-	"  beta                 non-rebasable polled 2023-11-14 22:14:20 UTC: FAILED: "
+	"  beta                 non-rebasable polled 2023-11-14 22:14:20 UTC (0s ago): FAILED: "
 	"fetch failed: connection refused\n"
 	"Queue: 1 commit to test\n"
 	"  alpha/master 444444444444 first commit\n"
 	"Jobs: 2 queued (1 waiting to retry), 0 running, 1 done\n"
+	"  oldest queued 40s ago\n"
+	"  queued alpha 111111111111 x86_64:defconfig: job 1, build, queued 40s ago\n"
+	"  queued alpha 333333333333 x86_64:defconfig: job 3, build, queued 40s ago\n"
 	"  retry alpha 111111111111 x86_64:defconfig: 1 of 8 attempts failed, next try at "
 	"1970-01-01 00:17:40 UTC: infra-error: bwrap is not installed\n"
 	"  error alpha 222222222222 x86_64:defconfig: commit is gone\n"
@@ -699,6 +718,7 @@ static const char status_text[] =
 	"  alpha aaaaaaaaaaaa x86_64:defconfig build-warning: unused variable 'x' "
 	"[0123456789abcdef]\n"
 	"Mail: 0 read, 0 quarantined\n"
+	STATUS_TAIL_TEXT
 	"Recent branch changes:\n"
 	"  2023-11-14 22:13:21 UTC alpha/tmp-x new 555555555555: skipped "
 	"(blacklisted by pattern 'tmp-*')\n"
@@ -742,7 +762,12 @@ static const char status_json[] =
 	"\"details\": null, \"bisect_log\": null, \"parent\": null, \"head\": null, "
 	"\"confidence\": 1.0000, \"rate\": 1.0000, \"failures\": 0, \"runs\": 0, "
 	"\"suspects\": [], \"steps\": []}"
-	"], \"mails\": 0, \"quarantined\": []}\n";
+	"], \"mails\": 0, \"quarantined\": [], \"now\": 1030, \"oldest_queued_age\": 40, "
+	"\"active_jobs\": [{\"id\": 1, \"state\": \"queued\", \"kind\": \"build\", \"tree\": \"alpha\", "
+	"\"commit\": \"" C_JOB0 "\", \"target\": \"x86_64:defconfig\", \"created\": 990, \"age\": 40}, "
+	"{\"id\": 3, \"state\": \"queued\", \"kind\": \"build\", \"tree\": \"alpha\", "
+	"\"commit\": \"" C_JOB2 "\", \"target\": \"x86_64:defconfig\", \"created\": 990, \"age\": 40}], "
+	STATUS_TAIL_JSON;
 
 static void test_status(void)
 {
@@ -809,10 +834,12 @@ static void test_status_empty(void)
 	status_release(&s);
 	g_assert_cmpstr(text->str, ==,
 			"Trees: 0\nQueue: 0 commits to test\nJobs: 0 queued, 0 running, 0 done\n"
-			"Findings: 0\nMail: 0 read, 0 quarantined\nRecent branch changes:\n");
+			"Findings: 0\nMail: 0 read, 0 quarantined\n" STATUS_TAIL_TEXT
+			"Recent branch changes:\n");
 	g_assert_cmpstr(json->str, ==,
 			"{\"trees\": [], \"jobs\": {\"queued\": 0, \"running\": 0, \"done\": 0}, "
-			"\"retrying\": [], \"errors\": [], \"findings\": [], \"mails\": 0, \"quarantined\": []}\n");
+			"\"retrying\": [], \"errors\": [], \"findings\": [], \"mails\": 0, \"quarantined\": [], "
+			"\"now\": 1, \"oldest_queued_age\": null, \"active_jobs\": [], " STATUS_TAIL_JSON);
 }
 
 #define C_PARENT "1010101010101010101010101010101010101010"
@@ -866,6 +893,7 @@ static const char structured_text[] =
 	"  alpha dddddddddddd x86_64:tinyconfig+serial boot-panic: Kernel panic - not syncing: "
 	"VFS [fedcba9876543210] (shows in about 38% of boots) (confidence 0.999)\n"
 	"Mail: 0 read, 0 quarantined\n"
+	STATUS_TAIL_TEXT
 	"Recent branch changes:\n";
 
 static const char structured_json[] =
@@ -907,7 +935,8 @@ static const char structured_json[] =
 	"\"result\": \"bad\", \"runs\": 2, \"failures\": 1}, "
 	"{\"role\": \"revert\", \"commit\": \"" C_PANIC "\", \"tested\": \"" C_REVERT "\", "
 	"\"result\": \"good\", \"runs\": 8, \"failures\": 0}]}"
-	"], \"mails\": 0, \"quarantined\": []}\n";
+	"], \"mails\": 0, \"quarantined\": [], \"now\": 1, \"oldest_queued_age\": null, "
+	"\"active_jobs\": [], " STATUS_TAIL_JSON;
 
 /* Returns the part of @text from @start on, or "" (borrowed). */
 static const char *from(const char *text, const char *start)
