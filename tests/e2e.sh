@@ -489,6 +489,6 @@ awk -v push="$((t_rp - t_push))" -v first="$((t_rb - t_push))" \
 	-v post="$((t_reply - t_post))" -v sb="$(window builds "$t_post" "$t_reply")" \
 	-v k="$kills" 'BEGIN {
 	printf "# e2e: push to report %d s (the build error'"'"'s after %d s): builds %.1f s and boots %.1f s inside it, ratio %.2f\n", push, first, b, q, push / (b + q)
-	printf "# e2e: post to reply %d s: builds %.1f s inside it, ratio %.2f\n", post, sb, sb > 0 ? post / sb : 0
+	printf "# e2e: post to reply %d s: builds %.1f s inside it, ratio %.2f\n", post, sb, (sb > 0 ? post / sb : 0)
 	printf "# e2e: the daemon was killed %d times along the way\n", k }'
 tap_end
