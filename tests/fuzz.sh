@@ -43,11 +43,12 @@ for t in mail commands series console diag; do
 	fi
 	out=$("$run" fuzz "$t" 2>&1)
 	rc=$?
-	printf '%s\n' "$out" | grep "^fuzz-$t:" | sed 's/^/# /'
+	# The exec count in the result's name, so that the suite's output shows it.
+	count=$(printf '%s\n' "$out" | sed -n "s/^fuzz-$t: //p" | head -1)
 	if [ $rc -eq 0 ]; then
-		ok "fuzz-$t: no crash in ${FUZZ_SECONDS} s"
+		ok "fuzz-$t: no crash in ${FUZZ_SECONDS} s (${count:-no count})"
 	else
-		not_ok "fuzz-$t: no crash in ${FUZZ_SECONDS} s"
+		not_ok "fuzz-$t: no crash in ${FUZZ_SECONDS} s (${count:-no count})"
 		printf '%s\n' "$out" | grep -v "^fuzz-$t:" | sed 's/^/# /'
 	fi
 done
