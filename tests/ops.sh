@@ -57,7 +57,7 @@ printf '[build\ntargets = x86_64:allnoconfig\n' > "$conf"
 kill -HUP "$pid"
 check "a syntax error: the reload is refused" wait_for "config not reloaded"
 check "a syntax error: the warning names the file and the line" \
-	grep -q "warning: config not reloaded.*$conf: .*line .\\[build. which is not" "$log"
+	grep -q "warning: config not reloaded.*$conf: .*line .*\\[build.* which is not" "$log"
 check "a syntax error: the daemon still runs" kill -0 "$pid"
 
 # An invalid value: refused, with the file, the group and the key.
