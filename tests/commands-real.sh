@@ -609,6 +609,7 @@ in_thread() {
 		compose "$1" "$(who "$2")" "$botfrom" "Re: $4" "In-Reply-To: <$3>" "References: <$3>" &&
 		post "$1" "$2" "$bot"
 }
+cmd status-open watcher@example.org "#zeroday status kb"
 in_thread rerun "$author" "$r1" "$r1subj" "#zeroday rerun"
 in_thread inval-stranger "$stranger" "$r1" "$r1subj" "#zeroday invalid"
 in_thread inval-maint "$maint" "$r2" "$r2subj" "#zeroday invalid"
@@ -638,6 +639,19 @@ check "finding $f2 is invalid (status --json)" \
 	has status "$(z status --json | sed 's/}, {/\n/g' | grep "\"id\": $f2, ")" '"state": "invalid"'
 a=$(answers mute)
 check "mute: done" has mute "$a" "^mute	done	Muted"
+# status_open A F...: the answer A lists findings F..., and says which is whose.
+status_open() {
+	_a=$1
+	shift
+	for _f in "$@"; do
+		_c=$(sql "SELECT substr(culprit, 1, 12) FROM findings WHERE id = '$_f'")
+		printf '%s\n' "$_a" | grep -Eq "Open findings:.*\| +$_f build-error $_c " && continue
+		printf '# finding %s not in: %s\n' "$_f" "$_a"
+		return 1
+	done
+}
+check "status kb, before the invalid: both open findings" \
+	status_open "$(answers status-open)" "$f1" "$f2"
 check "mute: recorded for the author and the report's thread" \
 	is mutes "$author|$r1" "$(sql "SELECT address || '|' || thread FROM mutes")"
 
@@ -749,13 +763,8 @@ check "test kb feature: done, with the build's result" \
 a=$(answers status-kb)
 check "status kb: the branches, wip/x skipped" \
 	has status-kb "$a" "^status	done	kb: $kb, non-rebasable.*wip/x ${wip%"${wip#????????????}"} skipped: blacklisted by pattern 'wip/\*'.*Blacklisted: wip/\*"
-status_open() {
-	printf '%s\n' "$a" | grep -Eq "Open findings:.*\| +$f1 build-error ${x1%"${x1#????????????}"} " &&
-		! printf '%s\n' "$a" | grep -Eq "\| +$f2 build-error" && return 0
-	printf '# status kb answered: %s\n' "$a"
-	return 1
-}
-check "status kb: the open findings, not the one found invalid" status_open
+check "status kb: no open finding left (fixed, invalid, unreproduced)" \
+	has status-kb "$a" "Blacklisted: wip/\* \| Open findings: none$"
 
 # ---- unblacklist, and "#zeroday test" alone in a patch To the bot ----
 
