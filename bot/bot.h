@@ -27,7 +27,7 @@ GQuark bot_error_quark(void);
  * Test hook, for the crash tests: when $ZERODAY_TEST_CRASH is @step,
  * logs it (as @who's) and kills zeroday with SIGKILL, so that a test can
  * stop it between any two steps of a journal (isync's run-tests.pl).
- * The steps are named where they are: bot/ingest.c, bot/outbox.c.
+ * The steps are named where they are: bot/mailroom/ingest.c, bot/mailroom/outbox.c.
  */
 void bot_crash_point(const char *who, const char *step);
 

@@ -7,7 +7,7 @@
 #define ZERODAY_CLI_H
 
 #include "bot/config.h"
-#include "bot/db.h"
+#include "bot/store/db.h"
 #include "engine/repo.h"
 
 /* What every command may need, opened on first use by cli_open(). */

@@ -35,7 +35,7 @@ void bot_crash_point(const char *who, const char *step)
 /* A config is a page of text; this refuses /dev/zero and other mistakes. */
 #define CONFIG_MAX_BYTES (1024 * 1024)
 
-/* The slot counts bot/booter.c accepts after a host's '*'. */
+/* The slot counts bot/lab/booter.c accepts after a host's '*'. */
 #define HOST_MAX_SLOTS 1024
 
 /* The payload names engine/initramfs.c accepts. */
@@ -286,7 +286,7 @@ static bool libvirt_uri_ok(const char *uri)
 	return g_uri_is_valid(uri, G_URI_FLAGS_NONE, NULL);
 }
 
-/* The same rule as bot/booter.c's parse_hosts(): URI, then optionally "*N". */
+/* The same rule as bot/lab/booter.c's parse_hosts(): URI, then optionally "*N". */
 static bool check_hosts(char **items, char **why)
 {
 	for (char **i = items; *i; i++) {

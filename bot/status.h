@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <glib.h>
 
-#include "bot/db.h"
+#include "bot/store/db.h"
 
 /* How many items of each list a snapshot holds, at most. */
 #define STATUS_PENDING_MAX 20

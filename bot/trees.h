@@ -18,7 +18,7 @@
 #include <glib.h>
 
 #include "bot/config.h"
-#include "bot/db.h"
+#include "bot/store/db.h"
 #include "engine/repo.h"
 
 /* A new tree. Every pointer is borrowed; NULL lists are empty. */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The mail command language (bot/commands.c) through real servers: command
+# The mail command language (bot/mailroom/commands.c) through real servers: command
 # mails are real mails from developers' mailboxes, sent through the
 # Postfix of tests/mailservers.sh (STARTTLS, the test CA, AUTH:
 # tests/send-mail.py, or git send-email for a patch), delivered over LMTP

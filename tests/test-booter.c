@@ -1,5 +1,5 @@
 /*
- * bot/booter.c through real libvirt and QEMU (TCG) with Debian's kernel:
+ * bot/lab/booter.c through real libvirt and QEMU (TCG) with Debian's kernel:
  * stored boots of a build are reused under the same boot set-up and not
  * under another, and a host's slots are shared with every other holder of
  * their lock files (another worker, another zeroday process).
@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bot/booter.h"
+#include "bot/lab/booter.h"
 #include "bot/config.h"
-#include "bot/db.h"
+#include "bot/store/db.h"
 #include "tests/testlib.h"
 
 static char *kernel;

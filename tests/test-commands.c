@@ -1,12 +1,12 @@
 /*
- * Which lines of a mail are commands (bot/commands.h commands_lines()):
+ * Which lines of a mail are commands (bot/mailroom/commands.h commands_lines()):
  * a table of bodies and the lines taken from each.
  */
 #include "autoconfig.h"
 
 #include <string.h>
 
-#include "bot/commands.h"
+#include "bot/mailroom/commands.h"
 #include "tests/testlib.h"
 
 static const struct lines_case {

@@ -10,7 +10,7 @@
 
 #include "bot/bot.h"
 #include "bot/config.h"
-#include "bot/report.h"
+#include "bot/mailroom/report.h"
 #include "mail/address.h"
 #include "tests/testlib.h"
 
@@ -192,7 +192,7 @@ static const struct bad_case {
 	  "unknown check (W=1, sparse, sparse-all, coccinelle)" },
 	{ "[build]\ntargets=x86_64:defconfig\\nreboot\n",
 	  "test.conf: [build] targets: control character in the value" },
-	/* Boot hosts: the slot count as bot/booter.c reads it, and a libvirt URI. */
+	/* Boot hosts: the slot count as bot/lab/booter.c reads it, and a libvirt URI. */
 	{ "[boot]\nhosts=qemu:///system*0\n",
 	  "test.conf: [boot] hosts: 'qemu:///system*0': the slot count after '*' must be "
 	  "1 to 1024" },
@@ -265,7 +265,7 @@ static void test_bad(void)
 	}
 }
 
-/* What bot/booter.c and builds accept, load accepts too. */
+/* What bot/lab/booter.c and builds accept, load accepts too. */
 static void test_good_values(void)
 {
 	static const char text[] =

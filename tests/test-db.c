@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "bot/bot.h"
-#include "bot/db.h"
+#include "bot/store/db.h"
 #include "tests/testlib.h"
 
 /* Creates a database file from SQL with the real sqlite3 shell. */

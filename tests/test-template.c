@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "bot/bot.h"
-#include "bot/template.h"
+#include "bot/mailroom/template.h"
 #include "tests/testlib.h"
 
 static const struct template_field diag_fields[] = {

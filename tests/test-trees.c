@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bot/bot.h"
-#include "bot/db-private.h"
+#include "bot/store/db-private.h"
 #include "bot/status.h"
 #include "bot/trees.h"
 #include "engine/engine.h"

@@ -9,8 +9,8 @@
 
 #include "bot/bot.h"
 #include "bot/config.h"
-#include "bot/db.h"
-#include "bot/watch.h"
+#include "bot/store/db.h"
+#include "bot/lab/watch.h"
 #include "engine/repo.h"
 #include "tests/testlib.h"
 

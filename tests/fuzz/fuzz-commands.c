@@ -1,5 +1,5 @@
 /*
- * The mail command language (bot/commands.h): the "#zeroday" lines of a
+ * The mail command language (bot/mailroom/commands.h): the "#zeroday" lines of a
  * body, each split into its words and made printable, as
  * commands_take() does before it runs them.
  */
@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "bot/commands.h"
+#include "bot/mailroom/commands.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -1,8 +1,8 @@
 /*
- * Series assembly (bot/series.h series_assemble()) over a small batch of
- * hostile mails: each is stored as ingest stores it (bot/ingest.h), then
+ * Series assembly (bot/mailroom/series.h series_assemble()) over a small batch of
+ * hostile mails: each is stored as ingest stores it (bot/mailroom/ingest.h), then
  * assembly groups the patches and cover letters into series, supersedes
- * older versions and takes the command mails (bot/commands.h).
+ * older versions and takes the command mails (bot/mailroom/commands.h).
  *
  * The input is up to MAILS_MAX mails separated by NUL bytes. One
  * in-memory store serves the whole process: each input runs in a
@@ -14,10 +14,10 @@
 #include <netdb.h>
 #include <string.h>
 
-#include "bot/db.h"
-#include "bot/ingest.h"
-#include "bot/report.h"
-#include "bot/series.h"
+#include "bot/store/db.h"
+#include "bot/mailroom/ingest.h"
+#include "bot/mailroom/report.h"
+#include "bot/mailroom/series.h"
 #include "tests/fuzz/fuzz.h"
 
 #define MAILS_MAX 8

@@ -1,0 +1,590 @@
+/*
+ * Booting a kernel image N times: see booter.h.
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "bot/bot.h"
+#include "bot/lab/booter.h"
+#include "engine/boot.h"
+#include "engine/initramfs.h"
+
+#define RETRIES 2
+
+/*
+ * A host that keeps failing is used less. After BACKOFF_AFTER
+ * infrastructure failures in a row (counted per host URI, across every
+ * booter_boot() call of this process), a host is passed over for a
+ * backoff that starts at BACKOFF_MIN_S and doubles with each further
+ * failure up to BACKOFF_MAX_S, as long as another host can take the boot;
+ * when every host is backed off, the one with the shortest run of
+ * failures is used. One success clears its record.
+ */
+#define BACKOFF_AFTER 2
+#define BACKOFF_MIN_S 60
+#define BACKOFF_MAX_S 600
+
+struct host_health {
+	unsigned streak;  /* infrastructure failures in a row */
+	gint64 retry_at;  /* monotonic time before which it is backed off */
+};
+
+static GMutex health_lock;
+static GHashTable *health; /* URI -> struct host_health, for the process's life */
+
+/* The record of @uri, created on first use. Under health_lock. */
+static struct host_health *health_of(const char *uri)
+{
+	struct host_health *hh;
+
+	if (!health)
+		health = g_hash_table_new(g_str_hash, g_str_equal);
+	hh = g_hash_table_lookup(health, uri);
+	if (!hh) {
+		hh = g_new0(struct host_health, 1);
+		g_hash_table_insert(health, g_strdup(uri), hh);
+	}
+	return hh;
+}
+
+static void health_note(const char *uri, bool failed)
+{
+	struct host_health *hh;
+
+	g_mutex_lock(&health_lock);
+	hh = health_of(uri);
+	if (!failed) {
+		hh->streak = 0;
+		hh->retry_at = 0;
+	} else if (++hh->streak >= BACKOFF_AFTER) {
+		unsigned shift = MIN(hh->streak - BACKOFF_AFTER, 16u);
+		gint64 s = MIN((gint64)BACKOFF_MIN_S << shift, (gint64)BACKOFF_MAX_S);
+
+		hh->retry_at = g_get_monotonic_time() + s * G_USEC_PER_SEC;
+		g_message("boot host %s failed %u times in a row; used less for %" G_GINT64_FORMAT
+			  " s", uri, hh->streak, s);
+	}
+	g_mutex_unlock(&health_lock);
+}
+
+/* The host's current run of failures, and whether it is backed off now. */
+static bool health_backed_off(const char *uri, unsigned *streak)
+{
+	struct host_health *hh;
+	bool off;
+
+	g_mutex_lock(&health_lock);
+	hh = health_of(uri);
+	*streak = hh->streak;
+	off = hh->streak >= BACKOFF_AFTER && g_get_monotonic_time() < hh->retry_at;
+	g_mutex_unlock(&health_lock);
+	return off;
+}
+
+void booter_run_free(struct booter_run *run)
+{
+	if (!run)
+		return;
+	g_free(run->host);
+	g_free(run->console_path);
+	console_result_clear(&run->result);
+	g_free(run);
+}
+
+/*
+ * A host's slots are shared by every booter_boot() call, in this process
+ * (the workers of `zeroday run`) and in others (`zeroday boot`): slot N of
+ * a host is held by an flock on STATE/boot/slots/HOST-N.lock, which the
+ * kernel drops when its holder dies.
+ */
+struct host {
+	char *uri;
+	char *lock_prefix;
+	unsigned slots;
+	int *held;         /* per slot: the lock's fd while this call holds it, else -1 */
+	unsigned busy;     /* slots this call holds */
+	unsigned failures; /* infrastructure failures seen */
+	unsigned streak;   /* its failures in a row, from health_backed_off() */
+	bool backed_off;   /* passed over while another host can boot */
+};
+
+/* The shared state of one booter_boot() call. */
+struct pool {
+	GMutex lock;
+	GCond freed;
+	struct host *hosts;
+	guint n_hosts;
+	const struct config *config;
+	const struct booter_request *req;
+	const char *initrd;
+	const char *logdir;
+	const char *host_id; /* boot_host_id() of this installation */
+	bool kvm;
+};
+
+static bool parse_hosts(struct pool *p, char **specs, const char *lock_dir, GError **error)
+{
+	p->n_hosts = g_strv_length(specs);
+	p->hosts = g_new0(struct host, p->n_hosts);
+	for (guint i = 0; i < p->n_hosts; i++) {
+		const char *star = strrchr(specs[i], '*');
+
+		p->hosts[i].slots = 1;
+		if (star) {
+			char *end;
+			guint64 n = g_ascii_strtoull(star + 1, &end, 10);
+
+			if (*end || n == 0 || n > 1024) {
+				g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG,
+					    "[boot] hosts: bad slot count in '%s'", specs[i]);
+				return false;
+			}
+			p->hosts[i].slots = (unsigned)n;
+		}
+		p->hosts[i].uri = star ? g_strndup(specs[i], star - specs[i]) : g_strdup(specs[i]);
+		{
+			g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256,
+									     p->hosts[i].uri, -1);
+
+			p->hosts[i].lock_prefix = g_strdup_printf("%s/%.16s", lock_dir, sum);
+		}
+		p->hosts[i].held = g_new(int, p->hosts[i].slots);
+		for (unsigned s = 0; s < p->hosts[i].slots; s++)
+			p->hosts[i].held[s] = -1;
+	}
+	return true;
+}
+
+/* Tries to take a free slot of @h; returns its index or -1. Under p->lock. */
+static int try_slot(struct host *h)
+{
+	for (unsigned s = 0; s < h->slots; s++) {
+		g_autofree char *path = NULL;
+		int fd;
+
+		if (h->held[s] >= 0)
+			continue;
+		path = g_strdup_printf("%s-%u.lock", h->lock_prefix, s);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			g_warning("%s: %s", path, g_strerror(errno));
+			continue;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			h->held[s] = fd;
+			h->busy++;
+			return (int)s;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * Free slots, ranked so that a host that just failed this run comes last,
+ * then by the host's run of recent failures (fewer first), then by free
+ * slots. A backed-off host is not a candidate while another host is not
+ * backed off (whether or not that one has a slot free now).
+ */
+static int host_score(const struct host *h, const struct host *avoid, bool any_healthy)
+{
+	if (h->busy >= h->slots || (h->backed_off && any_healthy))
+		return -1;
+	return (h == avoid ? 0 : 1 << 20) + ((64 - (int)MIN(h->streak, 64u)) << 11) +
+	       (int)(h->slots - h->busy);
+}
+
+/*
+ * Takes a slot on the best host that has one free, waiting for one to
+ * free up: released by this call (signalled) or by another (polled).
+ */
+static struct host *take_host(struct pool *p, const struct host *avoid, int *slot)
+{
+	g_mutex_lock(&p->lock);
+	for (;;) {
+		g_autofree guint *order = g_new(guint, p->n_hosts);
+		bool any_healthy = false;
+
+		for (guint i = 0; i < p->n_hosts; i++) {
+			struct host *h = &p->hosts[i];
+
+			h->backed_off = health_backed_off(h->uri, &h->streak);
+			any_healthy |= !h->backed_off;
+		}
+		/* Best first: insertion sort by score; full hosts last. */
+		for (guint i = 0; i < p->n_hosts; i++) {
+			guint j = i;
+
+			while (j > 0 && host_score(&p->hosts[order[j - 1]], avoid, any_healthy) <
+					host_score(&p->hosts[i], avoid, any_healthy)) {
+				order[j] = order[j - 1];
+				j--;
+			}
+			order[j] = i;
+		}
+		for (guint k = 0; k < p->n_hosts; k++) {
+			struct host *h = &p->hosts[order[k]];
+
+			if (host_score(h, avoid, any_healthy) < 0)
+				continue;
+			*slot = try_slot(h);
+			if (*slot >= 0) {
+				g_mutex_unlock(&p->lock);
+				return h;
+			}
+		}
+		g_cond_wait_until(&p->freed, &p->lock,
+				  g_get_monotonic_time() + G_USEC_PER_SEC / 4);
+	}
+}
+
+static void give_host(struct pool *p, struct host *h, int slot, bool failed)
+{
+	g_mutex_lock(&p->lock);
+	close(h->held[slot]);
+	h->held[slot] = -1;
+	h->busy--;
+	h->failures += failed;
+	health_note(h->uri, failed);
+	g_cond_broadcast(&p->freed);
+	g_mutex_unlock(&p->lock);
+}
+
+static void boot_worker(gpointer data, gpointer user_data)
+{
+	struct booter_run *run = data;
+	struct pool *p = user_data;
+	struct host *last = NULL;
+
+	for (run->attempts = 1; run->attempts <= 1 + RETRIES; run->attempts++) {
+		g_autofree char *cmdline = g_strdup_printf("zeroday.seed=%u %s", run->seed,
+							   p->req->cmdline ? p->req->cmdline : "");
+		g_autofree char *text = NULL;
+		int slot;
+		struct host *h = take_host(p, last, &slot);
+		struct boot_request br = {
+			.kernel = p->req->image, .initrd = p->initrd, .cmdline = cmdline,
+			.timeout_s = p->config->boot_timeout, .memory_mb = p->config->boot_memory,
+			.host_id = p->host_id, .kvm = p->kvm,
+		};
+		struct boot_outcome out = { 0 };
+		g_autoptr(GError) error = NULL;
+
+		g_free(run->console_path);
+		run->console_path = g_strdup_printf("%s/seed%u-try%u.console", p->logdir, run->seed,
+						    run->attempts);
+		br.console_log = run->console_path;
+		if (!boot_run(&out, h->uri, &br, &error)) {
+			out.infra = true;
+			out.infra_reason = g_strdup(error->message);
+		}
+		give_host(p, h, slot, out.infra);
+		last = h;
+		g_free(run->host);
+		run->host = g_strdup(h->uri);
+		run->seconds = out.seconds;
+		console_result_clear(&run->result);
+		if (!g_file_get_contents(run->console_path, &text, NULL, NULL))
+			text = g_strdup("");
+		diag_console_classify(&run->result, text, out.timed_out, out.infra);
+		if (out.infra)
+			g_message("boot seed %u on %s: infrastructure error: %s%s", run->seed, h->uri,
+				  out.infra_reason, run->attempts <= RETRIES ? "; retrying" : "");
+		if (p->req->progress)
+			fprintf(stderr, "boot seed %u on %s: %s (%.1f s)\n", run->seed, h->uri,
+				run->result.title, out.seconds);
+		boot_outcome_clear(&out);
+		if (run->result.kind != CONSOLE_INFRA)
+			break;
+	}
+	if (run->attempts > 1 + RETRIES)
+		run->attempts = 1 + RETRIES;
+}
+
+/* Resolves payload names: shipped ones from the data dir, or absolute paths. */
+static GArray *payload_list(const struct config *config, const char *const *names,
+			    GError **error)
+{
+	g_autofree char *dir = config_payload_dir();
+	GArray *out = g_array_new(FALSE, TRUE, sizeof(struct initramfs_payload));
+
+	for (const char *const *n = names; n && *n; n++) {
+		struct initramfs_payload pl = { .timeout_s = config->boot_payload_timeout };
+		char *path = g_path_is_absolute(*n) ? g_strdup(*n) : g_build_filename(dir, *n, NULL);
+
+		if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+			if (g_path_is_absolute(*n)) {
+				/* External suites run only where they are installed. */
+				g_message("payload %s is not installed; skipped", *n);
+				g_free(path);
+				continue;
+			}
+			g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no payload named '%s'", *n);
+			g_free(path);
+			g_array_unref(out);
+			return NULL;
+		}
+		pl.path = path;
+		pl.name = g_path_get_basename(path);
+		g_array_append_val(out, pl);
+	}
+	return out;
+}
+
+static void payloads_free(GArray *a)
+{
+	for (guint i = 0; a && i < a->len; i++) {
+		g_free((char *)g_array_index(a, struct initramfs_payload, i).name);
+		g_free((char *)g_array_index(a, struct initramfs_payload, i).path);
+	}
+	if (a)
+		g_array_unref(a);
+}
+
+/* [boot] kvm = auto: one boot with KVM must reach its end marker. */
+static bool probe_kvm(struct pool *p)
+{
+	static gsize once;
+	static bool works;
+
+	if (g_once_init_enter(&once)) {
+		g_autofree char *log = g_strdup_printf("%s/kvm-probe.console", p->logdir);
+		g_autofree char *text = NULL;
+		struct boot_request br = {
+			.kernel = p->req->image, .initrd = p->initrd, .console_log = log,
+			.timeout_s = 60, .memory_mb = p->config->boot_memory,
+			.host_id = p->host_id, .kvm = true,
+		};
+		struct boot_outcome out = { 0 };
+		struct console_result r = { 0 };
+
+		if (g_file_test("/dev/kvm", G_FILE_TEST_EXISTS) &&
+		    boot_run(&out, p->hosts[0].uri, &br, NULL)) {
+			g_file_get_contents(log, &text, NULL, NULL);
+			diag_console_classify(&r, text ? text : "", out.timed_out, out.infra);
+			works = r.kind == CONSOLE_BOOT_OK;
+		}
+		g_message("KVM probe: %s", works ? "KVM boots guests; using it"
+						 : "KVM did not boot the probe; using TCG");
+		console_result_clear(&r);
+		boot_outcome_clear(&out);
+		g_once_init_leave(&once, 1);
+	}
+	return works;
+}
+
+/*
+ * What a boot's result depends on besides the kernel: the initramfs
+ * (busybox and every payload, by content), the command line, memory,
+ * timeouts and the accelerator. Stored boots are reused only under the
+ * same profile.
+ */
+static char *boot_profile(const struct config *config, const struct booter_request *req,
+			  GArray *payloads, bool kvm, GError **error)
+{
+	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+	const char *files[] = { config->boot_busybox };
+	g_autofree char *head = g_strdup_printf("v1 cmdline=%s memory=%u timeout=%u/%u kvm=%d\n",
+						req->cmdline ? req->cmdline : "", config->boot_memory,
+						config->boot_timeout, config->boot_payload_timeout,
+						kvm);
+
+	g_checksum_update(sum, (const guchar *)head, -1);
+	for (guint i = 0; i <= payloads->len; i++) {
+		const char *path = i < payloads->len
+			? g_array_index(payloads, struct initramfs_payload, i).path : files[0];
+		g_autofree char *data = NULL;
+		gsize len;
+
+		if (!g_file_get_contents(path, &data, &len, error))
+			return NULL;
+		g_checksum_update(sum, (const guchar *)path, -1);
+		g_checksum_update(sum, (const guchar *)"\n", 1);
+		g_checksum_update(sum, (const guchar *)data, (gssize)len);
+	}
+	return g_strdup(g_checksum_get_string(sum));
+}
+
+/* The stored boots of this build and profile, as runs. */
+static bool reuse_stored(struct db *db, const struct booter_request *req, const char *profile,
+			 GPtrArray *runs, GError **error)
+{
+	g_autoptr(GPtrArray) stored = db_boot_list(db, req->build_id, profile, error);
+
+	if (!stored)
+		return false;
+	for (guint i = 0; i < stored->len && runs->len < req->repeat; i++) {
+		const struct boot_record *b = stored->pdata[i];
+		struct booter_run *run = g_new0(struct booter_run, 1);
+		struct console_finding *f;
+
+		run->seed = b->seed;
+		run->host = g_strdup(b->host);
+		run->console_path = g_strdup(b->console_path);
+		run->attempts = b->attempts;
+		run->seconds = b->seconds;
+		run->stored = true;
+		run->result.kind = b->kind;
+		run->result.title = g_strdup(b->title);
+		run->result.fingerprint = g_strdup(b->fingerprint);
+		run->result.findings = g_ptr_array_new_with_free_func(
+			(GDestroyNotify)console_finding_free);
+		f = g_new0(struct console_finding, 1);
+		f->kind = run->result.kind;
+		f->title = g_strdup(b->title);
+		f->fingerprint = g_strdup(b->fingerprint);
+		f->excerpt = g_strdup(b->excerpt);
+		g_ptr_array_add(run->result.findings, f);
+		g_ptr_array_add(runs, run);
+	}
+	return true;
+}
+
+GPtrArray *booter_boot(struct db *db, const struct config *config,
+		       const struct booter_request *req, GPtrArray **tally, GError **error)
+{
+	g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func((GDestroyNotify)booter_run_free);
+	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+	g_autofree char *stamp = g_date_time_format(now, "%Y%m%d-%H%M%S-XXXXXX");
+	/*
+	 * Nothing here is opened by QEMU: engine/boot.c uploads the kernel and
+	 * initrd to the host and reads the console back through libvirt.
+	 */
+	g_autofree char *bootdir = g_build_filename(config->state_dir, "boot", NULL);
+	g_autofree char *lockdir = g_build_filename(bootdir, "slots", NULL);
+	g_autofree char *logdir = g_build_filename(bootdir, stamp, NULL);
+	g_autofree char *initrd = NULL;
+	g_autofree char *profile = NULL;
+	g_autofree char *host_id = boot_host_id(config->state_dir);
+	GArray *payloads = NULL;
+	struct pool p = { .config = config, .req = req };
+	unsigned slots = 0, stored = 0, seed = 0;
+	GThreadPool *workers;
+	GPtrArray *out = NULL;
+
+	*tally = NULL;
+	g_mutex_init(&p.lock);
+	g_cond_init(&p.freed);
+	if (!g_file_test(req->image, G_FILE_TEST_IS_REGULAR)) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no kernel image at %s", req->image);
+		goto done;
+	}
+	if (g_mkdir_with_parents(lockdir, 0755) < 0 || g_chmod(bootdir, 0755) < 0 ||
+	    !g_mkdtemp_full(logdir, 0755) || g_chmod(logdir, 0755) < 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "cannot create %s: %s", logdir,
+			    g_strerror(errno));
+		goto done;
+	}
+	initrd = g_build_filename(logdir, "initrd.gz", NULL);
+	p.initrd = initrd;
+	p.logdir = logdir;
+	p.host_id = host_id;
+	if (!parse_hosts(&p, config->boot_hosts, lockdir, error))
+		goto done;
+	payloads = payload_list(config, req->payloads ? req->payloads
+						       : (const char *const *)config->boot_payloads,
+				error);
+	if (!payloads)
+		goto done;
+	if (!initramfs_build(initrd, config->boot_busybox,
+			     (const struct initramfs_payload *)payloads->data, payloads->len, error))
+		goto done;
+	/* Domains a crashed zeroday left behind go first. */
+	for (guint i = 0; i < p.n_hosts; i++) {
+		g_autoptr(GError) local = NULL;
+
+		if (boot_reap(p.hosts[i].uri, host_id, false, &local) < 0)
+			g_message("cannot reap on %s: %s", p.hosts[i].uri, local->message);
+		slots += p.hosts[i].slots;
+	}
+	p.kvm = strcmp(config->boot_kvm, "true") == 0 ||
+		(strcmp(config->boot_kvm, "auto") == 0 && probe_kvm(&p));
+	profile = boot_profile(config, req, payloads, p.kvm, error);
+	if (!profile)
+		goto done;
+	if (req->reuse && req->build_id > 0 && !reuse_stored(db, req, profile, runs, error))
+		goto done;
+	stored = runs->len;
+	for (guint i = 0; i < runs->len; i++)
+		seed = MAX(seed, ((struct booter_run *)runs->pdata[i])->seed);
+
+	workers = g_thread_pool_new(boot_worker, &p, (int)slots, FALSE, NULL);
+	for (unsigned i = stored; i < req->repeat; i++) {
+		struct booter_run *run = g_new0(struct booter_run, 1);
+
+		run->seed = ++seed;
+		g_ptr_array_add(runs, run);
+		g_thread_pool_push(workers, run, NULL);
+	}
+	g_thread_pool_free(workers, FALSE, TRUE);
+	if (stored)
+		g_message("boot of %s: %u stored result%s reused, %u booted", req->image, stored,
+			  stored == 1 ? "" : "s", req->repeat > stored ? req->repeat - stored : 0);
+
+	if (!db_tx_begin(db, error))
+		goto done;
+	for (guint i = stored; i < runs->len; i++) {
+		const struct booter_run *r = runs->pdata[i];
+		struct boot_row row = {
+			.build_id = req->build_id, .image = req->image, .host = r->host,
+			.seed = r->seed, .kind = r->result.kind,
+			.title = r->result.title, .fingerprint = r->result.fingerprint,
+			.console_path = r->console_path, .seconds = r->seconds,
+			.attempts = r->attempts, .profile = profile,
+			.excerpt = r->result.kind == CONSOLE_BOOT_OK ? NULL
+								     : diag_console_excerpt(&r->result),
+		};
+
+		if (!db_boot_add(db, &row, error)) {
+			db_tx_rollback(db);
+			goto done;
+		}
+	}
+	if (!db_tx_commit(db, error)) {
+		db_tx_rollback(db);
+		goto done;
+	}
+	{
+		g_autofree struct console_result **results = g_new0(struct console_result *, runs->len);
+
+		for (guint i = 0; i < runs->len; i++)
+			results[i] = &((struct booter_run *)runs->pdata[i])->result;
+		*tally = diag_console_tally(results, runs->len);
+	}
+	out = g_steal_pointer(&runs);
+done:
+	payloads_free(payloads);
+	for (guint i = 0; i < p.n_hosts; i++) {
+		g_free(p.hosts[i].uri);
+		g_free(p.hosts[i].lock_prefix);
+		g_free(p.hosts[i].held);
+	}
+	g_free(p.hosts);
+	g_mutex_clear(&p.lock);
+	g_cond_clear(&p.freed);
+	return out;
+}
+
+unsigned booter_slots(const struct config *config)
+{
+	unsigned slots = 0;
+
+	for (char **spec = config->boot_hosts; spec && *spec; spec++) {
+		const char *star = strrchr(*spec, '*');
+		guint64 n = star ? g_ascii_strtoull(star + 1, NULL, 10) : 1;
+
+		/* The list was validated at load ([boot] hosts). */
+		slots += (unsigned)CLAMP(n, 1, 1024);
+	}
+	return MAX(slots, 1);
+}

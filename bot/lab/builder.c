@@ -1,0 +1,312 @@
+/*
+ * Building a commit against its parent: see builder.h.
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bot/bot.h"
+#include "bot/lab/builder.h"
+#include "engine/diag.h"
+#include "engine/hostile.h"
+#include "engine/repo.h"
+#include "engine/run.h"
+
+void builder_result_free(struct builder_result *r)
+{
+	if (!r)
+		return;
+	if (r->fresh)
+		g_ptr_array_unref(r->fresh);
+	build_row_free(r->build);
+	build_row_free(r->parent_build);
+	g_free(r->target);
+	g_free(r->commit);
+	g_free(r->parent);
+	g_free(r);
+}
+
+/* A name for @source that is safe as a directory name. */
+static char *source_dirname(const char *source)
+{
+	g_autofree char *sum = NULL;
+
+	if (!g_str_has_prefix(source, "path:"))
+		return g_strdup(source);
+	sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, source, -1);
+	return g_strdup_printf("path-%.16s", sum);
+}
+
+struct progress {
+	const char *target;
+	const char *commit;
+	gint64 start;
+};
+
+static void draw_progress(const char *line, void *data)
+{
+	const struct progress *p = data;
+	gint64 s = (g_get_monotonic_time() - p->start) / G_USEC_PER_SEC;
+
+	fprintf(stderr, "\r\033[K%s %.12s %3" G_GINT64_FORMAT "s  %.60s", p->target, p->commit,
+		s, line);
+	fflush(stderr);
+}
+
+/* build_env.changes_since: the paths between the configured commit and this one. */
+static char **changes_since(const char *old_commit, const char *new_commit, void *data)
+{
+	g_autoptr(GError) error = NULL;
+
+	/* A commit that is gone means "unknown": the caller configures again. */
+	return repo_worktree_diff(data, old_commit, new_commit, &error);
+}
+
+/* Checks out and builds one commit, or returns its stored build. */
+static struct build_row *build_one(struct db *db, const struct config *config,
+				   const struct builder_request *req, struct worktree *wt,
+				   const struct build_target *target, const char *commit,
+				   const char *workdir, GError **error)
+{
+	g_autofree char *key = source_dirname(req->source);
+	g_autofree char *target_dir = build_target_dirname(target);
+	g_autofree char *builddir = g_build_filename(config->state_dir, "build", key, target_dir, NULL);
+	g_autofree char *tools = g_build_filename(config->state_dir, "tools", NULL);
+	/* Each tree's cache is its own: a build can plant anything in it. */
+	g_autofree char *ccache = g_build_filename(config->state_dir, "ccache", key, NULL);
+	g_autofree char *logdir = g_build_filename(config->state_dir, "logs", "build", key, NULL);
+	g_autofree char *stamp = NULL;
+	g_autofree char *ccache_bin = run_find_program("ccache");
+	g_auto(GStrv) changed = NULL;
+	struct build_output out = { 0 };
+	struct progress progress = { .target = target->spec, .commit = commit,
+				     .start = g_get_monotonic_time() };
+	struct build_env env = {
+		.srcdir = workdir, .builddir = builddir, .tools_dir = tools,
+		.ccache_dir = config->build_ccache && ccache_bin ? ccache : NULL,
+		.jobs = config->build_jobs, .timeout_s = config->build_timeout,
+		.max_memory = config->build_max_memory, .max_procs = config->build_max_procs,
+		.sandbox = config->build_sandbox,
+		.progress = req->progress ? draw_progress : NULL, .progress_data = &progress,
+	};
+	struct build_row *row = NULL;
+
+	if (!req->rebuild) {
+		if (!db_build_find(db, req->source, commit, target->spec, &row, error))
+			return NULL;
+		if (row)
+			return row;
+	}
+	if (g_mkdir_with_parents(logdir, 0755) < 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", logdir, g_strerror(errno));
+		return NULL;
+	}
+	stamp = g_strdup_printf("%s/%.12s-%s-%" G_GINT64_FORMAT, logdir, commit, target_dir,
+				g_get_real_time() / G_USEC_PER_SEC);
+	env.log_path = g_strconcat(stamp, ".log", NULL);
+	env.config_copy = g_strconcat(stamp, ".config", NULL);
+	env.commit = commit;
+	env.changes_since = changes_since;
+	env.changes_data = wt;
+	if (!build_install_tools(tools, error) || !repo_worktree_checkout(wt, commit, NULL, error))
+		goto out;
+	g_info("checked out %.12s after %.1f s", commit,
+	       (double)(g_get_monotonic_time() - progress.start) / G_USEC_PER_SEC);
+	if (target->checks & BUILD_COCCI) {
+		changed = repo_worktree_changed_files(wt, commit, error);
+		if (!changed)
+			goto out;
+		env.changed_files = (const char *const *)changed;
+	}
+	g_info("building %s for %s", commit, target->spec);
+	if (!build_run(&out, target, &env, error))
+		goto out;
+	if (req->progress)
+		fprintf(stderr, "\r\033[K");
+	row = g_new0(struct build_row, 1);
+	row->source = g_strdup(req->source);
+	row->commit = g_strdup(commit);
+	row->target = g_strdup(target->spec);
+	row->status = out.status;
+	row->reason = g_strdup(out.reason);
+	row->seconds = out.seconds;
+	row->log_path = g_strdup(env.log_path);
+	row->config_path = g_strdup(env.config_copy);
+	row->created = g_get_real_time() / G_USEC_PER_SEC;
+	row->diags = g_steal_pointer(&out.diags);
+	if (out.status == BUILD_OK && build_image_name(target)) {
+		/*
+		 * Keep the image: the build directory moves on to the next
+		 * commit. It is the build's file: taken out without following
+		 * links, a regular file under a size cap, or the build is an
+		 * infrastructure error that says why.
+		 */
+		g_autofree char *images = g_build_filename(config->state_dir, "images", key, NULL);
+		g_autofree char *base = g_path_get_basename(stamp);
+		g_autofree char *kept = g_strdup_printf("%s/%s.image", images, base);
+		g_autoptr(GError) local = NULL;
+
+		if (g_mkdir_with_parents(images, 0755) < 0) {
+			g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", images,
+				    g_strerror(errno));
+			g_clear_pointer(&row, build_row_free);
+			goto out;
+		}
+		if (hostile_copy(builddir, build_image_name(target), BUILD_MAX_IMAGE, kept, 0644,
+				 &local)) {
+			row->image_path = g_steal_pointer(&kept);
+		} else if (!g_error_matches(local, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND)) {
+			g_free(row->reason);
+			row->status = BUILD_INFRA;
+			row->reason = g_strdup_printf("taking the image out: %s", local->message);
+		}
+	}
+	if (!db_tx_begin(db, error) || !db_build_add(db, row, error) || !db_tx_commit(db, error)) {
+		db_tx_rollback(db);
+		g_clear_pointer(&row, build_row_free);
+	}
+out:
+	build_output_clear(&out);
+	g_free((char *)env.log_path);
+	g_free((char *)env.config_copy);
+	return row;
+}
+
+/* A build_output view of a stored build, for build_compare(). */
+static struct build_output as_output(const struct build_row *row)
+{
+	struct build_output out = {
+		.status = row->status,
+		.reason = row->reason,
+		.diags = row->diags,
+		.seconds = row->seconds,
+	};
+
+	return out;
+}
+
+static int lock_worktree(const char *workdir, GError **error)
+{
+	g_autofree char *path = g_strconcat(workdir, ".lock", NULL);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", path, g_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+GPtrArray *builder_run(struct db *db, const struct config *config,
+		       const struct builder_request *req, GError **error)
+{
+	g_autoptr(GPtrArray) results = g_ptr_array_new_with_free_func((GDestroyNotify)builder_result_free);
+	g_autofree char *key = source_dirname(req->source);
+	g_autofree char *srcroot = g_build_filename(config->state_dir, "src", NULL);
+	g_autofree char *workdir = g_build_filename(srcroot, key, NULL);
+	g_autofree char *fragments = config_fragment_dir();
+	g_autofree char *commit = NULL;
+	g_autofree char *parent = NULL;
+	zd_autoptr(worktree) wt = NULL;
+	g_autoptr(GArray) targets = g_array_new(FALSE, TRUE, sizeof(struct build_target));
+	g_autoptr(GDateTime) today = g_date_time_new_now_utc();
+	int lock = -1;
+
+	g_array_set_clear_func(targets, (GDestroyNotify)build_target_clear);
+	for (const char *const *spec = req->targets; *spec; spec++) {
+		struct build_target t;
+
+		if (!build_target_parse(&t, *spec, fragments, error))
+			return NULL;
+		build_target_daily(&t, req->source, today);
+		g_array_append_val(targets, t);
+	}
+	if (config->build_sandbox && !run_sandbox_available(error)) {
+		g_prefix_error(error, "builds are sandboxed ([build] sandbox), but: ");
+		return NULL;
+	}
+	if (g_mkdir_with_parents(srcroot, 0755) < 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", srcroot, g_strerror(errno));
+		return NULL;
+	}
+	lock = lock_worktree(workdir, error);
+	if (lock < 0)
+		return NULL;
+	wt = repo_worktree_open(workdir, req->objects_from, error);
+	if (!wt)
+		goto fail;
+	commit = repo_worktree_resolve(wt, req->rev, error);
+	if (!commit)
+		goto fail;
+	if (req->against) {
+		parent = repo_worktree_resolve(wt, req->against, error);
+		if (!parent)
+			goto fail;
+	} else if (!req->alone) {
+		GError *local = NULL;
+
+		parent = repo_worktree_parent(wt, commit, &local);
+		if (local) {
+			g_propagate_error(error, local);
+			goto fail;
+		}
+	}
+
+	for (guint i = 0; i < targets->len; i++) {
+		const struct build_target *t = &g_array_index(targets, struct build_target, i);
+		struct builder_result *r = g_new0(struct builder_result, 1);
+		struct build_output child, base = { 0 };
+		g_autoptr(GString) seqs = g_string_new(NULL);
+
+		g_ptr_array_add(results, r);
+		r->target = g_strdup(t->spec);
+		r->commit = g_strdup(commit);
+		r->parent = g_strdup(parent);
+		if (parent) {
+			r->parent_build = build_one(db, config, req, wt, t, parent, workdir, error);
+			if (!r->parent_build)
+				goto fail;
+		}
+		r->build = build_one(db, config, req, wt, t, commit, workdir, error);
+		if (!r->build)
+			goto fail;
+		child = as_output(r->build);
+		if (r->parent_build)
+			base = as_output(r->parent_build);
+		r->verdict = build_compare(&child, r->parent_build ? &base : NULL, &r->fresh);
+		{
+			/* The new diagnostics' sequence numbers, in one pass. */
+			g_autoptr(GHashTable) fresh = g_hash_table_new(NULL, NULL);
+
+			for (guint j = 0; j < r->fresh->len; j++)
+				g_hash_table_add(fresh, r->fresh->pdata[j]);
+			for (guint k = 0; k < r->build->diags->len; k++) {
+				if (g_hash_table_contains(fresh, r->build->diags->pdata[k]))
+					g_string_append_printf(seqs, "%s%u", seqs->len ? "," : "", k);
+			}
+		}
+		if (!db_tx_begin(db, error) ||
+		    !db_verdict_put(db, r->build->id, r->parent_build ? r->parent_build->id : 0,
+				    r->verdict, seqs->str, error) ||
+		    !db_tx_commit(db, error)) {
+			db_tx_rollback(db);
+			goto fail;
+		}
+	}
+	close(lock);
+	return g_steal_pointer(&results);
+fail:
+	if (lock >= 0)
+		close(lock);
+	return NULL;
+}

@@ -1,0 +1,909 @@
+/*
+ * Culprits: see culprit.h.
+ *
+ * A bisection here is a loop: engine/bisect.c hands out a step, a probe
+ * runs it (a build, or boots of a built kernel), the result goes back.
+ * The rules (how many runs, which commit, when to stop, what the outcome
+ * is) are all the engine's.
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "bot/bot.h"
+#include "bot/lab/booter.h"
+#include "bot/lab/culprit.h"
+#include "bot/mailroom/outbox.h"
+#include "engine/bisect.h"
+#include "engine/diag.h"
+
+/* The walk of a bisection range stops here: past it, the range is inconclusive. */
+#define RANGE_MAX 100000
+/* A fixed boot finding needs clean boots enough that it would have shown with this chance. */
+#define FIXED_SHOWN 0.95
+/* The reproduce line's boots: enough that the failure shows with this chance. */
+#define REPRODUCE_SHOWN 0.99
+
+/* What a bisection step asks of a commit: does it show this failure? */
+struct probe {
+	bool boot;               /* a boot failure, else a build diagnostic */
+	const char *fingerprint;
+	bool invert;             /* bisecting a fix: showing it is the old state */
+	const char *contains;    /* for a fix: commits without it cannot show it */
+};
+
+/* What a bisection has seen of each commit, so that boots are not counted twice. */
+struct seen {
+	unsigned runs;
+	unsigned failures;
+};
+
+static bool has_fingerprint(const struct build_row *row, const char *fingerprint)
+{
+	for (guint i = 0; i < row->diags->len; i++) {
+		if (strcmp(((struct diag *)row->diags->pdata[i])->fingerprint, fingerprint) == 0)
+			return true;
+	}
+	return false;
+}
+
+static const struct console_tally *tally_find(GPtrArray *tally, const char *fingerprint)
+{
+	for (guint i = 0; tally && i < tally->len; i++) {
+		const struct console_tally *t = tally->pdata[i];
+
+		if (strcmp(t->fingerprint, fingerprint) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* The runs a tally counted (every entry counts them all), or @asked when it is empty. */
+static unsigned tally_runs(GPtrArray *tally, unsigned asked)
+{
+	return tally && tally->len ? ((const struct console_tally *)tally->pdata[0])->runs : asked;
+}
+
+/*
+ * Whether a stored build is an infra-error: then it says nothing of its
+ * commit, and @error says why (BOT_ERROR_TEMPORARY).
+ */
+static bool infra_build(const struct build_row *row, GError **error)
+{
+	if (row->status != BUILD_INFRA)
+		return false;
+	g_set_error(error, BOT_ERROR, BOT_ERROR_TEMPORARY, "infra-error: build of %.12s: %s",
+		    row->commit, row->reason ? row->reason : "infrastructure error");
+	return true;
+}
+
+/* Builds @commit alone (no comparison) for the job's target; returns its results. */
+static GPtrArray *build_alone(const struct culprit_ctx *c, const struct job_row *job,
+			      const char *commit, GError **error)
+{
+	const char *targets[] = { job->target, NULL };
+	struct builder_request req = {
+		.source = job->tree, .objects_from = c->git_path, .rev = commit,
+		.targets = targets, .alone = true,
+	};
+
+	return builder_run(c->db, c->config, &req, error);
+}
+
+/*
+ * Boots a stored build's image until @repeat boots are stored for it;
+ * *@runs receives the boots in seed order (struct booter_run), when
+ * wanted. Returns the tally of all of them; NULL (and no error) when the
+ * build has no image to boot. A boot that hit infrastructure errors
+ * fails it with BOT_ERROR_TEMPORARY: it is nothing conclusive about this
+ * kernel.
+ */
+static GPtrArray *boot_build(const struct culprit_ctx *c, const struct build_row *build,
+			     unsigned repeat, GPtrArray **runs_out, GError **error)
+{
+	struct booter_request req = {
+		.image = build->image_path, .build_id = build->id, .repeat = repeat, .reuse = true,
+	};
+	g_autoptr(GPtrArray) runs = NULL;
+	GPtrArray *tally = NULL;
+
+	if (!build->image_path || build->status != BUILD_OK)
+		return NULL;
+	runs = booter_boot(c->db, c->config, &req, &tally, error);
+	if (!runs)
+		return NULL;
+	for (guint i = 0; i < runs->len; i++) {
+		const struct booter_run *r = runs->pdata[i];
+
+		if (r->result.kind == CONSOLE_INFRA) {
+			g_clear_pointer(&tally, g_ptr_array_unref);
+			g_set_error(error, BOT_ERROR, BOT_ERROR_TEMPORARY,
+				    "infra-error: boot of %.12s on %s: %s", build->commit,
+				    r->host ? r->host : "?",
+				    r->result.title ? r->result.title : "infrastructure error");
+			return NULL;
+		}
+	}
+	if (runs_out)
+		*runs_out = g_steal_pointer(&runs);
+	return tally;
+}
+
+GPtrArray *culprit_boot_tally(const struct culprit_ctx *c, const struct build_row *build,
+			      unsigned repeat, GError **error)
+{
+	return boot_build(c, build, repeat, NULL, error);
+}
+
+/*
+ * Runs a step's probe on @commit: builds it; for a boot failure, boots it
+ * until @seen's runs and @runs more are stored. Sets the result and the
+ * new runs and failures (those not in @seen, which is updated). A commit
+ * that fails to build, or has no image, is a skip; a different failure is
+ * not this one. False when the build cannot run at all, and, with
+ * BOT_ERROR_TEMPORARY, on infrastructure errors: the job is retried
+ * rather than the step skipped.
+ */
+static bool probe_commit(const struct culprit_ctx *c, const struct job_row *job,
+			 const struct probe *probe, const char *commit, unsigned runs,
+			 struct seen *seen, enum bisect_result *result, unsigned *new_runs,
+			 unsigned *new_failures, GError **error)
+{
+	g_autoptr(GPtrArray) built = NULL;
+	g_autoptr(GPtrArray) tally = NULL;
+	g_autoptr(GError) boot_error = NULL;
+	const struct console_tally *t;
+	const struct build_row *row;
+	unsigned total, failures;
+
+	*new_runs = *new_failures = 0;
+	*result = BISECT_SKIP;
+	if (probe->contains) {
+		int contains = repo_is_ancestor(c->repo, probe->contains, commit, error);
+
+		if (contains < 0)
+			return false;
+		if (!contains) {
+			/* Without the culprit it cannot show it: not fixed there. */
+			*result = BISECT_GOOD;
+			*new_runs = 1;
+			return true;
+		}
+	}
+	built = build_alone(c, job, commit, error);
+	if (!built)
+		return false;
+	row = ((struct builder_result *)built->pdata[0])->build;
+	if (infra_build(row, error))
+		return false;
+	if (!probe->boot) {
+		bool shows = has_fingerprint(row, probe->fingerprint);
+
+		if (!shows && row->status != BUILD_OK)
+			return true; /* it failed before it could show it */
+		if (probe->invert)
+			shows = !shows;
+		*result = shows ? BISECT_BAD : BISECT_GOOD;
+		*new_runs = 1;
+		*new_failures = shows;
+		return true;
+	}
+	tally = boot_build(c, row, seen->runs + runs, NULL, &boot_error);
+	if (!tally && boot_error) {
+		g_propagate_error(error, g_steal_pointer(&boot_error));
+		return false;
+	}
+	if (!tally)
+		return true;
+	t = tally_find(tally, probe->fingerprint);
+	total = tally_runs(tally, seen->runs + runs);
+	failures = t ? t->failures : 0;
+	if (total <= seen->runs)
+		return true; /* no new boot: nothing to count */
+	*new_runs = total - seen->runs;
+	*new_failures = failures >= seen->failures ? failures - seen->failures : 0;
+	*result = *new_failures ? BISECT_BAD : BISECT_GOOD;
+	seen->runs = total;
+	seen->failures = failures;
+	return true;
+}
+
+static struct seen *seen_of(GHashTable *seen, const char *commit)
+{
+	struct seen *s = g_hash_table_lookup(seen, commit);
+
+	if (!s) {
+		s = g_new0(struct seen, 1);
+		g_hash_table_insert(seen, g_strdup(commit), s);
+	}
+	return s;
+}
+
+/* What a bisection starts from, besides its boundaries. */
+struct start {
+	GPtrArray *head_runs;    /* the head's routine boots (struct booter_run), or NULL */
+	const char *base;        /* a boundary whose routine boots are known */
+	GPtrArray *base_tally;   /* its tally, or NULL */
+};
+
+/*
+ * Bisects @probe's failure over what the job's commit has and none of
+ * @good has. A good commit that is not an ancestor of the job's commit
+ * says nothing of their common history (a force-push): its merge bases
+ * are boundaries too, to be shown clean. Every step is the engine's.
+ */
+static bool bisect_failure(const struct culprit_ctx *c, const struct job_row *job,
+			   const struct probe *probe, const struct bisect_boundary *good,
+			   size_t n_good, const struct start *start, struct bisect_outcome *out,
+			   GError **error)
+{
+	struct bisect_params params = probe->boot ? BISECT_PARAMS_BOOT : BISECT_PARAMS_BUILD;
+	g_autoptr(GArray) bounds = g_array_new(FALSE, FALSE, sizeof(struct bisect_boundary));
+	g_autoptr(GPtrArray) hide = g_ptr_array_new();
+	g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_autofree struct bisect_commit *commits = NULL;
+	g_autoptr(GPtrArray) walked = NULL;
+	zd_autoptr(bisect) b = NULL;
+	struct bisect_step step;
+	bool truncated;
+
+	for (size_t i = 0; i < n_good; i++) {
+		int related = repo_is_ancestor(c->repo, good[i].id, job->commit, error);
+		char **bases;
+
+		if (related < 0)
+			return false;
+		g_array_append_val(bounds, good[i]);
+		g_ptr_array_add(hide, (gpointer)good[i].id);
+		if (related)
+			continue;
+		bases = repo_merge_bases(c->repo, good[i].id, job->commit, error);
+		if (!bases)
+			return false;
+		g_ptr_array_add(keep, bases);
+		for (char **base = bases; *base; base++) {
+			struct bisect_boundary mb = { *base, true };
+
+			g_array_append_val(bounds, mb);
+			g_ptr_array_add(hide, *base);
+		}
+	}
+	g_ptr_array_add(hide, NULL);
+	walked = repo_walk_new(c->repo, job->commit, (const char *const *)hide->pdata, RANGE_MAX,
+			       &truncated, error);
+	if (!walked)
+		return false;
+	commits = g_new0(struct bisect_commit, MAX(walked->len, 1));
+	for (guint i = 0; i < walked->len; i++) {
+		const struct repo_commit *rc = walked->pdata[i];
+
+		commits[i].id = rc->oid;
+		commits[i].parents = (const char *const *)rc->parent_ids;
+	}
+	if (probe->boot)
+		params.slots = booter_slots(c->config);
+	if (probe->invert)
+		params.revert_check = false;
+	b = bisect_new(commits, walked->len, (struct bisect_boundary *)bounds->data, bounds->len,
+		       job->commit, &params, error);
+	if (!b)
+		return false;
+	if (start && start->head_runs) {
+		g_autofree bool *shows = g_new0(bool, MAX(start->head_runs->len, 1));
+		struct seen *s = seen_of(seen, job->commit);
+
+		for (guint i = 0; i < start->head_runs->len; i++) {
+			const struct booter_run *r = start->head_runs->pdata[i];
+
+			shows[i] = r->result.fingerprint &&
+				   strcmp(r->result.fingerprint, probe->fingerprint) == 0;
+			s->failures += shows[i];
+		}
+		s->runs = start->head_runs->len;
+		bisect_observe_trigger(b, job->commit, shows, start->head_runs->len);
+	}
+	if (start && start->base && start->base_tally) {
+		const struct console_tally *t = tally_find(start->base_tally, probe->fingerprint);
+		struct seen *s = seen_of(seen, start->base);
+
+		s->runs = tally_runs(start->base_tally, 0);
+		s->failures = t ? t->failures : 0;
+		if (s->runs)
+			bisect_observe(b, start->base, s->runs, s->failures);
+	}
+	while (bisect_next(b, &step)) {
+		g_autofree char *reverted = NULL;
+		enum bisect_result result;
+		unsigned runs, failures;
+		const char *tested = step.commit;
+		struct seen fresh = { 0 };
+
+		if (step.role == BISECT_ROLE_REVERT) {
+			g_autoptr(GError) why = NULL;
+			int rc = repo_revert_on(c->repo, step.head, step.commit, &reverted, &why);
+
+			if (rc <= 0) {
+				g_message("bisect %s: %.12s does not revert cleanly on the head%s%s",
+					  probe->fingerprint, step.commit, why ? ": " : "",
+					  why ? why->message : "");
+				bisect_record(b, &step, NULL, BISECT_SKIP, 0, 0);
+				continue;
+			}
+			tested = reverted;
+		}
+		if (!probe_commit(c, job, probe, tested, step.runs,
+				  step.role == BISECT_ROLE_REVERT ? &fresh : seen_of(seen, tested),
+				  &result, &runs, &failures, error))
+			return false;
+		g_message("bisect %s (%s): %.12s %s %u/%u", probe->fingerprint,
+			  bisect_role_name(step.role), tested, bisect_result_name(result), failures,
+			  runs);
+		bisect_record(b, &step, reverted, result, runs, failures);
+	}
+	bisect_outcome(b, out);
+	if (truncated && out->verdict == BISECT_FOUND) {
+		/* Past the walk's limit: the culprit may lie beyond it. */
+		out->verdict = BISECT_INCONCLUSIVE;
+		g_free(out->reason);
+		out->reason = g_strdup_printf("the range has more than %u commits", RANGE_MAX);
+		out->suspects = g_new0(char *, 2);
+		out->suspects[0] = g_steal_pointer(&out->culprit);
+	}
+	return true;
+}
+
+/* The outcome's steps, as a finding keeps them (struct finding_step). */
+static GPtrArray *outcome_steps(const struct bisect_outcome *o)
+{
+	GPtrArray *steps = g_ptr_array_new_with_free_func((GDestroyNotify)finding_step_free);
+
+	for (guint i = 0; i < o->log->len; i++) {
+		const struct bisect_entry *e = o->log->pdata[i];
+		struct finding_step *step = g_new0(struct finding_step, 1);
+
+		step->role = e->role;
+		step->commit = g_strdup(e->commit);
+		step->tested = g_strdup(e->tested);
+		step->result = e->result;
+		step->runs = e->runs;
+		step->failures = e->failures;
+		g_ptr_array_add(steps, step);
+	}
+	return steps;
+}
+
+/* The first parent of @commit, or NULL (a root, or not stored). */
+static char *first_parent(const struct culprit_ctx *c, const char *commit)
+{
+	g_autoptr(GPtrArray) walked = NULL;
+	const struct repo_commit *rc;
+	bool truncated;
+
+	walked = repo_walk_new(c->repo, commit, NULL, 1, &truncated, NULL);
+	if (!walked || walked->len == 0)
+		return NULL;
+	rc = walked->pdata[0];
+	return rc->parent_ids && rc->parent_ids[0] ? g_strdup(rc->parent_ids[0]) : NULL;
+}
+
+/* The report context of a culprit context. */
+static struct report_ctx report_ctx_of(const struct culprit_ctx *c)
+{
+	return (struct report_ctx){ .config = c->config, .db = c->db, .repo = c->repo };
+}
+
+/*
+ * Stores @f and, when it is new and @report, its report in the outbox:
+ * one transaction. Without @report, report_culprit() reports it later.
+ */
+static bool store_finding(const struct culprit_ctx *c, const struct job_row *job,
+			  struct finding_row *f, bool report, GError **error)
+{
+	struct report_ctx rc = report_ctx_of(c);
+	struct maintainers m;
+	bool added;
+	bool ok;
+
+	/* The tree's own script, run before the write lock is taken, not under it. */
+	maintainers_init(&m);
+	if (report && f->state != FINDING_INCONCLUSIVE) {
+		report_prefetch(&rc, f->culprit, &m);
+		rc.maintainers_of = f->culprit;
+		rc.maintainers = &m;
+	}
+	ok = db_tx_begin(c->db, error);
+	if (ok && (!db_finding_add(c->db, job->tree_id, f, &added, error) ||
+		   (report && added &&
+		    !outbox_queue_report(&rc, f->id, g_get_real_time() / G_USEC_PER_SEC, error)))) {
+		db_tx_rollback(c->db);
+		ok = false;
+	}
+	ok = ok && db_tx_commit(c->db, error);
+	maintainers_release(&m);
+	if (!ok)
+		return false;
+	if (added)
+		g_message("finding: %.12s (%s) %s%s", f->culprit, job->target, f->title,
+			  f->state == FINDING_INCONCLUSIVE ? ": inconclusive" : "");
+	return true;
+}
+
+/*
+ * Reports the findings of the job's tree and target that @culprit caused
+ * and no report mentions yet: one report for its new errors, one for its
+ * new warnings (the first finding's, carrying the others), in one
+ * transaction. Run after all of a build's new diagnostics are bisected,
+ * so that one commit's errors make one mail, not one each; run again
+ * after a crash, it reports what the crash left unreported.
+ */
+static bool report_culprit(const struct culprit_ctx *c, const struct job_row *job,
+			   const char *culprit, GError **error)
+{
+	struct report_ctx rc = report_ctx_of(c);
+	g_autoptr(GPtrArray) rows = NULL;
+	g_autoptr(GPtrArray) leads = g_ptr_array_new();
+	struct maintainers m;
+	bool ok;
+
+	maintainers_init(&m);
+	report_prefetch(&rc, culprit, &m);
+	rc.maintainers_of = culprit;
+	rc.maintainers = &m;
+	ok = db_tx_begin(c->db, error);
+	rows = ok ? db_finding_unreported(c->db, job->tree_id, culprit, job->target, error) : NULL;
+	ok = rows != NULL;
+	for (guint i = 0; ok && i < rows->len; i++) {
+		const struct finding_row *f = rows->pdata[i];
+		const struct finding_row *lead = NULL;
+
+		for (guint k = 0; !lead && k < leads->len; k++) {
+			const struct finding_row *l = leads->pdata[k];
+
+			if (l->kind == f->kind && l->state == f->state)
+				lead = l;
+		}
+		if (lead)
+			ok = db_finding_set_report(c->db, f->id, lead->id, error);
+		else
+			g_ptr_array_add(leads, (gpointer)f);
+	}
+	for (guint k = 0; ok && k < leads->len; k++)
+		ok = outbox_queue_report(&rc, ((const struct finding_row *)leads->pdata[k])->id,
+					 g_get_real_time() / G_USEC_PER_SEC, error);
+	if (ok)
+		ok = db_tx_commit(c->db, error);
+	if (!ok)
+		db_tx_rollback(c->db);
+	maintainers_release(&m);
+	return ok;
+}
+
+/*
+ * Stores the finding a bisection leads to: its culprit, or the head when
+ * inconclusive, with the steps, the suspects and why. A failure that
+ * predates the range is no finding of it.
+ */
+static bool store_bisected(const struct culprit_ctx *c, const struct job_row *job,
+			   struct finding_row *f, const struct bisect_outcome *o, bool report,
+			   GError **error)
+{
+	g_autoptr(GPtrArray) steps = NULL;
+	g_autofree char *parent = NULL;
+
+	if (o->verdict == BISECT_PREDATES) {
+		g_message("%.12s: %s predates the range: %.12s has it", job->commit, f->title,
+			  o->since);
+		return true;
+	}
+	steps = outcome_steps(o);
+	f->culprit = o->verdict == BISECT_FOUND ? o->culprit : job->commit;
+	parent = first_parent(c, f->culprit);
+	f->parent = parent;
+	f->confidence = o->verdict == BISECT_FOUND ? o->confidence : 0.0;
+	f->state = o->verdict == BISECT_FOUND ? FINDING_OPEN : FINDING_INCONCLUSIVE;
+	f->suspects = o->verdict == BISECT_FOUND ? NULL : o->suspects;
+	f->reason = o->verdict == BISECT_FOUND ? NULL : o->reason;
+	f->steps = steps;
+	f->repro_commit = f->culprit;
+	return store_finding(c, job, f, report, error);
+}
+
+static enum finding_kind diag_finding_kind(const struct diag *d)
+{
+	return d->kind == DIAG_ERROR ? FINDING_BUILD_ERROR : FINDING_BUILD_WARNING;
+}
+
+static char *diag_title(const struct diag *d)
+{
+	return g_strdup_printf("%s%s%s", d->file, *d->file ? ": " : "", d->message);
+}
+
+/* Adds @culprit to @culprits unless it is there. */
+static void add_culprit(GPtrArray *culprits, const char *culprit)
+{
+	if (!g_ptr_array_find_with_equal_func(culprits, culprit, g_str_equal, NULL))
+		g_ptr_array_add(culprits, g_strdup(culprit));
+}
+
+bool culprit_build_findings(const struct culprit_ctx *c, const struct job_row *job,
+			    const struct builder_result *r, const char *base, GString *already,
+			    GError **error)
+{
+	g_autoptr(GHashTable) done = g_hash_table_new(g_str_hash, g_str_equal);
+	/* The culprits named, in the order of their first diagnostic. */
+	g_autoptr(GPtrArray) culprits = g_ptr_array_new_with_free_func(g_free);
+	bool ok;
+
+	if (r->verdict != VERDICT_NEW_DIAGNOSTICS && r->verdict != VERDICT_FAIL_NEW_ERROR)
+		return true;
+	/* A root commit has nothing to be compared with: blaming it would be a false alarm. */
+	if (!base && !r->parent)
+		return true;
+	for (guint i = 0; i < r->fresh->len; i++) {
+		const struct diag *d = r->fresh->pdata[i];
+		struct probe probe = { .fingerprint = d->fingerprint };
+		const struct bisect_boundary good[] = { { base, false } };
+		struct bisect_outcome o = { 0 };
+		g_autofree char *title = diag_title(d);
+		struct finding_row f = {
+			.target = job->target, .kind = diag_finding_kind(d),
+			.fingerprint = d->fingerprint, .title = title, .head = job->commit,
+			.file = d->file, .line = d->line, .column = d->column, .diag_kind = d->kind,
+			.message = d->message,
+		};
+
+		if (!g_hash_table_add(done, d->fingerprint))
+			continue;
+		if (!base) {
+			/* Against its parent, which built without it: that is the whole proof. */
+			g_autoptr(GPtrArray) steps =
+				g_ptr_array_new_with_free_func((GDestroyNotify)finding_step_free);
+			struct finding_step *parent = g_new0(struct finding_step, 1);
+			struct finding_step *self = g_new0(struct finding_step, 1);
+
+			*parent = (struct finding_step){ .role = BISECT_ROLE_BOUNDARY,
+							 .commit = g_strdup(r->parent),
+							 .result = BISECT_GOOD, .runs = 1 };
+			*self = (struct finding_step){ .role = BISECT_ROLE_SEARCH,
+						       .commit = g_strdup(job->commit),
+						       .result = BISECT_BAD, .runs = 1, .failures = 1 };
+			g_ptr_array_add(steps, parent);
+			g_ptr_array_add(steps, self);
+			f.culprit = job->commit;
+			f.parent = r->parent;
+			f.confidence = 1.0;
+			f.repro_commit = job->commit;
+			f.steps = steps;
+			if (!store_finding(c, job, &f, false, error))
+				return false;
+			add_culprit(culprits, job->commit);
+			continue;
+		}
+		if (bisect_failure(c, job, &probe, good, 1, NULL, &o, error)) {
+			if (o.verdict == BISECT_PREDATES)
+				g_string_append_printf(already, "%s%s: there since %.12s",
+						       already->len ? "; " : "", title, o.since);
+			ok = store_bisected(c, job, &f, &o, false, error);
+			if (o.verdict != BISECT_PREDATES)
+				add_culprit(culprits, o.verdict == BISECT_FOUND ? o.culprit
+										: job->commit);
+		} else {
+			ok = false;
+		}
+		bisect_outcome_clear(&o);
+		if (!ok)
+			return false;
+	}
+	/* Every new diagnostic bisected: one report a culprit. */
+	for (guint i = 0; i < culprits->len; i++) {
+		if (!report_culprit(c, job, culprits->pdata[i], error))
+			return false;
+	}
+	return true;
+}
+
+bool culprit_boot_findings(const struct culprit_ctx *c, const struct job_row *job,
+			   const struct builder_result *r, const char *base, GPtrArray **tally_out,
+			   GString *old, GError **error)
+{
+	const char *base_commit = base ? base : r->parent;
+	g_autoptr(GError) boot_error = NULL;
+	g_autoptr(GPtrArray) head_runs = NULL;
+	g_autoptr(GPtrArray) head = NULL;
+	g_autoptr(GPtrArray) base_built = NULL;
+	g_autoptr(GPtrArray) base_tally = NULL;
+	const struct build_row *base_build;
+
+	*tally_out = NULL;
+	head = boot_build(c, r->build, c->config->boot_repeat, &head_runs, error);
+	if (!head)
+		return !error || !*error;
+	*tally_out = g_ptr_array_ref(head);
+	if (head->len == 0 || !base_commit)
+		return true;
+	base_built = build_alone(c, job, base_commit, error);
+	if (!base_built)
+		return false;
+	base_build = ((struct builder_result *)base_built->pdata[0])->build;
+	if (infra_build(base_build, error))
+		return false;
+	base_tally = boot_build(c, base_build, c->config->boot_repeat, NULL, &boot_error);
+	if (!base_tally && boot_error) {
+		g_propagate_error(error, g_steal_pointer(&boot_error));
+		return false;
+	}
+	for (guint i = 0; i < head->len; i++) {
+		const struct console_tally *t = head->pdata[i];
+		const struct console_tally *before = tally_find(base_tally, t->fingerprint);
+		struct probe probe = { .boot = true, .fingerprint = t->fingerprint };
+		const struct bisect_boundary good[] = { { base_commit, true } };
+		const struct start start = {
+			.head_runs = head_runs, .base = base_commit, .base_tally = base_tally,
+		};
+		struct bisect_outcome o = { 0 };
+		struct finding_row f = {
+			.target = job->target, .kind = FINDING_BOOT, .console = t->kind,
+			.fingerprint = t->fingerprint, .title = t->title, .head = job->commit,
+			.excerpt = t->excerpt, .failures = t->failures, .runs = t->runs,
+			.intermittent = t->intermittent,
+		};
+		bool ok;
+
+		if (before) {
+			/* The base shows it too: not this range's doing. */
+			g_string_append_printf(old, "%s%s: %u/%u boots, and %u/%u at %.12s", old->len ?
+					       "; " : "", t->title, t->failures, t->runs,
+					       before->failures, before->runs, base_commit);
+			continue;
+		}
+		if (!bisect_failure(c, job, &probe, good, G_N_ELEMENTS(good), &start, &o, error)) {
+			bisect_outcome_clear(&o);
+			return false;
+		}
+		if (o.verdict == BISECT_PREDATES) {
+			g_string_append_printf(old, "%s%s: %u/%u boots, there since %.12s", old->len ?
+					       "; " : "", t->title, t->failures, t->runs, o.since);
+			bisect_outcome_clear(&o);
+			continue;
+		}
+		f.repro_boots = bisect_runs_to_show(o.rate, 1.0 - REPRODUCE_SHOWN);
+		f.rate = o.rate;
+		ok = store_bisected(c, job, &f, &o, true, error);
+		bisect_outcome_clear(&o);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Finds the commit that fixed build finding @f between its culprit and
+ * the job's commit, which no longer shows it: a bisection in reverse,
+ * where "bad" means fixed. A commit that does not contain the culprit
+ * cannot show it and counts as not fixed. Returns the fixing commit, or
+ * NULL (inconclusive, or with @error set).
+ */
+static char *bisect_fix(const struct culprit_ctx *c, const struct job_row *job,
+			const struct finding_row *f, GError **error)
+{
+	const struct bisect_boundary good[] = { { f->culprit, false } };
+	struct probe probe = { .fingerprint = f->fingerprint, .invert = true, .contains = f->culprit };
+	struct bisect_outcome o = { 0 };
+	char *fix = NULL;
+
+	if (bisect_failure(c, job, &probe, good, 1, NULL, &o, error) && o.verdict == BISECT_FOUND)
+		fix = g_steal_pointer(&o.culprit);
+	bisect_outcome_clear(&o);
+	return fix;
+}
+
+/*
+ * Whether @culprit left tree @tree_id: no head of its branches (deleted
+ * ones aside) holds it. When that cannot be told, it is held.
+ */
+static bool culprit_left(const struct culprit_ctx *c, gint64 tree_id, const char *culprit)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) branches = db_branch_list(c->db, tree_id, &error);
+
+	if (!branches)
+		return false;
+	for (guint i = 0; i < branches->len; i++) {
+		const struct branch_row *b = branches->pdata[i];
+
+		if (b->state == BRANCH_DELETED)
+			continue;
+		if (strcmp(b->head, culprit) == 0 ||
+		    repo_is_ancestor(c->repo, culprit, b->head, &error) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Marks @f dropped, seen so at @head, and queues its follow-up: one transaction. */
+static bool mark_dropped(const struct culprit_ctx *c, const struct finding_row *f,
+			 const char *head, GError **error)
+{
+	const struct report_ctx rc = report_ctx_of(c);
+
+	if (!db_tx_begin(c->db, error))
+		return false;
+	if (!db_finding_dropped(c->db, f->id, head, error) ||
+	    !outbox_queue_dropped(&rc, f->id, g_get_real_time() / G_USEC_PER_SEC, error)) {
+		db_tx_rollback(c->db);
+		return false;
+	}
+	if (!db_tx_commit(c->db, error))
+		return false;
+	g_message("dropped: %.12s %s is on no branch any more (seen at %.12s)", f->culprit,
+		  f->fingerprint, head);
+	return true;
+}
+
+bool culprit_mark_fixed(const struct culprit_ctx *c, const struct job_row *job,
+			const struct builder_result *r, GPtrArray *boots, GError **error)
+{
+	const struct report_ctx rc = report_ctx_of(c);
+	g_autoptr(GPtrArray) open = db_finding_open(c->db, job->tree_id, job->target, error);
+
+	if (!open)
+		return false;
+	for (guint i = 0; i < open->len; i++) {
+		const struct finding_row *f = open->pdata[i];
+		g_autoptr(GError) unknown = NULL;
+		g_autofree char *fix = NULL;
+
+		int holds;
+
+		if (strcmp(f->culprit, job->commit) == 0)
+			continue;
+		holds = repo_is_ancestor(c->repo, f->culprit, job->commit, &unknown);
+		/* A rebase took the culprit out of every branch: nothing left to fix. */
+		if (holds == 0 && culprit_left(c, job->tree_id, f->culprit)) {
+			if (!mark_dropped(c, f, job->commit, error))
+				return false;
+			continue;
+		}
+		if (holds != 1)
+			continue;
+		if (f->kind == FINDING_BOOT) {
+			/* Clean boots enough that the failure, at its rate, would have shown. */
+			unsigned need = bisect_runs_to_show(f->rate, 1.0 - FIXED_SHOWN);
+			g_autoptr(GPtrArray) more = NULL;
+
+			if (!boots || tally_find(boots, f->fingerprint))
+				continue;
+			if (need > c->config->boot_repeat) {
+				more = boot_build(c, r->build, need, NULL, NULL);
+				if (!more || tally_find(more, f->fingerprint))
+					continue;
+			}
+			fix = g_strdup(job->commit);
+		} else {
+			if (r->build->status != BUILD_OK || has_fingerprint(r->build, f->fingerprint))
+				continue;
+			fix = bisect_fix(c, job, f, error);
+			if (!fix && error && *error)
+				return false;
+			if (!fix)
+				fix = g_strdup(job->commit);
+		}
+		if (!db_tx_begin(c->db, error))
+			return false;
+		if (!db_finding_fixed(c->db, f->id, fix, error) ||
+		    !outbox_queue_fixed(&rc, f->id, g_get_real_time() / G_USEC_PER_SEC, error)) {
+			db_tx_rollback(c->db);
+			return false;
+		}
+		if (!db_tx_commit(c->db, error))
+			return false;
+		g_message("fixed: %.12s %s, by %.12s", f->culprit, f->fingerprint, fix);
+	}
+	return true;
+}
+
+/* The number of commits @head has that @base has not, up to @limit. */
+static guint distance(const struct culprit_ctx *c, const char *head, const char *base,
+		      guint limit)
+{
+	const char *hide[] = { base, NULL };
+	g_autoptr(GPtrArray) walked = NULL;
+	g_autoptr(GError) error = NULL;
+	bool truncated;
+
+	walked = repo_walk_new(c->repo, head, hide, limit, &truncated, &error);
+	return walked ? walked->len : limit;
+}
+
+/* Adds the tested heads of @tree_id's branches (but the job's commit) to @heads. */
+static bool tested_heads(const struct culprit_ctx *c, gint64 tree_id, const char *branch,
+			 const char *except, GPtrArray *heads, GError **error)
+{
+	g_autoptr(GPtrArray) branches = db_branch_list(c->db, tree_id, error);
+
+	if (!branches)
+		return false;
+	for (guint i = 0; i < branches->len; i++) {
+		const struct branch_row *b = branches->pdata[i];
+
+		if (b->state != BRANCH_TESTED || !b->head || strcmp(b->head, except) == 0 ||
+		    (branch && strcmp(b->name, branch) != 0))
+			continue;
+		g_ptr_array_add(heads, g_strdup(b->head));
+	}
+	return true;
+}
+
+/*
+ * The merge base of the job's commit with one of @heads nearest to it;
+ * NULL if none. A head whose merge base cannot be computed is passed
+ * over: it is only a candidate.
+ */
+static char *nearest_base(const struct culprit_ctx *c, const struct job_row *job,
+			  GPtrArray *heads)
+{
+	g_autofree char *best = NULL;
+	guint best_distance = G_MAXUINT;
+
+	for (guint i = 0; i < heads->len; i++) {
+		g_auto(GStrv) bases = repo_merge_bases(c->repo, heads->pdata[i], job->commit, NULL);
+
+		for (char **base = bases; base && *base; base++) {
+			guint d;
+
+			/* The head itself is on known ground: nothing of it is new. */
+			if (strcmp(*base, job->commit) == 0)
+				continue;
+			d = distance(c, job->commit, *base, MIN(best_distance, RANGE_MAX));
+			if (d < best_distance) {
+				g_free(best);
+				best = g_strdup(*base);
+				best_distance = d;
+			}
+		}
+	}
+	return g_steal_pointer(&best);
+}
+
+char *culprit_fork_point(const struct culprit_ctx *c, const struct job_row *job, GError **error)
+{
+	zd_autoptr(tree_row) tree = db_tree_get(c->db, job->tree, error);
+	g_autoptr(GPtrArray) heads = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) trees = NULL;
+	char *fork;
+
+	if (!tree)
+		return NULL;
+	if (tree->base) {
+		/* "tree/branch": the branch this tree's work is based on. */
+		const char *slash = strchr(tree->base, '/');
+		g_autofree char *name = g_strndup(tree->base, slash ? (gsize)(slash - tree->base)
+							       : strlen(tree->base));
+		zd_autoptr(tree_row) upstream = db_tree_get(c->db, name, NULL);
+
+		if (upstream && !tested_heads(c, upstream->id, slash ? slash + 1 : NULL, job->commit,
+					      heads, error))
+			return NULL;
+		if ((fork = nearest_base(c, job, heads)))
+			return fork;
+		g_ptr_array_set_size(heads, 0);
+	}
+	if (!tested_heads(c, job->tree_id, NULL, job->commit, heads, error))
+		return NULL;
+	if ((fork = nearest_base(c, job, heads)))
+		return fork;
+	g_ptr_array_set_size(heads, 0);
+	trees = db_tree_list(c->db, error);
+	if (!trees)
+		return NULL;
+	for (guint i = 0; i < trees->len; i++) {
+		const struct tree_row *t = trees->pdata[i];
+
+		if (t->id != job->tree_id && !tested_heads(c, t->id, NULL, job->commit, heads, error))
+			return NULL;
+	}
+	return nearest_base(c, job, heads);
+}

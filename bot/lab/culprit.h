@@ -1,0 +1,80 @@
+/*
+ * Culprits: the findings a build job's results bring, each new failure
+ * bisected to the commit that brought it (engine/bisect.c decides every
+ * step; this file only runs the probes it hands out: builds, boots, the
+ * head with the culprit reverted), and the fixing of open findings.
+ */
+#ifndef ZERODAY_CULPRIT_H
+#define ZERODAY_CULPRIT_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+#include "bot/lab/builder.h"
+#include "bot/config.h"
+#include "bot/store/db.h"
+#include "engine/repo.h"
+
+/* What the probes run with: a worker's own handles. */
+struct culprit_ctx {
+	struct db *db;
+	struct repo *repo;
+	const struct config *config;
+	const char *git_path; /* the object store builds take commits from */
+};
+
+/*
+ * The comparison base of a head first seen on its branch: where it left
+ * known ground. The merge base with the tree's base branch (--base), else
+ * with the tree's already tested branches, else with the tested heads of
+ * the other trees; the nearest to the head when there are several. NULL
+ * (and no error) when none is known: the head's parent is the base then.
+ */
+char *culprit_fork_point(const struct culprit_ctx *c, const struct job_row *job,
+			 GError **error);
+
+/*
+ * Records the new build diagnostics of @r: blamed on the job's commit
+ * when it was compared with its parent (@base NULL), else bisected
+ * between @base and the job's commit. One that predates the range (a
+ * boundary has it) is no finding: @already says what, and since where.
+ */
+bool culprit_build_findings(const struct culprit_ctx *c, const struct job_row *job,
+			    const struct builder_result *r, const char *base, GString *already,
+			    GError **error);
+
+/*
+ * Boots the kernel of @build @repeat times, its stored boots of the same
+ * profile counted, and returns the tally of what failed (struct
+ * console_tally; empty: every boot was clean). NULL without @error set
+ * when @build kept no image (its target does not boot, or it failed);
+ * NULL with BOT_ERROR_TEMPORARY when a boot hit an infrastructure error.
+ */
+GPtrArray *culprit_boot_tally(const struct culprit_ctx *c, const struct build_row *build,
+			      unsigned repeat, GError **error);
+
+/*
+ * Boots the head that @r built, [boot] repeat times, and compares its
+ * failures with those of @base (the last tested head or the fork point;
+ * NULL: the parent). Each new failure is bisected from the base, which
+ * must itself be shown clean of it; a failure the base shows too is not
+ * the range's: @already says what it is and since where, and the job's
+ * result says so. *@tally receives the head's tally (NULL when it
+ * has no image). Boots that hit infrastructure errors fail it
+ * (BOT_ERROR_TEMPORARY): they are no verdict.
+ */
+bool culprit_boot_findings(const struct culprit_ctx *c, const struct job_row *job,
+			   const struct builder_result *r, const char *base, GPtrArray **tally,
+			   GString *already, GError **error);
+
+/*
+ * Marks fixed the open findings of the job's tree and target whose
+ * culprit the job's commit contains and that it no longer shows (@boots:
+ * the head's tally, or NULL); marks dropped those whose culprit the job's
+ * commit lacks and no branch of the tree holds any more (a rebase took it
+ * out). Each with its follow-up in the report's thread.
+ */
+bool culprit_mark_fixed(const struct culprit_ctx *c, const struct job_row *job,
+			const struct builder_result *r, GPtrArray *boots, GError **error);
+
+#endif

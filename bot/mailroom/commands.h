@@ -1,0 +1,126 @@
+/*
+ * The mail command language: maintainers steer zeroday by mail.
+ *
+ * A command is a line that starts, in its first column, with "#zeroday"
+ * and a space, in the plain-text body of a mail to the bot's address or
+ * of a reply to one of its mails. Quoted lines ("> #zeroday ...") are
+ * not commands, nor is the word later in a line, nor what follows a
+ * signature ("-- ") or an unquoted original ("-----Original Message-----");
+ * the examples in zeroday's own mails are indented, so they are none
+ * either. An HTML-only mail with a command in it is answered "plain
+ * text, please". At most COMMANDS_MAX per mail: more gets one reply that
+ * refuses them all.
+ *
+ * Every command mail gets exactly one reply, in its thread, To its
+ * sender, saying for each command what was done or why not. Commands
+ * whose result comes later (rerun, test) hold the reply until it does.
+ * A command mail gets no reply when it comes from zeroday itself, from a
+ * machine (patchmail.automatic: Auto-Submitted, bounces, vacation
+ * replies), from a sender in [commands] ignore (other robots), or past
+ * [commands] max-per-sender-hour or max-per-hour; why is logged and kept.
+ *
+ * Who may: anyone asks for help, status, and a subscription (which only
+ * mails a single-use token to confirm, valid for SUBSCRIBE_TOKEN_DAYS,
+ * from the address that asked); anyone on a report's thread (a recipient
+ * of zeroday's mail there, or the series' sender) asks for a rerun, a
+ * test or to be muted; a tree's maintainers (its --cc addresses, an M:
+ * line of its MAINTAINERS file, the address that subscribed it) and
+ * [commands] admins blacklist, unblacklist, unsubscribe and say a report
+ * is invalid. From a domain in [commands] dkim-required, nothing is
+ * taken without a valid DKIM signature of that domain, verified here
+ * (mail/dkim.h). A refusal says why and changes nothing: each command
+ * runs in a savepoint of the mail's transaction.
+ *
+ * The table of commands is in commands.c; zeroday(1) lists them.
+ */
+#ifndef ZERODAY_COMMANDS_H
+#define ZERODAY_COMMANDS_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+#include "bot/store/db.h"
+#include "bot/mailroom/report.h"
+#include "mail/patchmail.h"
+
+/* Commands one mail may carry. */
+#define COMMANDS_MAX 5
+/* Bytes of one command line, and of one of its words, at most. */
+#define COMMAND_LINE_MAX 1000
+#define COMMAND_ARG_MAX 512
+/* How long a subscription's token is good for. */
+#define SUBSCRIBE_TOKEN_DAYS 7
+
+/*
+ * Returns the command lines of @body (NULL-terminated; caller frees), as
+ * the header says, in order; at most @max + 1, so that a caller can tell
+ * that there were more than @max.
+ */
+char **commands_lines(const char *body, guint max);
+
+/*
+ * Splits command line @line (one of commands_lines()) into its words
+ * after "#zeroday" (NULL-terminated; caller frees); NULL with *@why (a
+ * static string) when it is too long, holds control characters, or has
+ * too many words.
+ */
+char **commands_split_line(const char *line, const char **why);
+
+/*
+ * Returns @line as it is kept and quoted back (caller frees): at most
+ * COMMAND_LINE_MAX bytes, made valid UTF-8, control characters made '?'.
+ */
+char *commands_printable_line(const char *line);
+
+/*
+ * Looks at stored mail @mail (parsed: @m; its raw text @raw, @len bytes)
+ * in the caller's transaction: when it is a command mail, runs its
+ * commands and queues its reply, or records why it gets none. Sets
+ * *@taken to whether it was a command mail. False only when the store
+ * fails.
+ */
+bool commands_take(const struct report_ctx *c, const struct mail_row *mail,
+		   const struct patchmail *m, const char *raw, gsize len, gint64 now, bool *taken,
+		   GError **error);
+
+/*
+ * Job @job ended with @result (and @note), in the caller's
+ * transaction: the commands waiting for it get their answer (a rerun
+ * that did not reproduce closes its finding), and a mail whose commands
+ * are all answered gets its reply.
+ */
+bool commands_job_done(const struct report_ctx *c, const struct job_row *job,
+		       enum job_result result, const char *note, gint64 now, GError **error);
+
+/*
+ * Series @series_id is settled (tested, or applies nowhere; its state
+ * stored), in the caller's transaction: the test commands waiting for it
+ * are answered with its result, and *@claimed says whether there were
+ * any. Then the series' own replies are not sent: the command mail gets
+ * one reply, not several.
+ */
+bool commands_series_claimed(const struct report_ctx *c, gint64 series_id, gint64 now,
+			     bool *claimed, GError **error);
+
+/*
+ * Answers the commands that wait for what will not come: a series
+ * tested, or that will not be (superseded, ignored, applying nowhere);
+ * a job gone with its tree. Each in a transaction of its own.
+ */
+bool commands_sweep(const struct report_ctx *c, gint64 now, GError **error);
+
+/*
+ * A rerun job: builds @commit afresh on @target of tree @tree and, for
+ * the boot findings waiting for it, boots it; *@result is
+ * JOB_RESULT_PASS when none of the findings waiting showed again,
+ * JOB_RESULT_FAIL_NEW_ERROR when one did, with *@note saying which.
+ * False with @cause when it could not run (infrastructure: retried).
+ */
+bool commands_run_rerun(const struct report_ctx *c, const char *git_path, gint64 job_id,
+			const char *tree, const char *commit, const char *target,
+			enum job_result *result, char **note, GError **cause);
+
+/* Checks the command templates (command-reply) in @dir. */
+bool commands_check_templates(const char *dir, GError **error);
+
+#endif

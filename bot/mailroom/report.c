@@ -1,0 +1,769 @@
+/*
+ * Reports: see report.h. A finding's fields become template values here;
+ * the words are the templates'.
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "bot/bot.h"
+#include "bot/mailroom/report.h"
+#include "bot/status.h"
+#include "bot/mailroom/template.h"
+#include "engine/bisect.h"
+#include "engine/boot.h"
+#include "engine/build.h"
+#include "engine/diag.h"
+#include "engine/maintainers.h"
+#include "mail/address.h"
+
+/* The largest source file read for a diagnostic's context. */
+#define SOURCE_MAX (4 * 1024 * 1024)
+/* A source line shown in a report is cut at this many bytes. */
+#define SOURCE_LINE_MAX 200
+
+static const struct template_field diag_fields[] = {
+	{ "location", TEMPLATE_TEXT, false, NULL }, /* FILE:LINE:COL, or FILE */
+	{ "kind", TEMPLATE_TEXT, false, NULL },     /* error, warning */
+	{ "message", TEMPLATE_TEXT, false, NULL },
+	{ "source", TEMPLATE_TEXT, true, NULL },    /* numbered lines around it, "> " at it */
+	{ NULL },
+};
+
+static const struct template_field step_fields[] = {
+	{ "commit", TEMPLATE_TEXT, false, NULL }, /* 12 digits */
+	{ "result", TEMPLATE_TEXT, false, NULL }, /* good, bad, skip */
+	{ "failures", TEMPLATE_TEXT, false, NULL },
+	{ "runs", TEMPLATE_TEXT, false, NULL },
+	{ "role", TEMPLATE_TEXT, false, NULL },   /* routine, boundary, search, revert */
+	{ NULL },
+};
+
+static const struct template_field suspect_fields[] = {
+	{ "commit", TEMPLATE_TEXT, false, NULL },
+	{ "title", TEMPLATE_TEXT, false, NULL },
+	{ NULL },
+};
+
+/* The fields of every finding report (templates/README.md describes each). */
+static const struct template_field report_fields[] = {
+	{ "bot_name", TEMPLATE_TEXT, false, NULL },
+	{ "bot_address", TEMPLATE_TEXT, false, NULL },
+	{ "headline", TEMPLATE_TEXT, false, NULL },
+	{ "tree", TEMPLATE_TEXT, false, NULL },
+	{ "url", TEMPLATE_TEXT, false, NULL },
+	{ "branch", TEMPLATE_TEXT, true, NULL },
+	{ "base", TEMPLATE_TEXT, true, NULL },         /* TREE/BRANCH: upstream of the tree */
+	{ "series", TEMPLATE_TEXT, true, NULL },       /* "i/N" */
+	{ "series_index", TEMPLATE_TEXT, true, NULL }, /* i */
+	{ "series_total", TEMPLATE_TEXT, true, NULL }, /* N */
+	{ "head", TEMPLATE_TEXT, false, NULL },
+	{ "culprit", TEMPLATE_TEXT, false, NULL },
+	{ "culprit_short", TEMPLATE_TEXT, false, NULL },
+	{ "culprit_title", TEMPLATE_TEXT, false, NULL },
+	{ "parent", TEMPLATE_TEXT, true, NULL },
+	{ "author", TEMPLATE_TEXT, false, NULL },
+	{ "author_name", TEMPLATE_TEXT, false, NULL },
+	{ "author_date", TEMPLATE_TEXT, false, NULL },
+	{ "committer", TEMPLATE_TEXT, true, NULL },
+	{ "target", TEMPLATE_TEXT, false, NULL },
+	{ "arch", TEMPLATE_TEXT, false, NULL },
+	{ "config", TEMPLATE_TEXT, false, NULL },
+	{ "compiler", TEMPLATE_TEXT, true, NULL },
+	{ "reproduce", TEMPLATE_TEXT, false, NULL },
+	{ "boot_command", TEMPLATE_TEXT, true, NULL },
+	{ "repro_boots", TEMPLATE_TEXT, true, NULL },
+	{ "title", TEMPLATE_TEXT, false, NULL },
+	{ "diags", TEMPLATE_LIST, true, diag_fields },
+	{ "several", TEMPLATE_TEXT, true, NULL }, /* how many diagnostics, when more than one */
+	{ "excerpt", TEMPLATE_TEXT, true, NULL },
+	{ "boots", TEMPLATE_TEXT, true, NULL },
+	{ "rate", TEMPLATE_TEXT, true, NULL },
+	{ "steps", TEMPLATE_LIST, false, step_fields },
+	{ "bisect_size", TEMPLATE_TEXT, false, NULL }, /* "3 steps, 12 boots" */
+	{ "confidence", TEMPLATE_TEXT, true, NULL },
+	{ "revert", TEMPLATE_TEXT, true, NULL },
+	{ "suspects", TEMPLATE_LIST, true, suspect_fields },
+	{ "reason", TEMPLATE_TEXT, true, NULL },
+	{ "reported_by", TEMPLATE_TEXT, false, NULL },
+	{ "closes", TEMPLATE_TEXT, false, NULL },
+	/* The fixed follow-up only. */
+	{ "fixed_by", TEMPLATE_TEXT, true, NULL },
+	{ "fixed_by_short", TEMPLATE_TEXT, true, NULL },
+	{ "fixed_by_title", TEMPLATE_TEXT, true, NULL },
+	{ NULL },
+};
+
+/* The report kinds, and the template each is written with. */
+static const char *const kinds[] = {
+	"build-error", "build-warning", "boot-failure", "boot-intermittent", "inconclusive", "fixed",
+	"dropped",
+};
+
+static const char *kind_of(const struct finding_row *f)
+{
+	if (f->state == FINDING_INCONCLUSIVE)
+		return "inconclusive";
+	switch (f->kind) {
+	case FINDING_BUILD_ERROR:
+		return "build-error";
+	case FINDING_BUILD_WARNING:
+		return "build-warning";
+	case FINDING_BOOT:
+		return f->intermittent || f->rate < 1.0 ? "boot-intermittent" : "boot-failure";
+	}
+	g_assert_not_reached();
+}
+
+bool report_check_templates(const char *dir, GError **error)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
+		zd_autoptr(template) t = template_load(dir, kinds[i], report_fields, error);
+
+		if (!t)
+			return false;
+	}
+	return true;
+}
+
+static char *short_id(const char *oid)
+{
+	return g_strndup(oid ? oid : "-", 12);
+}
+
+/* @text as a report may show it: valid UTF-8, tabs kept, other control characters gone. */
+static char *printable(const char *text, gsize len)
+{
+	g_autofree char *valid = g_utf8_make_valid(text, (gssize)len);
+	GString *s = g_string_new(NULL);
+
+	for (const char *p = valid; *p; p++) {
+		if ((unsigned char)*p >= 0x20 || *p == '\t' || *p == '\n')
+			g_string_append_c(s, *p);
+	}
+	return g_string_free(s, FALSE);
+}
+
+/*
+ * The lines of @file around @line in @commit, numbered, the line itself
+ * marked with "> "; NULL when the file cannot be read there.
+ */
+static char *source_context(struct repo *repo, const char *commit, const char *file,
+			    unsigned line)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	GString *s;
+	gsize len;
+	guint n;
+
+	if (!file || !*file || line == 0 || file[0] == '/')
+		return NULL;
+	text = repo_file_at(repo, commit, file, SOURCE_MAX, &len, &error);
+	if (!text) {
+		g_debug("report: no source for %s:%u at %.12s: %s", file, line, commit,
+			error->message);
+		return NULL;
+	}
+	lines = g_strsplit(text, "\n", -1);
+	n = g_strv_length(lines);
+	if (line > n)
+		return NULL;
+	s = g_string_new(NULL);
+	for (guint i = line > REPORT_CONTEXT_LINES ? line - REPORT_CONTEXT_LINES : 1;
+	     i <= MIN(n, line + REPORT_CONTEXT_LINES); i++) {
+		g_autofree char *shown = printable(lines[i - 1], MIN(strlen(lines[i - 1]),
+								     SOURCE_LINE_MAX));
+
+		g_string_append_printf(s, "%s%6u\t%s\n", i == line ? "> " : "  ", i, shown);
+	}
+	g_string_truncate(s, s->len ? s->len - 1 : 0);
+	return g_string_free(s, FALSE);
+}
+
+/* "Tue, 14 Nov 2023 22:13:20 +0100", in the author's zone. */
+static char *format_date(gint64 when, int offset_minutes)
+{
+	g_autoptr(GTimeZone) tz = g_time_zone_new_offset(offset_minutes * 60);
+	g_autoptr(GDateTime) utc = g_date_time_new_from_unix_utc(when);
+	g_autoptr(GDateTime) local = utc && tz ? g_date_time_to_timezone(utc, tz) : NULL;
+
+	return local ? g_date_time_format(local, "%a, %d %b %Y %H:%M:%S %z")
+		     : g_strdup_printf("@%" G_GINT64_FORMAT, when);
+}
+
+/* The recipients of one report: one address once, never the bot, at most @max. */
+struct recipients {
+	GPtrArray *to;
+	GPtrArray *cc;
+	GHashTable *seen; /* address_key() */
+	unsigned max;
+};
+
+static void recipient_add(struct recipients *r, bool to, const char *normalized)
+{
+	g_autofree char *key = NULL;
+
+	if (!normalized)
+		return;
+	key = address_key(normalized);
+	if (r->to->len + r->cc->len >= r->max || g_hash_table_contains(r->seen, key))
+		return;
+	g_hash_table_add(r->seen, g_steal_pointer(&key));
+	g_ptr_array_add(to ? r->to : r->cc, g_strdup(normalized));
+}
+
+/* Adds @name <@addr>, or the written address @text, when it is one. */
+static void recipient_person(struct recipients *r, bool to, const char *name, const char *addr,
+			     const char *text)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *normalized = text ? address_normalize(text, &error)
+					   : address_format(name, addr, &error);
+
+	if (!normalized) {
+		g_message("report: a recipient is left out: %s", error->message);
+		return;
+	}
+	recipient_add(r, to, normalized);
+}
+
+/* Adds the written address @text when it is one; garbage is dropped quietly. */
+static void recipient_text(struct recipients *r, const char *text)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *normalized = address_normalize(text, &error);
+
+	if (!normalized) {
+		g_debug("report: get_maintainer.pl printed a line that is no address: %s",
+			error->message);
+		return;
+	}
+	recipient_add(r, false, normalized);
+}
+
+/* Adds each address of @list, a tree's normalized ones. */
+static void recipient_list(struct recipients *r, bool to, char **list)
+{
+	for (char **a = list; a && *a; a++)
+		recipient_person(r, to, NULL, NULL, *a);
+}
+
+/*
+ * Cc's the maintainers, reviewers and lists of the files @culprit touches,
+ * as its own tree's scripts/get_maintainer.pl names them. It runs only
+ * sandboxed; whatever fails is a log line, and the report goes out
+ * without them.
+ */
+void report_prefetch(const struct report_ctx *c, const char *culprit, struct maintainers *m)
+{
+	const struct maintainers_opts opts = { .sandbox = true };
+	g_autoptr(GError) error = NULL;
+
+	if (!c->config->build_sandbox) {
+		g_info("report: %.12s: get_maintainer.pl is not run without the sandbox", culprit);
+		return;
+	}
+	if (maintainers_of_commit(m, c->repo, culprit, &opts, &error))
+		return;
+	if (g_error_matches(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND))
+		g_info("report: %.12s: no get_maintainer.pl: %s", culprit, error->message);
+	else
+		g_message("report: %.12s: no recipients from get_maintainer.pl: %s", culprit,
+			  error->message);
+}
+
+static void recipient_maintainers(struct recipients *r, const struct report_ctx *c,
+				  const char *culprit)
+{
+	struct maintainers asked;
+	const struct maintainers *m = &asked;
+
+	maintainers_init(&asked);
+	if (c->maintainers && c->maintainers_of && strcmp(c->maintainers_of, culprit) == 0)
+		m = c->maintainers;
+	else
+		report_prefetch(c, culprit, &asked);
+	for (char **p = m->people; *p; p++)
+		recipient_text(r, *p);
+	for (char **l = m->lists; *l; l++)
+		recipient_text(r, *l);
+	maintainers_release(&asked);
+}
+
+/*
+ * The recipients of the report on @f (not a follow-up). A private tree's
+ * reports go to its maintainers' addresses (--cc) only. Otherwise: To the
+ * culprit's author; Cc the committer, the Signed-off-by people, the
+ * tree's lists and maintainers, and those get_maintainer.pl names. An
+ * inconclusive finding blames nobody: the tree's people, then the
+ * suspects' authors.
+ */
+static void fill_recipients(struct recipients *r, const struct report_ctx *c,
+			    const struct tree_row *tree, const struct finding_row *f,
+			    const struct repo_people *people)
+{
+	if (tree->private) {
+		recipient_list(r, true, tree->recipients);
+	} else if (f->state == FINDING_INCONCLUSIVE) {
+		recipient_list(r, true, tree->lists);
+		recipient_list(r, true, tree->recipients);
+		for (size_t i = 0; f->suspects && f->suspects[i]; i++) {
+			zd_autoptr(repo_people) p = repo_people_of(c->repo, f->suspects[i], NULL);
+
+			if (p)
+				recipient_person(r, r->to->len == 0, p->author_name,
+						 p->author_email, NULL);
+		}
+	} else {
+		recipient_person(r, true, people->author_name, people->author_email, NULL);
+		recipient_person(r, false, people->committer_name, people->committer_email, NULL);
+		for (char **s = people->signed_off_by; *s; s++)
+			recipient_person(r, false, NULL, NULL, *s);
+		recipient_list(r, false, tree->lists);
+		recipient_list(r, false, tree->recipients);
+		recipient_maintainers(r, c, f->culprit);
+	}
+}
+
+/* The text of file @path, at most @max bytes: the last ones, with a note where cut. */
+static char *read_tail(const char *path, gsize max)
+{
+	g_autoptr(GMappedFile) map = path ? g_mapped_file_new(path, FALSE, NULL) : NULL;
+	gsize len;
+	const char *data;
+
+	if (!map)
+		return NULL;
+	len = g_mapped_file_get_length(map);
+	data = g_mapped_file_get_contents(map);
+	if (len <= max)
+		return printable(data ? data : "", len);
+	{
+		g_autofree char *tail = printable(data + len - max, max);
+
+		return g_strdup_printf("[zeroday: the first %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT
+				       " bytes are not shown]\n%s", len - max, len, tail);
+	}
+}
+
+/* Adds build finding @f's diagnostic to the list "diags" of @v. */
+static void add_diag(struct template_values *v, const struct report_ctx *c,
+		     const struct finding_row *f)
+{
+	struct template_values *d;
+	g_autofree char *source = NULL;
+
+	if (!f->message)
+		return;
+	d = template_values_add(v, "diags");
+	source = source_context(c->repo, f->culprit, f->file, f->line);
+	if (f->line)
+		template_values_printf(d, "location", "%s:%u:%u", f->file, f->line, f->column);
+	else
+		template_values_set(d, "location", *f->file ? f->file : "(no file)");
+	template_values_set(d, "kind", diag_kind_name(f->diag_kind));
+	template_values_set(d, "message", f->message);
+	template_values_set(d, "source", source);
+}
+
+static void fill_steps(struct template_values *v, const struct finding_row *f)
+{
+	unsigned total = 0;
+
+	template_values_set_empty(v, "steps");
+	for (guint i = 0; f->steps && i < f->steps->len; i++) {
+		const struct finding_step *st = f->steps->pdata[i];
+		struct template_values *item = template_values_add(v, "steps");
+		g_autofree char *id = short_id(st->role == BISECT_ROLE_REVERT && st->tested
+					       ? st->tested : st->commit);
+
+		template_values_set(item, "commit", id);
+		template_values_set(item, "result", bisect_result_name(st->result));
+		template_values_printf(item, "failures", "%u", st->failures);
+		template_values_printf(item, "runs", "%u", st->runs);
+		template_values_set(item, "role", bisect_role_name(st->role));
+		total += st->runs;
+		if (st->role == BISECT_ROLE_REVERT) {
+			g_autofree char *culprit = short_id(st->commit);
+
+			template_values_printf(v, "revert",
+					       "the head with %s reverted: %s, %u of %u %s showed it",
+					       culprit, bisect_result_name(st->result), st->failures,
+					       st->runs, f->kind == FINDING_BOOT ? "boots" : "builds");
+		}
+	}
+	{
+		guint steps = f->steps ? f->steps->len : 0;
+		const char *unit = f->kind == FINDING_BOOT ? "boot" : "build";
+
+		template_values_printf(v, "bisect_size", "%u step%s, %u %s%s", steps,
+				       steps == 1 ? "" : "s", total, unit, total == 1 ? "" : "s");
+	}
+}
+
+/*
+ * The branch a finding was seen on: its own, else the branch whose head
+ * is the finding's head, else one whose head contains it, else the one
+ * its culprit was selected from; NULL if none.
+ */
+static char *branch_of(const struct report_ctx *c, const struct tree_row *tree,
+		       const struct finding_row *f)
+{
+	g_autoptr(GPtrArray) branches = NULL;
+	const char *head = f->head ? f->head : f->culprit;
+	const char *containing = NULL;
+
+	if (f->branch)
+		return g_strdup(f->branch);
+	branches = db_branch_list(c->db, tree->id, NULL);
+	for (guint i = 0; branches && i < branches->len; i++) {
+		const struct branch_row *b = branches->pdata[i];
+
+		if (!b->head || b->state == BRANCH_SKIPPED)
+			continue;
+		if (strcmp(b->head, head) == 0)
+			return g_strdup(b->name);
+		if (!containing && repo_is_ancestor(c->repo, head, b->head, NULL) == 1)
+			containing = b->name;
+	}
+	/* No branch holds it any more (a rebase dropped it): the one it came from. */
+	return containing ? g_strdup(containing) : db_test_branch(c->db, tree->id, f->culprit, NULL);
+}
+
+/*
+ * The commits of a rebasable tree's @branch that are new to it, oldest
+ * first (caller frees): those not in the tree's base when it has one
+ * (walked from the branch's head), else those the head change that
+ * selected @f's culprit brought. NULL when unknown.
+ */
+static char **branch_series(const struct report_ctx *c, const struct tree_row *tree,
+			    const struct finding_row *f, const char *branch)
+{
+	g_autoptr(GPtrArray) branches = NULL;
+	g_autoptr(GPtrArray) walked = NULL;
+	g_autoptr(GStrvBuilder) out = NULL;
+	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) base = NULL;
+	g_autofree char *base_head = NULL;
+	const char *head = f->head ? f->head : f->culprit;
+	bool truncated = false;
+
+	if (tree->policy != TREE_REBASABLE || f->state == FINDING_INCONCLUSIVE)
+		return NULL;
+	if (!tree->base)
+		return db_test_series(c->db, tree->id, f->culprit, NULL);
+	base = g_strsplit(tree->base, "/", 2);
+	if (!base[0] || !base[1])
+		return NULL;
+	base_head = repo_tree_branch_head(c->repo, base[0], base[1], NULL);
+	if (!base_head)
+		return NULL;
+	/* The branch as it stands, if it still holds the culprit. */
+	branches = branch ? db_branch_list(c->db, tree->id, NULL) : NULL;
+	for (guint i = 0; branches && i < branches->len; i++) {
+		const struct branch_row *b = branches->pdata[i];
+
+		if (strcmp(b->name, branch) == 0 && b->state != BRANCH_DELETED &&
+		    repo_is_ancestor(c->repo, f->culprit, b->head, NULL) == 1)
+			head = b->head;
+	}
+	walked = repo_walk_new(c->repo, head, (const char *const[]){ base_head, NULL },
+			       c->config->max_new_commits, &truncated, &error);
+	if (!walked) {
+		g_message("report: the new commits of %s/%s are unknown: %s", tree->name,
+			  branch ? branch : "-", error->message);
+		return NULL;
+	}
+	if (truncated)
+		return NULL;
+	out = g_strv_builder_new();
+	for (guint i = 0; i < walked->len; i++)
+		g_strv_builder_add(out, ((const struct repo_commit *)walked->pdata[i])->oid);
+	return g_strv_builder_end(out);
+}
+
+/* Sets series, series_index and series_total: the culprit is i of the branch's N new commits. */
+static void fill_series(struct template_values *v, const struct report_ctx *c,
+			const struct tree_row *tree, const struct finding_row *f,
+			const char *branch)
+{
+	g_auto(GStrv) series = branch_series(c, tree, f, branch);
+	guint n = series ? g_strv_length(series) : 0;
+
+	for (guint i = 0; i < n; i++) {
+		if (strcmp(series[i], f->culprit) == 0) {
+			template_values_printf(v, "series", "%u/%u", i + 1, n);
+			template_values_printf(v, "series_index", "%u", i + 1);
+			template_values_printf(v, "series_total", "%u", n);
+			return;
+		}
+	}
+}
+
+static char *headline(const struct finding_row *f)
+{
+	if (f->kind != FINDING_BOOT && f->message) {
+		if (f->line)
+			return g_strdup_printf("%s:%u:%u: %s: %s", f->file, f->line, f->column,
+					       diag_kind_name(f->diag_kind), f->message);
+		return g_strdup_printf("%s%s%s: %s", f->file ? f->file : "",
+				       f->file && *f->file ? ": " : "", diag_kind_name(f->diag_kind),
+				       f->message);
+	}
+	return g_strdup(f->title);
+}
+
+/*
+ * Fills @v with finding @f's fields and, unless @keep_recipients, @out's
+ * recipients.
+ */
+static bool fill_values(struct template_values *v, struct reply *out, const struct report_ctx *c,
+			const struct finding_row *f, const char *message_id, bool keep_recipients,
+			GError **error)
+{
+	const struct config *cfg = c->config;
+	zd_autoptr(tree_row) tree = db_tree_get(c->db, f->tree, error);
+	zd_autoptr(repo_people) people = NULL;
+	struct build_target target = { 0 };
+	g_autofree char *fragment_dir = config_fragment_dir();
+	g_autofree char *culprit_short = short_id(f->culprit);
+	g_autofree char *author = NULL;
+	g_autofree char *date = NULL;
+	g_autofree char *compiler = NULL;
+	g_autofree char *reproduce = NULL;
+	g_autofree char *title = headline(f);
+	g_autofree char *branch = NULL;
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	struct recipients r = { out->to, out->cc, seen, cfg->mail_cc_max };
+	g_autofree char *bot_key = address_key(cfg->mail_address);
+
+	if (!tree)
+		return false;
+	people = repo_people_of(c->repo, f->culprit, error);
+	if (!people)
+		return false;
+	if (!build_target_parse(&target, f->target, fragment_dir, error))
+		return false;
+	/* Never mail the bot itself. */
+	g_hash_table_add(seen, g_steal_pointer(&bot_key));
+	/* A follow-up goes to whoever the report went to. */
+	if (!keep_recipients)
+		fill_recipients(&r, c, tree, f, people);
+
+	template_values_set(v, "bot_name", cfg->mail_name);
+	template_values_set(v, "bot_address", cfg->mail_address);
+	template_values_set(v, "headline", title);
+	template_values_set(v, "title", f->title);
+	template_values_set(v, "tree", tree->name);
+	template_values_set(v, "base", tree->base);
+	template_values_set(v, "url", tree->url);
+	branch = branch_of(c, tree, f);
+	template_values_set(v, "branch", branch);
+	fill_series(v, c, tree, f, branch);
+	template_values_set(v, "head", f->head ? f->head : f->culprit);
+	template_values_set(v, "culprit", f->culprit);
+	template_values_set(v, "culprit_short", culprit_short);
+	template_values_set(v, "culprit_title", people->summary);
+	template_values_set(v, "parent", f->parent);
+	author = address_format(people->author_name, people->author_email, NULL);
+	template_values_set(v, "author", author ? author : people->author_email);
+	template_values_set(v, "author_name", *people->author_name ? people->author_name
+								  : people->author_email);
+	date = format_date(people->author_time, people->author_offset);
+	template_values_set(v, "author_date", date);
+	if (g_ascii_strcasecmp(people->committer_email, people->author_email) != 0) {
+		g_autofree char *committer = address_format(people->committer_name,
+							    people->committer_email, NULL);
+
+		template_values_set(v, "committer", committer ? committer
+							       : people->committer_email);
+	}
+	template_values_set(v, "target", f->target);
+	template_values_set(v, "arch", target.arch);
+	template_values_set(v, "config", strchr(f->target, ':') + 1);
+	compiler = build_compiler_version(target.arch);
+	template_values_set(v, "compiler", compiler);
+	reproduce = build_reproduce_command(&target, "config");
+	template_values_set(v, "reproduce", reproduce);
+	if (f->kind == FINDING_BOOT && build_image_name(&target)) {
+		g_autofree char *boot = boot_reproduce_command("build", build_image_name(&target),
+							       c->config->boot_memory);
+
+		template_values_set(v, "boot_command", boot);
+	}
+	build_target_clear(&target);
+	if (f->kind == FINDING_BOOT) {
+		if (f->repro_boots)
+			template_values_printf(v, "repro_boots", "%u", f->repro_boots);
+		template_values_set(v, "excerpt", f->excerpt);
+		if (f->runs)
+			template_values_printf(v, "boots", "%u/%u", f->failures, f->runs);
+		if (f->rate > 0.0 && f->rate < 1.0)
+			template_values_printf(v, "rate", "%.0f%%", 100.0 * f->rate);
+	} else if (f->message) {
+		/* Its own diagnostic, then those of the findings its report carries. */
+		g_autoptr(GPtrArray) carried = db_finding_carried(c->db, f->id, error);
+
+		if (!carried)
+			return false;
+		add_diag(v, c, f);
+		for (guint i = 0; i < carried->len; i++)
+			add_diag(v, c, carried->pdata[i]);
+		if (carried->len)
+			template_values_printf(v, "several", "%u", carried->len + 1);
+	}
+	fill_steps(v, f);
+	if (f->state != FINDING_INCONCLUSIVE && f->confidence > 0.0)
+		template_values_printf(v, "confidence", "%.4f", f->confidence);
+	for (size_t i = 0; f->suspects && f->suspects[i]; i++) {
+		struct template_values *s = template_values_add(v, "suspects");
+		g_autofree char *id = short_id(f->suspects[i]);
+		zd_autoptr(repo_people) p = repo_people_of(c->repo, f->suspects[i], NULL);
+
+		template_values_set(s, "commit", id);
+		template_values_set(s, "title", p ? p->summary : "?");
+	}
+	template_values_set(v, "reason", f->reason);
+	template_values_printf(v, "reported_by", "%s <%s>", cfg->mail_name, cfg->mail_address);
+	template_values_printf(v, "closes", "%s%s", cfg->mail_archive_url, message_id);
+	return true;
+}
+
+/* Adds the config, build log and bisection log of @f to @out. */
+static void attach_logs(struct reply *out, const struct report_ctx *c, const struct finding_row *f)
+{
+	zd_autoptr(build_row) build = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *log = status_finding_log(f);
+
+	if (db_build_find(c->db, f->tree, f->culprit, f->target, &build, &error) && build) {
+		g_autofree char *config = read_tail(build->config_path, REPORT_CONFIG_MAX);
+		g_autofree char *build_log = read_tail(build->log_path, REPORT_LOG_MAX);
+
+		if (config)
+			reply_attach(out, "config", config);
+		if (build_log)
+			reply_attach(out, "build.log", build_log);
+	} else if (error) {
+		g_message("report: no build of %.12s for %s: %s", f->culprit, f->target,
+			  error->message);
+	}
+	if (log)
+		reply_attach(out, "bisect.log", log);
+}
+
+/* Renders template @kind with @v into @out's subject and body. */
+bool report_render(struct reply *out, const struct config *config, const char *name,
+		   const struct template_field *schema, const struct template_values *v,
+		   GError **error)
+{
+	zd_autoptr(template) t = template_load(config->mail_templates, name, schema, error);
+	g_autofree char *text = NULL;
+	g_autofree char *from = NULL;
+	char *body;
+
+	if (!t)
+		return false;
+	text = template_render(t, v, error);
+	if (!text)
+		return false;
+	/* A template starts with its Subject: line and a blank line. */
+	body = strstr(text, "\n\n");
+	if (!g_str_has_prefix(text, "Subject: ") || !body || memchr(text, '\n', body - text)) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG,
+			    "%s/%s.txt: does not start with one Subject: line and a blank line",
+			    config->mail_templates, name);
+		return false;
+	}
+	out->subject = g_strndup(text + strlen("Subject: "), body - text - strlen("Subject: "));
+	out->body = g_strdup(body + 2);
+	from = address_format(config->mail_name, config->mail_address, error);
+	if (!from)
+		return false;
+	out->from = g_steal_pointer(&from);
+	return true;
+}
+
+static bool render_into(struct reply *out, const struct report_ctx *c, const char *kind,
+			const struct template_values *v, GError **error)
+{
+	return report_render(out, c->config, kind, report_fields, v, error);
+}
+
+bool report_finding(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+		    const char *message_id, gint64 now, GError **error)
+{
+	zd_autoptr(template_values) v = template_values_new();
+
+	reply_init(out);
+	if (!fill_values(v, out, c, f, message_id, false, error) ||
+	    !render_into(out, c, kind_of(f), v, error))
+		return false;
+	out->message_id = g_strdup(message_id);
+	out->date = now;
+	attach_logs(out, c, f);
+	return true;
+}
+
+/*
+ * Fills @out with the follow-up @kind ("fixed", "dropped") on finding @f,
+ * in the thread of its report @report, to the report's recipients.
+ */
+static bool report_followup(struct reply *out, const struct report_ctx *c,
+			    const struct finding_row *f, const struct outbox_row *report,
+			    const char *kind, const char *message_id, gint64 now, GError **error)
+{
+	zd_autoptr(template_values) v = template_values_new();
+	g_autofree char *later_short = short_id(f->fixed_by);
+	zd_autoptr(repo_people) later = NULL;
+
+	reply_init(out);
+	if (!f->fixed_by) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "finding %" G_GINT64_FORMAT
+			    " is neither fixed nor dropped", f->id);
+		return false;
+	}
+	if (!fill_values(v, out, c, f, report->message_id, true, error))
+		return false;
+	later = repo_people_of(c->repo, f->fixed_by, NULL);
+	template_values_set(v, "fixed_by", f->fixed_by);
+	template_values_set(v, "fixed_by_short", later_short);
+	template_values_set(v, "fixed_by_title", later ? later->summary : NULL);
+	if (!render_into(out, c, kind, v, error))
+		return false;
+	/* In the report's thread, to the report's recipients. */
+	g_free(out->subject);
+	out->subject = g_str_has_prefix(report->subject, "Re: ") ? g_strdup(report->subject)
+		     : g_strdup_printf("Re: %s", report->subject);
+	for (char **r = report->recipients; r && *r; r++) {
+		if (g_str_has_prefix(*r, "to:"))
+			g_ptr_array_add(out->to, g_strdup(*r + 3));
+		else if (g_str_has_prefix(*r, "cc:"))
+			g_ptr_array_add(out->cc, g_strdup(*r + 3));
+	}
+	out->in_reply_to = g_strdup(report->message_id);
+	for (char **r = report->references; r && *r; r++)
+		g_ptr_array_add(out->references, g_strdup(*r));
+	g_ptr_array_add(out->references, g_strdup(report->message_id));
+	out->message_id = g_strdup(message_id);
+	out->date = now;
+	return true;
+}
+
+bool report_fixed(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+		  const struct outbox_row *report, const char *message_id, gint64 now,
+		  GError **error)
+{
+	return report_followup(out, c, f, report, "fixed", message_id, now, error);
+}
+
+bool report_dropped(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+		    const struct outbox_row *report, const char *message_id, gint64 now,
+		    GError **error)
+{
+	return report_followup(out, c, f, report, "dropped", message_id, now, error);
+}

@@ -1,0 +1,104 @@
+/*
+ * Reports: a finding rendered as the mail zeroday sends about it, from
+ * the templates in [mail] templates (templates/README.md lists each
+ * kind's fields). The anatomy, in order: a one-line verdict; where it was
+ * found (tree, branch, head, the culprit and its parent, target, config,
+ * compiler); a one-line command that reproduces it; the new diagnostic
+ * with the source around it, or the console excerpt and k/n boots; the
+ * bisection; the culprit's author and date; Reported-by and Closes tags;
+ * how to reach the bot. The config, the build log and the bisection log
+ * go as attachments, each capped with a note where cut.
+ *
+ * Recipients: To the culprit's author; Cc its committer, its
+ * Signed-off-by people, the tree's lists (--list) and maintainers (--cc),
+ * then the maintainers, reviewers and lists of the files the culprit
+ * touches as its own tree's scripts/get_maintainer.pl names them (run
+ * sandboxed, engine/maintainers.h; skipped, with a log line, when it
+ * fails or the sandbox is off). An inconclusive finding goes to the
+ * tree's lists and maintainers, then the suspects' authors. A private
+ * tree's reports go To its maintainers (--cc) only. One address once
+ * (compared without case), never the bot itself, at most [mail] cc-max
+ * in all (in that order: the author first).
+ *
+ * Note: the script runs while the report is rendered, for up to
+ * MAINTAINERS_TIMEOUT_S seconds.
+ */
+#ifndef ZERODAY_REPORT_H
+#define ZERODAY_REPORT_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+#include "bot/config.h"
+#include "bot/store/db.h"
+#include "engine/maintainers.h"
+#include "engine/repo.h"
+#include "bot/mailroom/template.h"
+#include "mail/compose.h"
+
+/* The attachments' caps, and the source lines shown around a diagnostic. */
+#define REPORT_CONFIG_MAX (1024 * 1024)
+#define REPORT_LOG_MAX (256 * 1024)
+#define REPORT_CONTEXT_LINES 2
+
+struct report_ctx {
+	const struct config *config;
+	struct db *db;
+	struct repo *repo; /* holds the finding's commits */
+	/*
+	 * get_maintainer.pl's answer for commit maintainers_of, asked before
+	 * the store's transaction (report_prefetch()); NULL: asked when needed.
+	 */
+	const char *maintainers_of;
+	const struct maintainers *maintainers;
+};
+
+/*
+ * Checks that every report template in @dir loads against its schema;
+ * BOT_ERROR_CONFIG naming the file and line of the first that does not.
+ */
+bool report_check_templates(const char *dir, GError **error);
+
+/*
+ * Asks @culprit's own get_maintainer.pl (sandboxed, up to 30 s) into @m
+ * (maintainers_init() first), so that a report rendered later in the
+ * store's write transaction does not run it there: set c->maintainers_of
+ * and c->maintainers to them. A failure is logged; @m stays empty.
+ */
+void report_prefetch(const struct report_ctx *c, const char *culprit, struct maintainers *m);
+
+/*
+ * Renders template @name of [mail] templates, checked against @schema,
+ * with @v into @out: its Subject: line, its body and the bot as From.
+ */
+bool report_render(struct reply *out, const struct config *config, const char *name,
+		   const struct template_field *schema, const struct template_values *v,
+		   GError **error);
+
+/*
+ * Fills @out (initialised here; reply_release() it) with the report of
+ * finding @f, with Message-ID @message_id, dated @now. Fails when a
+ * template does not load or render, or the culprit is not in the store.
+ */
+bool report_finding(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+		    const char *message_id, gint64 now, GError **error);
+
+/*
+ * Fills @out with the follow-up saying finding @f was fixed (by
+ * @f->fixed_by), in the thread of its report @report: "Re:" its subject,
+ * In-Reply-To its Message-ID, References its References and its
+ * Message-ID, to its recipients.
+ */
+bool report_fixed(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+		  const struct outbox_row *report, const char *message_id, gint64 now,
+		  GError **error);
+
+/*
+ * The same for a dropped finding: its culprit left every branch
+ * (@f->fixed_by is a head seen without it).
+ */
+bool report_dropped(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+		    const struct outbox_row *report, const char *message_id, gint64 now,
+		    GError **error);
+
+#endif

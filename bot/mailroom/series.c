@@ -1,0 +1,1586 @@
+/*
+ * Posted patch series: assembly, base selection, tests and replies. See
+ * series.h.
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "bot/bot.h"
+#include "bot/lab/builder.h"
+#include "bot/mailroom/commands.h"
+#include "bot/lab/culprit.h"
+#include "bot/mailroom/outbox.h"
+#include "bot/mailroom/series.h"
+#include "bot/mailroom/template.h"
+#include "bot/trees.h"
+#include "engine/build.h"
+#include "mail/address.h"
+#include "mail/patchmail.h"
+
+ZD_AUTOPTR_DEFINE(patchmail, patchmail_free)
+
+/* Mails looked at per call, and series started per call. */
+#define ASSEMBLE_BATCH 1000
+/* Branch heads tried as a base, at most, per series. */
+#define BASES_MAX 16
+/* New diagnostics quoted in one reply, at most. */
+#define DIAGS_MAX 20
+
+/* Mail @id parsed again from its stored text (or NULL with @error). */
+static struct patchmail *mail_parse(struct db *db, const struct config *config, gint64 id,
+				    GError **error)
+{
+	gsize len = 0;
+	g_autofree char *raw = db_mail_raw(db, id, &len, error);
+
+	if (!raw)
+		return NULL;
+	return patchmail_parse(raw, len, config->mail_max_size, error);
+}
+
+/* The Message-IDs that place @m in a thread: its own, its In-Reply-To, its References. */
+static char **thread_ids(const struct patchmail *m)
+{
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+
+	g_strv_builder_add(b, m->message_id);
+	if (m->in_reply_to)
+		g_strv_builder_add(b, m->in_reply_to);
+	for (guint i = 0; m->references && i < m->references->len; i++)
+		g_strv_builder_add(b, m->references->pdata[i]);
+	return g_strv_builder_end(b);
+}
+
+/*
+ * Supersedes the older versions of series @s that are not tested yet, and
+ * @s itself when a newer version came first. A RESEND supersedes the
+ * same version too; a RESEND of a series tested already is not tested
+ * again.
+ */
+static bool supersede_older(struct db *db, struct series_row *s, GError **error)
+{
+	guint below = s->resend ? s->version + 1 : s->version;
+	g_autoptr(GArray) older = db_series_older(db, s->id, s->sender, s->title, below, false,
+						  error);
+	g_autoptr(GArray) newer = older ? db_series_older(db, s->id, s->sender, s->title,
+							  s->version, true, error) : NULL;
+
+	if (!newer)
+		return false;
+	if (newer->len && s->state == SERIES_WAITING) {
+		s->state = SERIES_SUPERSEDED;
+		s->superseded_by = g_array_index(newer, gint64, newer->len - 1);
+		g_free(s->note);
+		s->note = g_strdup_printf("superseded by series %" G_GINT64_FORMAT
+					  ", a newer version that came first", s->superseded_by);
+		g_message("series %" G_GINT64_FORMAT " (v%u): %s", s->id, s->version, s->note);
+		return db_series_update(db, s, error);
+	}
+	for (guint i = 0; i < older->len; i++) {
+		zd_autoptr(series_row) o = db_series_get(db, g_array_index(older, gint64, i), error);
+
+		if (!o)
+			return false;
+		if (s->resend && o->version == s->version && o->state == SERIES_TESTED &&
+		    s->state == SERIES_WAITING) {
+			s->state = SERIES_IGNORED;
+			g_free(s->note);
+			s->note = g_strdup_printf("a resend of series %" G_GINT64_FORMAT
+						  ", tested already", o->id);
+			g_message("series %" G_GINT64_FORMAT ": %s", s->id, s->note);
+			if (!db_series_update(db, s, error))
+				return false;
+			continue;
+		}
+		if (o->state != SERIES_WAITING && o->state != SERIES_TESTING)
+			continue;
+		o->state = SERIES_SUPERSEDED;
+		o->superseded_by = s->id;
+		g_free(o->note);
+		o->note = g_strdup_printf("superseded by %s%u (series %" G_GINT64_FORMAT ")",
+					  s->resend && s->version == o->version ? "a resend of v" : "v",
+					  s->version, s->id);
+		g_message("series %" G_GINT64_FORMAT " (v%u): %s", o->id, o->version, o->note);
+		if (!db_series_update(db, o, error))
+			return false;
+	}
+	return true;
+}
+
+/* The part numbered @n of @s, or NULL. */
+static const struct series_part *part_of(const struct series_row *s, guint n)
+{
+	for (guint i = 0; i < s->parts->len; i++) {
+		const struct series_part *p = s->parts->pdata[i];
+
+		if (p->n == n)
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * The version of a part whose subject gives none: that of the series of
+ * the cover letter it answers, when that cover letter said one (b4 does
+ * the same: "[PATCH 1/2]" in reply to "[PATCH v2 0/2]" is v2's); else 1.
+ */
+static bool implied_version(struct db *db, const char *sender, guint total, char **ids,
+			    guint *version, GError **error)
+{
+	zd_autoptr(series_row) found = NULL;
+	const struct series_part *cover;
+	gint64 id = 0;
+
+	*version = 1;
+	/* ids[0] is the mail's own: only what it answers counts. */
+	if (!ids[0])
+		return true;
+	if (!db_series_find(db, sender, 0, total, (const char *const *)ids + 1, &id, error))
+		return false;
+	if (!id)
+		return true;
+	found = db_series_get(db, id, error);
+	if (!found)
+		return false;
+	cover = part_of(found, 0);
+	if (!found->versioned || !cover)
+		return true;
+	for (char **i = ids + 1; *i; i++) {
+		if (strcmp(*i, cover->message_id) == 0) {
+			*version = found->version;
+			return true;
+		}
+	}
+	return true;
+}
+
+/*
+ * A versioned cover letter whose parts came first, unversioned and
+ * answering it: their series is the cover letter's, and takes its
+ * version. Sets *@id to that series (0: none).
+ */
+static bool adopt_parts(struct db *db, const char *sender, const struct patchmail *m,
+			gint64 *id, GError **error)
+{
+	const char *own[] = { m->message_id, NULL };
+	zd_autoptr(series_row) found = NULL;
+
+	*id = 0;
+	if (!db_series_find(db, sender, 0, m->tags.total, own, id, error))
+		return false;
+	if (!*id)
+		return true;
+	found = db_series_get(db, *id, error);
+	if (!found)
+		return false;
+	if (found->versioned || found->state != SERIES_WAITING || part_of(found, 0)) {
+		*id = 0;
+		return true;
+	}
+	g_message("series %" G_GINT64_FORMAT ": its parts answer a v%u cover letter: v%u now",
+		  found->id, m->tags.version, m->tags.version);
+	found->version = m->tags.version;
+	found->versioned = true;
+	return db_series_update(db, found, error);
+}
+
+/* Mail @mail joins its series, in the caller's transaction. */
+static bool assemble_one(struct db *db, const struct mail_row *mail, const struct patchmail *m,
+			 gint64 now, GError **error)
+{
+	g_auto(GStrv) ids = thread_ids(m);
+	g_autofree char *sender = address_key(m->from);
+	zd_autoptr(series_row) s = NULL;
+	guint n = m->kind == PATCHMAIL_COVER ? 0 : m->tags.n;
+	guint total = m->tags.total;
+	guint version = m->tags.version;
+	gint64 id = 0;
+	bool added = false, changed = false;
+
+	if (n > total || total == 0)
+		return true;
+	if (!m->tags.versioned && !implied_version(db, sender, total, ids, &version, error))
+		return false;
+	if (!db_series_find(db, sender, version, total, (const char *const *)ids, &id, error))
+		return false;
+	if (!id && n == 0 && m->tags.versioned && version > 1 &&
+	    !adopt_parts(db, sender, m, &id, error))
+		return false;
+	/*
+	 * A series already started, or holding another mail as this part, is
+	 * not this mail's: a resend into the same thread (or a Message-ID
+	 * made the same second) starts a series of its own.
+	 */
+	if (id) {
+		zd_autoptr(series_row) found = db_series_get(db, id, error);
+		const struct series_part *had;
+
+		if (!found)
+			return false;
+		had = part_of(found, n);
+		if (had && strcmp(had->message_id, m->message_id) == 0 && had->mail_id != mail->id) {
+			g_message("series %" G_GINT64_FORMAT ": part %u/%u <%s> came again with "
+				  "other content; the first kept", id, n, total, m->message_id);
+			return true;
+		}
+		if (found->state != SERIES_WAITING || had || found->resend != m->tags.resend)
+			id = 0;
+	}
+	if (!id) {
+		struct series_row row = {
+			.sender = sender, .version = version, .versioned = version > 1,
+			.resend = m->tags.resend, .total = total, .state = SERIES_WAITING,
+			.created = now, .last_part = now,
+		};
+
+		if (!db_series_add(db, &row, error))
+			return false;
+		id = row.id;
+		g_message("series %" G_GINT64_FORMAT ": new, %sv%u of %u patch%s from %s", id,
+			  row.resend ? "a resend of " : "", row.version, total,
+			  total == 1 ? "" : "es", sender);
+	}
+	if (!db_series_add_ids(db, id, (const char *const *)ids, error) ||
+	    !db_series_add_part(db, id, n, mail->id, m->message_id, now, &added, error))
+		return false;
+	s = db_series_get(db, id, error);
+	if (!s)
+		return false;
+	if (!added) {
+		g_message("series %" G_GINT64_FORMAT ": part %u/%u <%s> came twice; the first kept",
+			  id, n, total, m->message_id);
+		return true;
+	}
+	if (s->state != SERIES_WAITING)
+		g_message("series %" G_GINT64_FORMAT ": part %u/%u <%s> came after the series was %s",
+			  id, n, total, m->message_id, db_series_state_name(s->state));
+	/* The cover letter's title names the series; else patch 1's. */
+	if (n == 0 || (n == 1 && !s->title)) {
+		g_free(s->title);
+		s->title = g_strdup(m->tags.title);
+		changed = true;
+	}
+	if (m->tags.versioned && !s->versioned) {
+		s->versioned = true;
+		changed = true;
+	}
+	if (changed && !db_series_update(db, s, error))
+		return false;
+	return supersede_older(db, s, error);
+}
+
+bool series_assemble(const struct report_ctx *c, gint64 now, GError **error)
+{
+	g_autoptr(GPtrArray) mails = db_mail_list(c->db, MAIL_NEW, ASSEMBLE_BATCH, error);
+
+	if (!mails)
+		return false;
+	for (guint i = 0; i < mails->len; i++) {
+		const struct mail_row *mail = mails->pdata[i];
+		g_autoptr(GError) local = NULL;
+		g_autofree char *raw = NULL;
+		zd_autoptr(patchmail) m = NULL;
+		gsize len = 0;
+		bool command = false;
+
+		if (!db_tx_begin(c->db, error))
+			return false;
+		raw = db_mail_raw(c->db, mail->id, &len, &local);
+		if (raw)
+			m = patchmail_parse(raw, len, c->config->mail_max_size, &local);
+		if (!m && local && local->domain == BOT_ERROR)
+			goto fail_with_local;
+		/* A stored mail parsed before: a refusal now is a new parser's; it stays unused. */
+		if (m && m->from && (m->kind == PATCHMAIL_PATCH || m->kind == PATCHMAIL_COVER) &&
+		    !assemble_one(c->db, mail, m, now, error))
+			goto fail;
+		/* After assembly, so that "#zeroday test" in a patch finds its series. */
+		if (m && !commands_take(c, mail, m, raw, len, now, &command, error))
+			goto fail;
+		if (!db_mail_set_state(c->db, mail->id, MAIL_DONE, error) ||
+		    !db_tx_commit(c->db, error))
+			goto fail;
+		continue;
+fail_with_local:
+		g_propagate_error(error, g_steal_pointer(&local));
+fail:
+		db_tx_rollback(c->db);
+		return false;
+	}
+	return true;
+}
+
+/* Whether @s has patches 1..total. */
+static bool has_all_patches(const struct series_row *s, bool *cover)
+{
+	guint have = 0;
+
+	*cover = false;
+	for (guint i = 0; i < s->parts->len; i++) {
+		const struct series_part *p = s->parts->pdata[i];
+
+		if (p->n == 0)
+			*cover = true;
+		else if (p->n <= s->total)
+			have++;
+	}
+	return have == s->total;
+}
+
+/* A base to try. */
+struct candidate {
+	char *tree;
+	gint64 tree_id;
+	char *branch;
+	char *commit;
+	char *how;
+	gint64 updated;
+};
+
+static void candidate_free(struct candidate *c)
+{
+	if (!c)
+		return;
+	g_free(c->tree);
+	g_free(c->branch);
+	g_free(c->commit);
+	g_free(c->how);
+	g_free(c);
+}
+
+/* "netdev.vger.kernel.org" for "netdev@vger.kernel.org": how List-Id names a list. */
+static char *list_id_of(const char *address)
+{
+	g_autofree char *key = address_key(address);
+	char *at = key ? strchr(key, '@') : NULL;
+
+	if (at)
+		*at = '.';
+	return g_steal_pointer(&key);
+}
+
+/* Whether tree @t is for mail @m: by its lists, or its subject prefixes. Sets *@how. */
+static bool tree_matches(const struct tree_row *t, const struct patchmail *m, char **how)
+{
+	for (char **l = t->lists; l && *l; l++) {
+		g_autofree char *key = address_key(*l);
+		g_autofree char *id = list_id_of(*l);
+
+		if (m->list_id && id && strcmp(m->list_id, id) == 0) {
+			*how = g_strdup_printf("list %s", key);
+			return true;
+		}
+		for (GPtrArray *a = m->to; a; a = a == m->to ? m->cc : NULL) {
+			for (guint i = 0; i < a->len; i++) {
+				g_autofree char *k = address_key(a->pdata[i]);
+
+				if (k && key && strcmp(k, key) == 0) {
+					*how = g_strdup_printf("list %s", key);
+					return true;
+				}
+			}
+		}
+	}
+	for (char **p = t->prefixes; p && *p; p++) {
+		for (guint i = 0; m->tags.prefixes && i < m->tags.prefixes->len; i++) {
+			if (g_ascii_strcasecmp(m->tags.prefixes->pdata[i], *p) == 0) {
+				*how = g_strdup_printf("prefix %s", *p);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static int by_updated_desc(gconstpointer a, gconstpointer b)
+{
+	const struct candidate *x = *(const struct candidate *const *)a;
+	const struct candidate *y = *(const struct candidate *const *)b;
+
+	return x->updated < y->updated ? 1 : x->updated > y->updated ? -1 : 0;
+}
+
+/*
+ * The bases to try for a series whose first mail is @first (the cover
+ * letter, else patch 1), in order: the base-commit: trailer's commit,
+ * then the matching trees' branch heads, newest first. A trailer's
+ * commit the store lacks is recorded as rejected at once. A series mailed
+ * to zeroday itself that no tree's list or prefix matches (a developer
+ * asking "#zeroday test") is for the public tree whose branches hold its
+ * trailer's commit.
+ */
+static GPtrArray *candidates_of(const struct report_ctx *c, const struct series_row *s,
+				const struct patchmail *first, const char *base_commit,
+				GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)candidate_free);
+	g_autoptr(GPtrArray) heads = g_ptr_array_new_with_free_func((GDestroyNotify)candidate_free);
+	g_autoptr(GPtrArray) trees = db_tree_list(c->db, error);
+	struct candidate *from_trailer = NULL;
+	bool matched = false;
+	bool direct;
+
+	if (!trees)
+		return NULL;
+	for (guint i = 0; i < trees->len; i++) {
+		const struct tree_row *t = trees->pdata[i];
+		g_autofree char *how = NULL;
+		g_autoptr(GPtrArray) branches = NULL;
+
+		if (!tree_matches(t, first, &how))
+			continue;
+		matched = true;
+		branches = db_branch_list(c->db, t->id, error);
+		if (!branches)
+			return NULL;
+		for (guint j = 0; j < branches->len; j++) {
+			const struct branch_row *b = branches->pdata[j];
+			struct candidate *cand;
+
+			if (b->state != BRANCH_TESTED)
+				continue;
+			cand = g_new0(struct candidate, 1);
+			cand->tree = g_strdup(t->name);
+			cand->tree_id = t->id;
+			cand->branch = g_strdup(b->name);
+			cand->commit = g_strdup(b->head);
+			cand->how = g_strdup(how);
+			cand->updated = b->updated;
+			g_ptr_array_add(heads, cand);
+		}
+		/* The trailer's commit is built in the first matching tree that holds it. */
+		if (base_commit && !from_trailer && repo_has_commit(c->repo, base_commit)) {
+			from_trailer = g_new0(struct candidate, 1);
+			from_trailer->tree = g_strdup(t->name);
+			from_trailer->tree_id = t->id;
+			from_trailer->commit = g_strdup(base_commit);
+			from_trailer->how = g_strdup("base-commit");
+		}
+	}
+	/* Mailed to zeroday itself, for no tree: the public tree that holds the trailer's commit. */
+	direct = base_commit && !matched && patchmail_addressed_to(first, c->config->mail_address) &&
+		 repo_has_commit(c->repo, base_commit);
+	for (guint i = 0; direct && !from_trailer && i < trees->len; i++) {
+		const struct tree_row *t = trees->pdata[i];
+		bool holds = false;
+
+		if (t->private)
+			continue;
+		if (!trees_holds_commit(c->db, c->repo, t, base_commit, &holds, error))
+			return NULL;
+		if (!holds)
+			continue;
+		from_trailer = g_new0(struct candidate, 1);
+		from_trailer->tree = g_strdup(t->name);
+		from_trailer->tree_id = t->id;
+		from_trailer->commit = g_strdup(base_commit);
+		from_trailer->how = g_strdup("base-commit");
+	}
+	if (base_commit && !from_trailer) {
+		struct series_base b = {
+			.commit = (char *)base_commit, .how = (char *)"base-commit",
+			.reason = (char *)(repo_has_commit(c->repo, base_commit)
+				  ? "in none of the trees this series is for"
+				  : "not in any subscribed tree"),
+		};
+
+		if (!db_series_base_add(c->db, s->id, &b, error))
+			return NULL;
+	}
+	if (from_trailer)
+		g_ptr_array_add(out, from_trailer);
+	g_ptr_array_sort(heads, by_updated_desc);
+	for (guint i = 0; i < heads->len && out->len < BASES_MAX; i++) {
+		struct candidate *h = heads->pdata[i];
+
+		if (from_trailer && strcmp(h->commit, from_trailer->commit) == 0)
+			continue;
+		g_ptr_array_add(out, g_steal_pointer(&heads->pdata[i]));
+	}
+	return g_steal_pointer(&out);
+}
+
+/* The build targets of tree @tree_id. */
+static char **tree_targets(const struct report_ctx *c, const char *tree, GError **error)
+{
+	zd_autoptr(tree_row) t = db_tree_get(c->db, tree, error);
+
+	if (!t)
+		return NULL;
+	return g_strdupv(t->targets && t->targets[0] ? t->targets : c->config->build_targets);
+}
+
+static const struct template_field base_item_fields[] = {
+	{ "base", TEMPLATE_TEXT, false, NULL },
+	{ "reason", TEMPLATE_TEXT, false, NULL },
+	{ NULL },
+};
+
+static const struct template_field diag_item_fields[] = {
+	{ "text", TEMPLATE_TEXT, false, NULL },
+	{ NULL },
+};
+
+static const struct template_field patch_item_fields[] = {
+	{ "n", TEMPLATE_TEXT, false, NULL },
+	{ "title", TEMPLATE_TEXT, false, NULL },
+	{ "result", TEMPLATE_TEXT, false, NULL },
+	{ NULL },
+};
+
+/* The fields every series template has. */
+#define SERIES_COMMON_FIELDS \
+	{ "bot_name", TEMPLATE_TEXT, false, NULL }, \
+	{ "bot_address", TEMPLATE_TEXT, false, NULL }, \
+	{ "subject", TEMPLATE_TEXT, false, NULL },    /* of the mail answered */ \
+	{ "title", TEMPLATE_TEXT, false, NULL },      /* the series' */ \
+	{ "version", TEMPLATE_TEXT, false, NULL }, \
+	{ "total", TEMPLATE_TEXT, false, NULL }, \
+	{ "patch_count", TEMPLATE_TEXT, false, NULL }, /* "1 patch", "3 patches" */ \
+	{ "sender", TEMPLATE_TEXT, false, NULL }, \
+	{ "message_id", TEMPLATE_TEXT, false, NULL }, /* of the mail answered */ \
+	{ "reported_by", TEMPLATE_TEXT, false, NULL }, \
+	{ "closes", TEMPLATE_TEXT, false, NULL }
+
+/* The reply on the patch that broke the build. */
+static const struct template_field failure_fields[] = {
+	SERIES_COMMON_FIELDS,
+	{ "tree", TEMPLATE_TEXT, false, NULL },
+	{ "base", TEMPLATE_TEXT, false, NULL },
+	{ "base_how", TEMPLATE_TEXT, false, NULL },
+	{ "target", TEMPLATE_TEXT, false, NULL },
+	{ "compiler", TEMPLATE_TEXT, true, NULL },
+	{ "n", TEMPLATE_TEXT, false, NULL },
+	{ "patch_title", TEMPLATE_TEXT, false, NULL },
+	{ "kind", TEMPLATE_TEXT, false, NULL },       /* "build error", "build warning", "boot failure" */
+	{ "boot", TEMPLATE_TEXT, true, NULL },        /* set for a boot failure */
+	{ "reproduce", TEMPLATE_TEXT, true, NULL },
+	{ "diags", TEMPLATE_LIST, true, diag_item_fields },
+	{ NULL },
+};
+
+/* The summary on the cover letter, and the clean reply. */
+static const struct template_field summary_fields[] = {
+	SERIES_COMMON_FIELDS,
+	{ "tree", TEMPLATE_TEXT, false, NULL },
+	{ "base", TEMPLATE_TEXT, false, NULL },
+	{ "base_how", TEMPLATE_TEXT, false, NULL },
+	{ "base_failing", TEMPLATE_TEXT, true, NULL }, /* targets failing on the base already */
+	{ "note", TEMPLATE_TEXT, true, NULL },        /* a boot failure not pinned on a patch */
+	{ "patches", TEMPLATE_LIST, false, patch_item_fields },
+	{ NULL },
+};
+
+/* The series applies to no base tried. */
+static const struct template_field no_base_fields[] = {
+	SERIES_COMMON_FIELDS,
+	{ "bases", TEMPLATE_LIST, false, base_item_fields },
+	{ NULL },
+};
+
+static const struct {
+	const char *name;
+	const struct template_field *fields;
+} series_templates[] = {
+	{ "series-failure", failure_fields },
+	{ "series-summary", summary_fields },
+	{ "series-clean", summary_fields },
+	{ "series-no-base", no_base_fields },
+};
+
+static const struct template_field *fields_of(const char *name)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(series_templates); i++) {
+		if (strcmp(series_templates[i].name, name) == 0)
+			return series_templates[i].fields;
+	}
+	g_assert_not_reached();
+}
+
+bool series_check_templates(const char *dir, GError **error)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(series_templates); i++) {
+		zd_autoptr(template) t = template_load(dir, series_templates[i].name,
+						       series_templates[i].fields, error);
+
+		if (!t)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A reply on mail @mail_id of @s: Re: its subject, In-Reply-To it,
+ * References its References and it; To its sender, Cc its To and Cc (the
+ * lists and people it went to) and the lists of the base's tree (unless
+ * private), never the bot itself, each once, at most [mail] cc-max in
+ * all. Fills the values every series template has.
+ */
+static bool reply_on(const struct report_ctx *c, const struct series_row *s, gint64 mail_id,
+		     struct reply *r, struct template_values *v, GError **error)
+{
+	zd_autoptr(patchmail) m = mail_parse(c->db, c->config, mail_id, error);
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autofree char *bot = address_key(c->config->mail_address);
+	zd_autoptr(tree_row) tree = NULL;
+	guint count = 0;
+
+	if (!m)
+		return false;
+	/* The base's tree's lists hear of it too: a series may have reached them by Bcc. */
+	if (s->tree && !(tree = db_tree_get(c->db, s->tree, error)))
+		return false;
+	r->in_reply_to = g_strdup(m->message_id);
+	for (guint i = 0; m->references && i < m->references->len; i++)
+		g_ptr_array_add(r->references, g_strdup(m->references->pdata[i]));
+	if (m->in_reply_to && (!m->references || m->references->len == 0))
+		g_ptr_array_add(r->references, g_strdup(m->in_reply_to));
+	g_ptr_array_add(r->references, g_strdup(m->message_id));
+	g_hash_table_add(seen, g_strdup(bot));
+	for (int pass = 0; pass < 4; pass++) {
+		GPtrArray *from = pass == 1 ? m->to : pass == 2 ? m->cc : NULL;
+		char **lists = pass == 3 && tree && !tree->private ? tree->lists : NULL;
+		guint len = pass == 0 ? 1 : from ? from->len : lists ? g_strv_length(lists) : 0;
+
+		for (guint i = 0; i < len && count < c->config->mail_cc_max; i++) {
+			const char *a = pass == 0 ? m->from : from ? from->pdata[i] : lists[i];
+			char *key = a ? address_key(a) : NULL;
+
+			if (!key || !g_hash_table_add(seen, key))
+				continue;
+			g_ptr_array_add(pass == 0 ? r->to : r->cc, g_strdup(a));
+			count++;
+		}
+	}
+	template_values_set(v, "bot_name", c->config->mail_name);
+	template_values_set(v, "bot_address", c->config->mail_address);
+	template_values_set(v, "subject", m->subject);
+	template_values_set(v, "title", s->title ? s->title : m->tags.title);
+	template_values_printf(v, "version", "%u", s->version);
+	template_values_printf(v, "total", "%u", s->total);
+	template_values_printf(v, "patch_count", "%u patch%s", s->total, s->total == 1 ? "" : "es");
+	template_values_set(v, "sender", s->sender);
+	template_values_set(v, "message_id", m->message_id);
+	template_values_printf(v, "reported_by", "%s <%s>", c->config->mail_name,
+			       c->config->mail_address);
+	return true;
+}
+
+/* The mail a series-wide reply goes on: the cover letter, else patch 1. */
+static gint64 series_head_mail(const struct series_row *s)
+{
+	const struct series_part *p = part_of(s, 0);
+
+	if (!p)
+		p = part_of(s, 1);
+	return p ? p->mail_id : 0;
+}
+
+/* Renders template @name into @r and queues it, in the caller's transaction. */
+static bool queue_series_mail(const struct report_ctx *c, const struct series_row *s,
+			      const char *name, struct reply *r, struct template_values *v,
+			      gint64 now, GError **error)
+{
+	g_autoptr(GError) cause = NULL;
+	g_autofree char *tag = g_strdup_printf("s%" G_GINT64_FORMAT, s->id);
+
+	/* Closes: names this reply in the archive, as a report's does. */
+	r->message_id = outbox_message_id(c->config, tag);
+	template_values_printf(v, "closes", "%s%s", c->config->mail_archive_url, r->message_id);
+	report_render(r, c->config, name, fields_of(name), v, &cause);
+	return outbox_queue_reply(c, OUTBOX_SERIES, r, cause, tag, now, NULL, error);
+}
+
+/* The "applies to no base" reply, in the caller's transaction. */
+static bool queue_no_base(const struct report_ctx *c, gint64 series_id, gint64 now,
+			  GError **error)
+{
+	zd_autoptr(series_row) s = db_series_get(c->db, series_id, error);
+	zd_autoptr(template_values) v = template_values_new();
+	struct reply r;
+	bool ok = false;
+	bool claimed = false;
+
+	if (!s || !commands_series_claimed(c, s->id, now, &claimed, error))
+		return false;
+	if (claimed)
+		return true;
+	reply_init(&r);
+	if (!reply_on(c, s, series_head_mail(s), &r, v, error))
+		goto out;
+	for (guint i = 0; i < s->bases->len; i++) {
+		const struct series_base *b = s->bases->pdata[i];
+		struct template_values *item = template_values_add(v, "bases");
+		g_autofree char *what = g_strdup_printf(
+			"%s%s%s%s%.12s (%s)", b->tree ? b->tree : "", b->branch ? "/" : "",
+			b->branch ? b->branch : "", b->tree ? " " : "", b->commit ? b->commit : "?",
+			b->how);
+
+		template_values_set(item, "base", what);
+		template_values_set(item, "reason", b->reason ? b->reason : "applied");
+	}
+	ok = queue_series_mail(c, s, "series-no-base", &r, v, now, error);
+out:
+	reply_release(&r);
+	return ok;
+}
+
+/* The patches of @s, parsed, by n (index n - 1). */
+static GPtrArray *series_patches(const struct report_ctx *c, const struct series_row *s,
+				 GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)patchmail_free);
+
+	for (guint n = 1; n <= s->total; n++) {
+		const struct series_part *p = part_of(s, n);
+		struct patchmail *m = p ? mail_parse(c->db, c->config, p->mail_id, error) : NULL;
+
+		if (!m)
+			return NULL;
+		g_ptr_array_add(out, m);
+	}
+	return g_steal_pointer(&out);
+}
+
+/* The commit's first line from a patch mail: the in-body Subject:, else the subject's title. */
+static const char *patch_title(const struct patchmail *m)
+{
+	return m->body_subject ? m->body_subject : m->tags.title;
+}
+
+/*
+ * Splits a patch's author, "Name <addr>" or "addr" as patchmail gives it,
+ * into the name (quotes removed; may be "") and the address, as a commit
+ * keeps them (caller frees both).
+ */
+static void split_author(const char *author, char **name, char **email)
+{
+	const char *lt = author ? strrchr(author, '<') : NULL;
+	size_t len;
+
+	if (!lt) {
+		*name = g_strdup("");
+		*email = g_strdup(author ? author : "");
+		return;
+	}
+	*name = g_strstrip(g_strndup(author, (gsize)(lt - author)));
+	*email = g_strndup(lt + 1, strcspn(lt + 1, ">"));
+	len = strlen(*name);
+	if (len >= 2 && (*name)[0] == '"' && (*name)[len - 1] == '"') {
+		memmove(*name, *name + 1, len - 2);
+		(*name)[len - 2] = '\0';
+	}
+}
+
+/* What apply_somewhere() found. */
+enum applied {
+	APPLIED_NOWHERE = -1,  /* no candidate took the whole series */
+	APPLIED_FAILED = -2,   /* the store failed: @error */
+	APPLIED_LATER = -3,    /* the object store failed: try again later, @error */
+};
+
+/*
+ * Tries the candidates in order until the whole series applies to one;
+ * records each try with why it was rejected. Returns the index of the
+ * winner, its commits in *@commits, or an enum applied. A base the store
+ * lacks is a rejected base; any other failure of the object store is no
+ * verdict on the series (APPLIED_LATER).
+ */
+static int apply_somewhere(const struct report_ctx *c, const struct series_row *s,
+			   GPtrArray *patches, GPtrArray *cands, char ***commits, gint64 now,
+			   GError **error)
+{
+	g_autofree struct repo_patch *rp = g_new0(struct repo_patch, patches->len);
+	g_autofree char *committer = address_key(c->config->mail_address);
+	g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func(g_free);
+
+	for (guint i = 0; i < patches->len; i++) {
+		const struct patchmail *m = patches->pdata[i];
+		char *name, *email;
+
+		split_author(m->author ? m->author : m->from, &name, &email);
+		g_ptr_array_add(keep, name);
+		g_ptr_array_add(keep, email);
+		rp[i] = (struct repo_patch){
+			.diff = m->diff, .subject = patch_title(m),
+			.message = m->commit_message ? m->commit_message : "",
+			.author_name = name, .author_email = email,
+			.author_time = m->body_date ? m->body_date : m->date,
+		};
+	}
+	for (guint i = 0; i < cands->len; i++) {
+		const struct candidate *cand = cands->pdata[i];
+		g_autoptr(GError) local = NULL;
+		g_autofree char *why = NULL;
+		g_autofree char *reason = NULL;
+		g_auto(GStrv) made = NULL;
+		enum repo_apply_failure failure = REPO_APPLY_OK;
+		struct series_base b = {
+			.tree = cand->tree, .branch = cand->branch, .commit = cand->commit,
+			.how = cand->how,
+		};
+		int applied = repo_apply_series(c->repo, cand->commit, rp, patches->len,
+						c->config->mail_name, committer, now, &made,
+						&failure, &why, &local);
+
+		if (applied < 0 && !g_error_matches(local, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND)) {
+			g_propagate_error(error, g_steal_pointer(&local));
+			return APPLIED_LATER;
+		}
+		if (applied < 0)
+			reason = g_strdup(local->message);
+		else if ((guint)applied < patches->len)
+			reason = g_strdup_printf("patch %d/%u %s: %s", applied + 1, s->total,
+						 failure == REPO_APPLY_REFUSED ? "refused"
+						 : failure == REPO_APPLY_INVALID ? "is no readable diff"
+										 : "does not apply",
+						 why ? why : "?");
+		b.applied = reason == NULL;
+		b.reason = reason;
+		if (!db_series_base_add(c->db, s->id, &b, error))
+			return APPLIED_FAILED;
+		if (b.applied) {
+			*commits = g_steal_pointer(&made);
+			return (int)i;
+		}
+	}
+	return APPLIED_NOWHERE;
+}
+
+static bool all_results_in(const struct series_row *s, char **targets);
+static bool queue_results(const struct report_ctx *c, const struct series_row *s,
+			  bool mail_clean, gint64 now, GError **error);
+
+/* Starts ready series @s: base, apply, jobs; in one transaction. */
+static bool start_one(const struct report_ctx *c, struct series_row *s, gint64 now,
+		      GError **error)
+{
+	g_autoptr(GPtrArray) patches = NULL;
+	g_autoptr(GPtrArray) cands = NULL;
+	zd_autoptr(patchmail) cover = NULL;
+	const struct patchmail *first;
+	const struct series_part *cp = part_of(s, 0);
+	const char *base_commit = NULL;
+	g_auto(GStrv) commits = NULL;
+	g_auto(GStrv) targets = NULL;
+	g_autoptr(GError) apply_error = NULL;
+	int won;
+
+	patches = series_patches(c, s, error);
+	if (!patches)
+		return false;
+	if (cp && !(cover = mail_parse(c->db, c->config, cp->mail_id, error)))
+		return false;
+	first = cover ? cover : patches->pdata[0];
+	if (cover && cover->base_commit)
+		base_commit = cover->base_commit;
+	for (guint i = 0; !base_commit && i < patches->len; i++)
+		base_commit = ((const struct patchmail *)patches->pdata[i])->base_commit;
+	if (!db_tx_begin(c->db, error))
+		return false;
+	cands = candidates_of(c, s, first, base_commit, error);
+	if (!cands)
+		goto fail;
+	/* No base to try: the series is for no tree here, and gets no reply. */
+	if (cands->len == 0) {
+		s->state = SERIES_IGNORED;
+		s->note = g_strdup("for no subscribed tree: no --list matches its List-Id, To or "
+				   "Cc, and no --prefix its subject");
+		g_message("series %" G_GINT64_FORMAT ": %s", s->id, s->note);
+		if (!db_series_update(c->db, s, error) || !db_tx_commit(c->db, error))
+			goto fail;
+		return true;
+	}
+	won = apply_somewhere(c, s, patches, cands, &commits, now, &apply_error);
+	if (won == APPLIED_FAILED) {
+		g_propagate_error(error, g_steal_pointer(&apply_error));
+		goto fail;
+	}
+	if (won == APPLIED_LATER) {
+		/* Nothing recorded: the series waits, and is tried again next round. */
+		g_warning("series %" G_GINT64_FORMAT ": %s; trying again later", s->id,
+			  apply_error->message);
+		db_tx_rollback(c->db);
+		return true;
+	}
+	if (won == APPLIED_NOWHERE) {
+		s->state = SERIES_NO_BASE;
+		s->note = g_strdup_printf("applies to none of the %u bases tried", cands->len);
+		g_message("series %" G_GINT64_FORMAT ": %s", s->id, s->note);
+		if (!db_series_update(c->db, s, error) || !queue_no_base(c, s->id, now, error) ||
+		    !db_tx_commit(c->db, error))
+			goto fail;
+		return true;
+	}
+	{
+		const struct candidate *cand = cands->pdata[won];
+
+		s->tree_id = cand->tree_id;
+		s->base = g_strdup(cand->commit);
+		s->base_how = cand->branch
+			? g_strdup_printf("%s (%s/%s)", cand->how, cand->tree, cand->branch)
+			: g_strdup(cand->how);
+		s->state = SERIES_TESTING;
+		targets = tree_targets(c, cand->tree, error);
+		if (!targets)
+			goto fail;
+	}
+	for (guint i = 0; commits[i]; i++) {
+		g_autofree char *keep = g_strdup_printf("series/%" G_GINT64_FORMAT "/%u", s->id,
+							i + 1);
+
+		if (!repo_keep(c->repo, keep, commits[i], error) ||
+		    !db_series_part_commit(c->db, s->id, i + 1, commits[i], error))
+			goto fail;
+	}
+	g_message("series %" G_GINT64_FORMAT ": applied on %.12s (%s); testing", s->id, s->base,
+		  s->base_how);
+	if (!db_series_update(c->db, s, error))
+		goto fail;
+	for (char **t = targets; *t; t++) {
+		bool added, copied = false;
+
+		if (!db_job_add(c->db, JOB_KIND_PATCH_TEST, s->tree_id, commits[s->total - 1], *t,
+				JOB_PATCH, &added, error))
+			goto fail;
+		/*
+		 * The same commits were tested for another series (a RESEND): its
+		 * results are this one's; a job still to run serves both.
+		 */
+		if (!added && !db_series_copy_results(c->db, s->id, commits[s->total - 1], *t,
+						      &copied, error))
+			goto fail;
+		if (copied)
+			g_message("series %" G_GINT64_FORMAT ": the same commits were tested on %s "
+				  "already", s->id, *t);
+	}
+	{
+		zd_autoptr(series_row) again = db_series_get(c->db, s->id, error);
+		zd_autoptr(tree_row) tree = again ? db_tree_get(c->db, again->tree, error) : NULL;
+
+		if (!tree)
+			goto fail;
+		if (all_results_in(again, targets)) {
+			again->state = SERIES_TESTED;
+			if (!db_series_update(c->db, again, error) ||
+			    !queue_results(c, again, tree->mail_clean, now, error))
+				goto fail;
+			g_message("series %" G_GINT64_FORMAT ": tested", s->id);
+		}
+	}
+	if (!db_tx_commit(c->db, error))
+		goto fail;
+	return true;
+fail:
+	db_tx_rollback(c->db);
+	return false;
+}
+
+/*
+ * A partial reroll ("[PATCH v2 2/3]" alone, in the thread of v1): once its
+ * grace period is over, a series takes the parts it lacks from the newest
+ * older version of the same sender and size in its thread or of its title,
+ * as b4 does. Sets *@filled when it took any.
+ */
+static bool fill_from_older(const struct report_ctx *c, const struct series_row *s, gint64 now,
+			    bool *filled, GError **error)
+{
+	g_autoptr(GArray) older = NULL;
+	zd_autoptr(series_row) from = NULL;
+
+	*filled = false;
+	if (!db_tx_begin(c->db, error))
+		return false;
+	older = db_series_older(c->db, s->id, s->sender, s->title, s->version, false, error);
+	if (!older)
+		goto fail;
+	for (guint i = older->len; i-- > 0 && !from;) {
+		from = db_series_get(c->db, g_array_index(older, gint64, i), error);
+		if (!from)
+			goto fail;
+		if (from->total != s->total)
+			g_clear_pointer(&from, series_row_free);
+	}
+	for (guint i = 0; from && i < from->parts->len; i++) {
+		const struct series_part *p = from->parts->pdata[i];
+		bool added = false;
+
+		if (part_of(s, p->n))
+			continue;
+		if (!db_series_add_part(c->db, s->id, p->n, p->mail_id, p->message_id, now, &added,
+					error))
+			goto fail;
+		*filled |= added;
+	}
+	if (*filled)
+		g_message("series %" G_GINT64_FORMAT ": v%u resends only some parts; the others "
+			  "are v%u's (series %" G_GINT64_FORMAT ")", s->id, s->version,
+			  from->version, from->id);
+	if (db_tx_commit(c->db, error))
+		return true;
+fail:
+	db_tx_rollback(c->db);
+	return false;
+}
+
+bool series_start(const struct report_ctx *c, gint64 now, bool log_waiting, unsigned *waiting,
+		  GError **error)
+{
+	g_autoptr(GPtrArray) list = db_series_list(c->db, SERIES_WAITING, G_MAXINT, error);
+	unsigned left = 0;
+
+	if (!list)
+		return false;
+	/* Oldest first. */
+	for (guint i = list->len; i-- > 0;) {
+		zd_autoptr(series_row) s = db_series_get(c->db, ((struct series_row *)
+							      list->pdata[i])->id, error);
+		gint64 due;
+		bool cover = false, all, filled = false;
+
+		if (!s)
+			return false;
+		/* Superseded since the list was read, by one started before it. */
+		if (s->state != SERIES_WAITING)
+			continue;
+		due = s->last_part + c->config->mail_grace;
+		all = has_all_patches(s, &cover);
+		if (!all && now >= due && s->versioned && s->version > 1) {
+			if (!fill_from_older(c, s, now, &filled, error))
+				return false;
+			if (filled) {
+				series_row_free(g_steal_pointer(&s));
+				s = db_series_get(c->db, ((struct series_row *)list->pdata[i])->id,
+						  error);
+				if (!s)
+					return false;
+				all = has_all_patches(s, &cover);
+			}
+		}
+
+		if (!all || (!cover && s->total > 1 && now < due)) {
+			left++;
+			if (log_waiting)
+				g_message("series %" G_GINT64_FORMAT ": \"%s\" v%u from %s waits: %s",
+					  s->id, s->title ? s->title : "?", s->version, s->sender,
+					  all ? "for its cover letter, within its grace period"
+					      : "for parts not yet received");
+			continue;
+		}
+		if (!start_one(c, s, now, error))
+			return false;
+	}
+	if (waiting)
+		*waiting = left;
+	return true;
+}
+
+/* The new diagnostics of @br as one text, and their kind. */
+static char *fresh_text(const struct builder_result *br)
+{
+	GString *out = g_string_new(NULL);
+
+	for (guint i = 0; br->fresh && i < br->fresh->len && i < DIAGS_MAX; i++) {
+		const struct diag *d = br->fresh->pdata[i];
+
+		if (out->len)
+			g_string_append_c(out, '\n');
+		if (d->line)
+			g_string_append_printf(out, "%s:%u:%u: %s: %s", d->file, d->line,
+					       d->column, diag_kind_name(d->kind), d->message);
+		else
+			g_string_append_printf(out, "%s%s%s: %s", d->file, *d->file ? ": " : "",
+					       diag_kind_name(d->kind), d->message);
+	}
+	return g_string_free(out, out->len == 0);
+}
+
+/* What @tally of @runs boots says, as one line: "3 boots clean", "boot-panic: T (2/3 boots)". */
+static char *boots_text(GPtrArray *tally, unsigned runs)
+{
+	for (guint i = 0; tally && i < tally->len; i++) {
+		const struct console_tally *t = tally->pdata[i];
+
+		if (t->kind != CONSOLE_BOOT_OK)
+			return g_strdup_printf("%s: %s (%u/%u boots)", diag_console_kind_name(t->kind),
+					       t->title, t->failures, t->runs);
+	}
+	return g_strdup_printf("%u boot%s clean", runs, runs == 1 ? "" : "s");
+}
+
+/* The failure of @tally with @fingerprint, or NULL. */
+static const struct console_tally *tally_get(GPtrArray *tally, const char *fingerprint)
+{
+	for (guint i = 0; tally && i < tally->len; i++) {
+		const struct console_tally *t = tally->pdata[i];
+
+		if (strcmp(t->fingerprint, fingerprint) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* What the boots of a series found. */
+struct series_boots {
+	char **text;       /* per patch (index n - 1): what its boots showed, or NULL */
+	guint blamed;      /* the patch a new boot failure is pinned on; 0: none */
+	char *failure;     /* that failure, with its console lines; or NULL */
+	char *note;        /* a new failure not pinned on one patch, for the summary; or NULL */
+};
+
+static void series_boots_release(struct series_boots *b, guint n)
+{
+	for (guint i = 0; b->text && i < n; i++)
+		g_free(b->text[i]);
+	g_free(b->text);
+	g_free(b->failure);
+	g_free(b->note);
+}
+
+/*
+ * Boots the series where @outcomes' builds kept an image (the target
+ * boots): the last patch and the base [boot] repeat times each. A failure
+ * the last patch shows in every boot and the base in none is pinned on
+ * the first patch that shows it in every boot, every patch before it
+ * having booted clean; anything less certain (an intermittent failure, a
+ * patch between that shows it sometimes) is said on the series, not
+ * blamed on a patch: a wrong culprit is worse than none.
+ */
+static bool boot_series(const struct report_ctx *c, const char *git_path, GPtrArray *outcomes,
+			struct series_boots *out, GError **cause)
+{
+	const struct culprit_ctx cc = {
+		.db = c->db, .repo = c->repo, .config = c->config, .git_path = git_path,
+	};
+	guint n = outcomes->len;
+	unsigned repeat = c->config->boot_repeat;
+	const struct builder_result *first = ((GPtrArray *)outcomes->pdata[0])->pdata[0];
+	const struct builder_result *last = ((GPtrArray *)outcomes->pdata[n - 1])->pdata[0];
+	g_autoptr(GPtrArray) last_tally = NULL;
+	g_autoptr(GPtrArray) base_tally = NULL;
+	const struct console_tally *fresh = NULL;
+
+	out->text = g_new0(char *, n);
+	if (!last->build || !last->build->image_path || last->build->status != BUILD_OK)
+		return true;
+	last_tally = culprit_boot_tally(&cc, last->build, repeat, cause);
+	if (!last_tally)
+		return !*cause;
+	out->text[n - 1] = boots_text(last_tally, repeat);
+	if (!first->parent_build || !first->parent_build->image_path)
+		return true;
+	base_tally = culprit_boot_tally(&cc, first->parent_build, repeat, cause);
+	if (!base_tally)
+		return !*cause;
+	for (guint i = 0; !fresh && i < last_tally->len; i++) {
+		const struct console_tally *t = last_tally->pdata[i];
+		const struct console_tally *before = tally_get(base_tally, t->fingerprint);
+
+		if (t->kind != CONSOLE_BOOT_OK && (!before || before->failures == 0))
+			fresh = t;
+	}
+	if (!fresh)
+		return true;
+	if (fresh->failures < fresh->runs) {
+		out->note = g_strdup_printf(
+			"%s: %s shows in %u of %u boots with the whole series and in none of %u on "
+			"the base; an intermittent failure is not pinned on one patch",
+			diag_console_kind_name(fresh->kind), fresh->title, fresh->failures,
+			fresh->runs, repeat);
+		return true;
+	}
+	for (guint k = 1; k <= n; k++) {
+		const struct builder_result *br = ((GPtrArray *)outcomes->pdata[k - 1])->pdata[0];
+		g_autoptr(GPtrArray) tally = NULL;
+		const struct console_tally *t;
+
+		if (k == n) {
+			tally = g_ptr_array_ref(last_tally);
+		} else {
+			if (!br->build || !br->build->image_path || br->build->status != BUILD_OK)
+				break; /* not built: the patches after it cannot be told apart */
+			tally = culprit_boot_tally(&cc, br->build, repeat, cause);
+			if (!tally)
+				return !*cause;
+			out->text[k - 1] = boots_text(tally, repeat);
+		}
+		t = tally_get(tally, fresh->fingerprint);
+		if (!t || t->failures == 0)
+			continue;
+		if (t->failures == t->runs) {
+			out->blamed = k;
+			out->failure = g_strdup_printf("%s: %s (%u/%u boots)\n%s",
+						       diag_console_kind_name(t->kind), t->title,
+						       t->failures, t->runs, t->excerpt ? t->excerpt : "");
+			return true;
+		}
+		break;
+	}
+	out->note = g_strdup_printf("%s: %s shows in every boot with the whole series and in "
+				    "none on the base, but could not be pinned on one patch",
+				    diag_console_kind_name(fresh->kind), fresh->title);
+	return true;
+}
+
+/* A part's title: its subject without Re: and the [PATCH ...] tags (caller frees). */
+static char *part_title(const struct series_part *p)
+{
+	struct patchmail_subject tags;
+	char *title;
+
+	patchmail_subject_parse(&tags, p->subject);
+	title = g_steal_pointer(&tags.title);
+	patchmail_subject_release(&tags);
+	return title;
+}
+
+char *series_result_text(const struct series_row *s)
+{
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	g_string_printf(out, "Series %" G_GINT64_FORMAT " (v%u, %u patch%s) was tested on %s at "
+			"%.12s (%s):", s->id, s->version, s->total, s->total == 1 ? "" : "es",
+			s->tree ? s->tree : "?", s->base ? s->base : "?",
+			s->base_how ? s->base_how : "?");
+	for (guint i = 0; i < s->results->len; i++) {
+		const struct series_result *r = s->results->pdata[i];
+		const struct series_part *p = part_of(s, r->n);
+		g_autofree char *title = NULL;
+
+		if (r->n == 0 || !p)
+			continue;
+		title = part_title(p);
+		g_string_append_printf(out, "\n  [%u/%u] %s: %s on %s", r->n, s->total, title,
+				       r->result, r->target);
+		if (r->boot)
+			g_string_append_printf(out, "; %s", r->boot);
+		for (int pass = 0; pass < 2; pass++) {
+			const char *text = pass ? (r->boot_failed ? r->boot : NULL) : r->detail;
+			g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+
+			for (char **l = lines; *l; l++) {
+				if (**l)
+					g_string_append_printf(out, "\n      %s", *l);
+			}
+		}
+	}
+	if (s->note)
+		g_string_append_printf(out, "\n%s", s->note);
+	return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+/* Whether every patch of @s has a result on every one of @targets. */
+static bool all_results_in(const struct series_row *s, char **targets)
+{
+	guint want = s->total * g_strv_length(targets);
+	guint have = 0;
+
+	for (guint i = 0; i < s->results->len; i++) {
+		const struct series_result *r = s->results->pdata[i];
+
+		if (r->n >= 1 && g_strv_contains((const char *const *)targets, r->target))
+			have++;
+	}
+	return have >= want;
+}
+
+static bool result_is(const struct series_result *r, enum job_result result)
+{
+	return strcmp(r->result, db_job_result_name(result)) == 0;
+}
+
+/*
+ * Queues the reply on patch @p of @s for what result @r newly broke: its
+ * build (@boot false) or its boots; in the caller's transaction.
+ */
+static bool queue_failure(const struct report_ctx *c, const struct series_row *s,
+			  const struct series_result *r, const struct series_part *p, bool boot,
+			  gint64 now, GError **error)
+{
+	zd_autoptr(template_values) v = template_values_new();
+	g_autofree char *arch = g_strndup(r->target, strcspn(r->target, ":"));
+	g_autofree char *compiler = build_compiler_version(arch);
+	g_autofree char *frag_dir = config_fragment_dir();
+	g_autofree char *repro = NULL;
+	const char *text = boot ? r->boot : r->detail;
+	struct build_target bt;
+	struct reply rep;
+	bool ok;
+
+	reply_init(&rep);
+	if (!reply_on(c, s, p->mail_id, &rep, v, error)) {
+		reply_release(&rep);
+		return false;
+	}
+	if (build_target_parse(&bt, r->target, frag_dir, NULL)) {
+		repro = build_reproduce_command(&bt, "config");
+		build_target_clear(&bt);
+	}
+	template_values_set(v, "tree", s->tree);
+	template_values_set(v, "base", s->base);
+	template_values_set(v, "base_how", s->base_how);
+	template_values_set(v, "target", r->target);
+	template_values_set(v, "compiler", compiler);
+	template_values_printf(v, "n", "%u", r->n);
+	{
+		g_autofree char *title = part_title(p);
+
+		template_values_set(v, "patch_title", title);
+	}
+	template_values_set(v, "kind", boot ? "boot failure"
+				  : result_is(r, JOB_RESULT_FAIL_NEW_ERROR) ? "build error"
+									: "build warning");
+	if (boot)
+		template_values_set(v, "boot", "yes");
+	template_values_set(v, "reproduce", repro);
+	if (text) {
+		g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+		for (char **l = lines; *l; l++) {
+			if (**l)
+				template_values_set(template_values_add(v, "diags"), "text", *l);
+		}
+	}
+	ok = queue_series_mail(c, s, "series-failure", &rep, v, now, error);
+	reply_release(&rep);
+	return ok;
+}
+
+/*
+ * Queues the replies of tested series @s, in the caller's transaction;
+ * none when a test command waits for it: its answer carries the result.
+ */
+static bool queue_results(const struct report_ctx *c, const struct series_row *s,
+			  bool mail_clean, gint64 now, GError **error)
+{
+	g_autoptr(GString) failing = g_string_new(NULL);
+	bool broke = false;
+	bool claimed = false;
+
+	if (!commands_series_claimed(c, s->id, now, &claimed, error))
+		return false;
+	if (claimed)
+		return true;
+
+	/* A reply on each patch that newly broke something, per target. */
+	for (guint i = 0; i < s->results->len; i++) {
+		const struct series_result *r = s->results->pdata[i];
+		const struct series_part *p = part_of(s, r->n);
+
+		if (r->n == 0 || !p)
+			continue;
+		if (result_is(r, JOB_RESULT_FAIL_PARENT_FAILING) && r->n == 1)
+			g_string_append_printf(failing, "%s%s", failing->len ? ", " : "", r->target);
+		if (result_is(r, JOB_RESULT_NEW_DIAGNOSTICS) ||
+		    result_is(r, JOB_RESULT_FAIL_NEW_ERROR)) {
+			broke = true;
+			if (!queue_failure(c, s, r, p, false, now, error))
+				return false;
+		}
+		if (r->boot_failed) {
+			broke = true;
+			if (!queue_failure(c, s, r, p, true, now, error))
+				return false;
+		}
+	}
+	/* The summary on the cover letter, or the clean reply the tree asks for. */
+	if ((broke && part_of(s, 0)) || (!broke && mail_clean) || failing->len || s->note) {
+		zd_autoptr(template_values) v = template_values_new();
+		struct reply rep;
+		bool ok;
+
+		if (broke && !part_of(s, 0) && !failing->len && !s->note)
+			return true;
+		reply_init(&rep);
+		if (!reply_on(c, s, series_head_mail(s), &rep, v, error)) {
+			reply_release(&rep);
+			return false;
+		}
+		template_values_set(v, "tree", s->tree);
+		template_values_set(v, "base", s->base);
+		template_values_set(v, "base_how", s->base_how);
+		if (failing->len)
+			template_values_set(v, "base_failing", failing->str);
+		template_values_set(v, "note", s->note);
+		for (guint i = 0; i < s->results->len; i++) {
+			const struct series_result *r = s->results->pdata[i];
+			const struct series_part *p = part_of(s, r->n);
+			g_autofree char *title = NULL;
+			struct template_values *item;
+
+			if (r->n == 0 || !p)
+				continue;
+			item = template_values_add(v, "patches");
+			template_values_printf(item, "n", "%u/%u", r->n, s->total);
+			title = part_title(p);
+			template_values_set(item, "title", title);
+			if (r->boot)
+				template_values_printf(item, "result", "%s on %s; %s", r->result,
+						       r->target, r->boot);
+			else
+				template_values_printf(item, "result", "%s on %s", r->result,
+						       r->target);
+		}
+		ok = queue_series_mail(c, s, broke || failing->len || s->note ? "series-summary"
+									      : "series-clean",
+				       &rep, v, now, error);
+		reply_release(&rep);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Records the results of one target's builds and boots for series @id, in
+ * the caller's transaction; once every target is in, the series is tested
+ * and its replies are queued.
+ */
+static bool record_results(const struct report_ctx *c, gint64 id, const char *tree,
+			   const char *target, GPtrArray *outcomes,
+			   const struct series_boots *boots, gint64 now, GError **error)
+{
+	zd_autoptr(series_row) s = NULL;
+	zd_autoptr(tree_row) t = NULL;
+	g_auto(GStrv) targets = NULL;
+
+	for (guint i = 0; i < outcomes->len; i++) {
+		GPtrArray *results = outcomes->pdata[i];
+		const struct builder_result *br = results->pdata[0];
+		g_autofree char *detail = fresh_text(br);
+		enum job_result jr = db_job_result_of_verdict(br->verdict);
+		struct series_result r = {
+			.n = i + 1, .target = (char *)target, .commit = br->commit,
+			.result = (char *)db_job_result_name(jr), .detail = detail,
+			.boot = boots->text[i], .boot_failed = boots->blamed == i + 1,
+		};
+
+		if (r.boot_failed)
+			r.boot = boots->failure;
+		if (!db_series_result_put(c->db, id, &r, error))
+			return false;
+	}
+	s = db_series_get(c->db, id, error);
+	targets = s ? tree_targets(c, tree, error) : NULL;
+	t = targets ? db_tree_get(c->db, tree, error) : NULL;
+	if (!t)
+		return false;
+	if (boots->note) {
+		g_free(s->note);
+		s->note = g_strdup_printf("%s: %s", target, boots->note);
+		if (!db_series_update(c->db, s, error))
+			return false;
+	}
+	if (s->state == SERIES_TESTING && all_results_in(s, targets)) {
+		s->state = SERIES_TESTED;
+		if (!db_series_update(c->db, s, error) ||
+		    !queue_results(c, s, t->mail_clean, now, error))
+			return false;
+		g_message("series %" G_GINT64_FORMAT ": tested", s->id);
+	}
+	return true;
+}
+
+/* The series of @ids that are testing (struct series_row), oldest first. */
+static GPtrArray *testing_of(struct db *db, GArray *ids, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)series_row_free);
+
+	for (guint i = 0; i < ids->len; i++) {
+		struct series_row *s = db_series_get(db, g_array_index(ids, gint64, i), error);
+
+		if (!s)
+			return NULL;
+		if (s->state == SERIES_TESTING)
+			g_ptr_array_add(out, s);
+		else
+			series_row_free(s);
+	}
+	return g_steal_pointer(&out);
+}
+
+bool series_run_job(const struct report_ctx *c, const char *git_path, const char *tree,
+		    const char *commit, const char *target, enum job_result *result,
+		    char **note, GError **cause)
+{
+	g_autoptr(GArray) ids = db_series_by_commit(c->db, commit, cause);
+	g_autoptr(GPtrArray) testing = ids ? testing_of(c->db, ids, cause) : NULL;
+	g_autoptr(GPtrArray) outcomes = g_ptr_array_new_with_free_func(
+		(GDestroyNotify)g_ptr_array_unref);
+	enum job_result worst = JOB_RESULT_PASS;
+	struct series_boots boots = { 0 };
+	const struct series_row *s;
+	bool ok = false;
+	gint64 now;
+
+	if (!testing)
+		return false;
+	if (testing->len == 0) {
+		*result = JOB_RESULT_SKIPPED;
+		*note = g_strdup(ids->len ? "its series is no longer testing (superseded)"
+					  : "no series has its last patch here");
+		return true;
+	}
+	/* A RESEND applies as the very commits of its original: one run serves both. */
+	s = testing->pdata[0];
+	for (guint n = 1; n <= s->total; n++) {
+		const struct series_part *p = part_of(s, n);
+		const char *targets1[] = { target, NULL };
+		struct builder_request req = {
+			.source = tree, .objects_from = git_path, .rev = p ? p->commit : NULL,
+			.targets = targets1,
+		};
+		GPtrArray *results;
+		const struct builder_result *br;
+		enum job_result jr;
+
+		if (!p || !p->commit) {
+			g_set_error(cause, BOT_ERROR, BOT_ERROR_NOT_FOUND,
+				    "series %" G_GINT64_FORMAT ": patch %u was not applied", s->id, n);
+			return false;
+		}
+		results = builder_run(c->db, c->config, &req, cause);
+		if (!results)
+			return false;
+		g_ptr_array_add(outcomes, results);
+		br = results->pdata[0];
+		if (br->verdict == VERDICT_INFRA) {
+			g_set_error(cause, BOT_ERROR, BOT_ERROR_TEMPORARY,
+				    "series %" G_GINT64_FORMAT ": patch %u: infrastructure: %s", s->id,
+				    n, br->build && br->build->reason ? br->build->reason : "?");
+			return false;
+		}
+		jr = db_job_result_of_verdict(br->verdict);
+		if (jr == JOB_RESULT_FAIL_NEW_ERROR ||
+		    (jr == JOB_RESULT_NEW_DIAGNOSTICS && worst != JOB_RESULT_FAIL_NEW_ERROR) ||
+		    (jr == JOB_RESULT_FAIL_PARENT_FAILING && worst == JOB_RESULT_PASS))
+			worst = jr;
+	}
+	if (!boot_series(c, git_path, outcomes, &boots, cause))
+		goto out;
+	now = g_get_real_time() / G_USEC_PER_SEC;
+	if (!db_tx_begin(c->db, cause))
+		goto out;
+	for (guint i = 0; i < testing->len; i++) {
+		const struct series_row *each = testing->pdata[i];
+
+		if (!record_results(c, each->id, tree, target, outcomes, &boots, now, cause)) {
+			db_tx_rollback(c->db);
+			goto out;
+		}
+	}
+	if (!db_tx_commit(c->db, cause)) {
+		db_tx_rollback(c->db);
+		goto out;
+	}
+	if (boots.blamed && worst == JOB_RESULT_PASS)
+		worst = JOB_RESULT_NEW_DIAGNOSTICS;
+	*result = worst;
+	ok = true;
+out:
+	series_boots_release(&boots, outcomes->len);
+	return ok;
+}

@@ -1,0 +1,87 @@
+/*
+ * Posted patch series: assembled from the stored mails, applied to a
+ * base, tested, and answered on the list.
+ *
+ * Assembly. A mail tagged [PATCH ... n/N] (or a single [PATCH]) with a
+ * diff, or a cover letter [PATCH 0/N], joins the series of its sender,
+ * version and N that shares its thread: a series whose mails it is, or
+ * refers to (In-Reply-To, References). So parts may come in any order,
+ * threaded to the cover letter or chained, and a v2 posted in reply to
+ * v1 is a series of its own. A reply (Re:) is never a part, even when it
+ * quotes or proposes a diff. A series is ready once it has patches 1 to
+ * N and either its cover letter, or [mail] grace seconds have passed
+ * since its last part (a single patch needs no cover letter). A newer
+ * version from the same sender, under the same title or in the same
+ * thread, supersedes an older one that is not tested yet: it is never
+ * tested, nor answered.
+ *
+ * Base. The base-commit: trailer (of the cover letter, else of a patch)
+ * when the store has that commit; then the branch heads of the trees
+ * the series is for, the most recently updated first: the trees whose
+ * --list addresses match the mail's List-Id, To or Cc, and those whose
+ * --prefix matches a subject tag ([PATCH net-next ...]); for a series
+ * mailed to zeroday itself that no tree matches, the public tree whose
+ * tested branches hold its trailer's commit. The first base
+ * the whole series applies to (engine/repo.h repo_apply_series(), as
+ * `git am` does, refusing hostile paths) wins; each base tried is
+ * recorded with why it was rejected. When none applies, one reply on the
+ * cover letter (or the single patch) says which bases were tried and
+ * asks for `git format-patch --base`.
+ *
+ * Test. One patch-test job per target of the base's tree builds each
+ * patch against the one before it (the base for the first), so a patch
+ * is blamed only for what it newly breaks; what already fails on the base
+ * is said as such. The patch that broke something gets a reply in its
+ * thread, and the cover letter a summary; a series with no new problem
+ * gets a short reply only when its tree asks for it (--mail-clean).
+ */
+#ifndef ZERODAY_SERIES_H
+#define ZERODAY_SERIES_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+#include "bot/config.h"
+#include "bot/store/db.h"
+#include "bot/mailroom/report.h"
+#include "engine/repo.h"
+
+/*
+ * Looks at every new mail: patches and cover letters join their series,
+ * and older versions are superseded; then a command mail is answered
+ * (bot/mailroom/commands.h). One transaction per mail. False only when the store
+ * fails.
+ */
+bool series_assemble(const struct report_ctx *c, gint64 now, GError **error);
+
+/*
+ * Starts every ready series: chooses its base, applies it, and queues its
+ * patch-test jobs (or records that it applies nowhere and queues that
+ * reply). Sets *@waiting to the series still waiting for parts or for
+ * their grace period (may be NULL), logging each with @log_waiting.
+ */
+bool series_start(const struct report_ctx *c, gint64 now, bool log_waiting, unsigned *waiting,
+		  GError **error);
+
+/*
+ * Runs the patch-test job whose last patch is @commit on @target for
+ * tree @tree (with its objects in @git_path): builds each patch of its
+ * series and records the results; once every target is in, the series
+ * is tested and its replies are queued, in the same transaction. Sets
+ * *@result to the worst of the patches' results. False with @cause when
+ * it could not run (infrastructure: retried).
+ */
+bool series_run_job(const struct report_ctx *c, const char *git_path, const char *tree,
+		    const char *commit, const char *target, enum job_result *result,
+		    char **note, GError **cause);
+
+/*
+ * The results of tested series @s as text: its base, then each patch's
+ * result with what it newly broke (caller frees). A test command's answer.
+ */
+char *series_result_text(const struct series_row *s);
+
+/* Checks the series templates in @dir (series-failure, series-clean, series-no-base). */
+bool series_check_templates(const char *dir, GError **error);
+
+#endif

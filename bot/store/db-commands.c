@@ -1,0 +1,345 @@
+/*
+ * The store's mail commands: command mails and their commands, pending
+ * subscriptions, muted threads. See db.h.
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "bot/store/db-private.h"
+
+static const char *const mail_states[] = {
+	[COMMAND_MAIL_RUNNING] = "running",
+	[COMMAND_MAIL_ANSWERED] = "answered",
+	[COMMAND_MAIL_SILENT] = "silent",
+};
+
+static const char *const command_states[] = {
+	[COMMAND_RUNNING] = "running",
+	[COMMAND_DONE] = "done",
+	[COMMAND_REFUSED] = "refused",
+};
+
+const char *db_command_state_name(enum command_state state)
+{
+	g_return_val_if_fail(state < G_N_ELEMENTS(command_states), NULL);
+	return command_states[state];
+}
+
+bool db_command_mail_add(struct db *db, gint64 mail_id, const char *sender, gint64 received,
+			 enum command_mail_state state, const char *reason, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"INSERT INTO command_mails (mail_id, sender, received, state, reason) "
+		"VALUES (?1, ?2, ?3, ?4, ?5)", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, mail_id);
+	db_bind_text(stmt, 2, sender);
+	sqlite3_bind_int64(stmt, 3, received);
+	db_bind_text(stmt, 4, mail_states[state]);
+	db_bind_text(stmt, 5, reason);
+	return db_step_done(db, stmt, error);
+}
+
+bool db_command_mail_set(struct db *db, gint64 mail_id, enum command_mail_state state,
+			 const char *reason, gint64 reply_id, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"UPDATE command_mails SET state = ?2, reason = ?3, reply_id = nullif(?4, 0) "
+		"WHERE mail_id = ?1", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, mail_id);
+	db_bind_text(stmt, 2, mail_states[state]);
+	db_bind_text(stmt, 3, reason);
+	sqlite3_bind_int64(stmt, 4, reply_id);
+	return db_step_done(db, stmt, error);
+}
+
+bool db_command_mail_count(struct db *db, const char *sender, gint64 since, gint64 *count,
+			   GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT count(*) FROM command_mails WHERE received >= ?1 "
+		"AND state != 'silent' AND (?2 IS NULL OR sender = ?2)", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, since);
+	db_bind_text(stmt, 2, sender);
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		return db_sql_error(db, error, "counting command mails");
+	*count = sqlite3_column_int64(stmt, 0);
+	return true;
+}
+
+bool db_command_mail_state(struct db *db, gint64 mail_id, enum command_mail_state *state,
+			   bool *found, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT state FROM command_mails WHERE mail_id = ?1", error);
+	int rc;
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, mail_id);
+	rc = sqlite3_step(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_sql_error(db, error, "reading a command mail");
+	*found = rc == SQLITE_ROW;
+	if (*found) {
+		*state = (enum command_mail_state)db_name_index(
+			mail_states, G_N_ELEMENTS(mail_states),
+			(const char *)sqlite3_column_text(stmt, 0), COMMAND_MAIL_SILENT);
+	}
+	return true;
+}
+
+void command_row_free(struct command_row *row)
+{
+	if (!row)
+		return;
+	g_free(row->line);
+	g_free(row->verb);
+	g_free(row->answer);
+	g_free(row);
+}
+
+#define COMMAND_COLUMNS \
+	"id, mail_id, n, line, verb, state, answer, coalesce(finding_id, 0), " \
+	"coalesce(job_id, 0), coalesce(series_id, 0) "
+
+static GPtrArray *command_query(struct db *db, sqlite3_stmt *stmt, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)command_row_free);
+	int rc;
+
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct command_row *row = g_new0(struct command_row, 1);
+
+		row->id = sqlite3_column_int64(stmt, 0);
+		row->mail_id = sqlite3_column_int64(stmt, 1);
+		row->n = (guint)sqlite3_column_int(stmt, 2);
+		row->line = db_col_text(stmt, 3);
+		row->verb = db_col_text(stmt, 4);
+		row->state = (enum command_state)db_name_index(
+			command_states, G_N_ELEMENTS(command_states),
+			(const char *)sqlite3_column_text(stmt, 5), COMMAND_REFUSED);
+		row->answer = db_col_text(stmt, 6);
+		row->finding_id = sqlite3_column_int64(stmt, 7);
+		row->job_id = sqlite3_column_int64(stmt, 8);
+		row->series_id = sqlite3_column_int64(stmt, 9);
+		g_ptr_array_add(out, row);
+	}
+	if (rc != SQLITE_DONE) {
+		db_sql_error(db, error, "listing commands");
+		return NULL;
+	}
+	return g_steal_pointer(&out);
+}
+
+bool db_command_add(struct db *db, struct command_row *row, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"INSERT INTO commands (mail_id, n, line, verb, state, answer, finding_id, job_id, "
+		"series_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, nullif(?7, 0), nullif(?8, 0), "
+		"nullif(?9, 0))", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, row->mail_id);
+	sqlite3_bind_int(stmt, 2, (int)row->n);
+	db_bind_text(stmt, 3, row->line);
+	db_bind_text(stmt, 4, row->verb);
+	db_bind_text(stmt, 5, command_states[row->state]);
+	db_bind_text(stmt, 6, row->answer);
+	sqlite3_bind_int64(stmt, 7, row->finding_id);
+	sqlite3_bind_int64(stmt, 8, row->job_id);
+	sqlite3_bind_int64(stmt, 9, row->series_id);
+	if (!db_step_done(db, stmt, error))
+		return false;
+	row->id = sqlite3_last_insert_rowid(db->sql);
+	return true;
+}
+
+bool db_command_update(struct db *db, const struct command_row *row, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"UPDATE commands SET state = ?2, answer = ?3, finding_id = nullif(?4, 0), "
+		"job_id = nullif(?5, 0), series_id = nullif(?6, 0) WHERE id = ?1", error);
+
+	if (!stmt)
+		return false;
+	sqlite3_bind_int64(stmt, 1, row->id);
+	db_bind_text(stmt, 2, command_states[row->state]);
+	db_bind_text(stmt, 3, row->answer);
+	sqlite3_bind_int64(stmt, 4, row->finding_id);
+	sqlite3_bind_int64(stmt, 5, row->job_id);
+	sqlite3_bind_int64(stmt, 6, row->series_id);
+	return db_step_done(db, stmt, error);
+}
+
+GPtrArray *db_command_list(struct db *db, gint64 mail_id, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT " COMMAND_COLUMNS "FROM commands WHERE mail_id = ?1 ORDER BY n", error);
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, mail_id);
+	return command_query(db, stmt, error);
+}
+
+GPtrArray *db_command_waiting(struct db *db, gint64 job_id, gint64 series_id, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT " COMMAND_COLUMNS "FROM commands WHERE state = 'running' "
+		"AND ((?1 != 0 AND job_id = ?1) OR (?2 != 0 AND series_id = ?2)) ORDER BY id",
+		error);
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, job_id);
+	sqlite3_bind_int64(stmt, 2, series_id);
+	return command_query(db, stmt, error);
+}
+
+GPtrArray *db_command_recent(struct db *db, unsigned limit, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT " COMMAND_COLUMNS "FROM commands ORDER BY id DESC LIMIT ?1", error);
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int(stmt, 1, (int)MIN(limit, (unsigned)G_MAXINT));
+	return command_query(db, stmt, error);
+}
+
+void subscription_row_free(struct subscription_row *row)
+{
+	if (!row)
+		return;
+	g_free(row->token_hash);
+	g_free(row->sender);
+	g_free(row->name);
+	g_free(row->url);
+	g_free(row->pattern);
+	g_free(row->list);
+	g_free(row);
+}
+
+bool db_subscription_add(struct db *db, const struct subscription_row *row, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"INSERT INTO subscriptions (token_hash, sender, name, url, pattern, policy, list, "
+		"created, expires) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", error);
+
+	if (!stmt)
+		return false;
+	db_bind_text(stmt, 1, row->token_hash);
+	db_bind_text(stmt, 2, row->sender);
+	db_bind_text(stmt, 3, row->name);
+	db_bind_text(stmt, 4, row->url);
+	db_bind_text(stmt, 5, row->pattern);
+	db_bind_text(stmt, 6, db_policy_name(row->policy));
+	db_bind_text(stmt, 7, row->list);
+	sqlite3_bind_int64(stmt, 8, row->created);
+	sqlite3_bind_int64(stmt, 9, row->expires);
+	return db_step_done(db, stmt, error);
+}
+
+struct subscription_row *db_subscription_get(struct db *db, const char *token_hash,
+					     GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT token_hash, sender, name, url, pattern, policy, list, created, expires, used "
+		"FROM subscriptions WHERE token_hash = ?1", error);
+	struct subscription_row *row;
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	db_bind_text(stmt, 1, token_hash);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_DONE)
+		return NULL;
+	if (rc != SQLITE_ROW) {
+		db_sql_error(db, error, "reading a subscription");
+		return NULL;
+	}
+	row = g_new0(struct subscription_row, 1);
+	row->token_hash = db_col_text(stmt, 0);
+	row->sender = db_col_text(stmt, 1);
+	row->name = db_col_text(stmt, 2);
+	row->url = db_col_text(stmt, 3);
+	row->pattern = db_col_text(stmt, 4);
+	if (!db_policy_parse((const char *)sqlite3_column_text(stmt, 5), &row->policy))
+		row->policy = TREE_REBASABLE;
+	row->list = db_col_text(stmt, 6);
+	row->created = sqlite3_column_int64(stmt, 7);
+	row->expires = sqlite3_column_int64(stmt, 8);
+	row->used = sqlite3_column_int(stmt, 9) != 0;
+	return row;
+}
+
+bool db_subscription_use(struct db *db, const char *token_hash, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"UPDATE subscriptions SET used = 1 WHERE token_hash = ?1", error);
+
+	if (!stmt)
+		return false;
+	db_bind_text(stmt, 1, token_hash);
+	return db_step_done(db, stmt, error);
+}
+
+bool db_mute_add(struct db *db, const char *address, const char *thread, gint64 now,
+		 GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"INSERT OR IGNORE INTO mutes (address, thread, created) VALUES (?1, ?2, ?3)", error);
+
+	if (!stmt)
+		return false;
+	db_bind_text(stmt, 1, address);
+	db_bind_text(stmt, 2, thread);
+	sqlite3_bind_int64(stmt, 3, now);
+	return db_step_done(db, stmt, error);
+}
+
+bool db_muted(struct db *db, const char *address, const char *thread, bool *muted,
+	      GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT 1 FROM mutes WHERE address = ?1 AND thread = ?2", error);
+	int rc;
+
+	if (!stmt)
+		return false;
+	db_bind_text(stmt, 1, address);
+	db_bind_text(stmt, 2, thread);
+	rc = sqlite3_step(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_sql_error(db, error, "reading mutes");
+	*muted = rc == SQLITE_ROW;
+	return true;
+}
+
+GPtrArray *db_command_stale(struct db *db, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT " COMMAND_COLUMNS "FROM commands c WHERE c.state = 'running' AND ("
+		"(c.series_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM series s "
+		"WHERE s.id = c.series_id AND s.state IN ('waiting', 'testing'))) OR "
+		"(c.job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = c.job_id)))"
+		" ORDER BY c.id LIMIT 1000", error);
+
+	if (!stmt)
+		return NULL;
+	return command_query(db, stmt, error);
+}

@@ -1,0 +1,66 @@
+/*
+ * What the files of the store share (notmuch's lib/database-private.h):
+ * the handle and the statement helpers. Private to bot/store/db*.c, the only
+ * files that include it and, through it, <sqlite3.h>; everything else
+ * uses db.h, where nothing of sqlite's shows.
+ *
+ * bot/store/db.c: opening, migrations, transactions, these helpers;
+ * bot/store/db-trees.c: trees, branches, head events, selected commits;
+ * bot/store/db-builds.c: builds, diagnostics, verdicts, images, boots;
+ * bot/store/db-jobs.c: the job queue; bot/store/db-findings.c: findings.
+ */
+#ifndef ZERODAY_DB_PRIVATE_H
+#define ZERODAY_DB_PRIVATE_H
+
+#include <stdbool.h>
+#include <glib.h>
+#include <sqlite3.h>
+
+#include "bot/store/db.h"
+
+struct db {
+	sqlite3 *sql;
+	unsigned depth; /* transactions open: 0 none, 1 BEGIN, more: savepoints inside it */
+};
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3_stmt, sqlite3_finalize)
+
+/*
+ * Sets @error from the handle's last sqlite error, prefixed with @what (a
+ * statement or what was being done), and returns false. Busy, locked,
+ * full, I/O and out-of-memory errors are BOT_ERROR_TEMPORARY, unique and
+ * primary key violations BOT_ERROR_EXISTS, the rest BOT_ERROR_FAILED.
+ */
+bool db_sql_error(struct db *db, GError **error, const char *what);
+
+/* Runs @sql, which returns no rows (one statement or several). */
+bool db_exec(struct db *db, const char *sql, GError **error);
+
+/* Prepares @sql; NULL with @error set on failure. The caller finalizes it (g_autoptr). */
+sqlite3_stmt *db_prepare(struct db *db, const char *sql, GError **error);
+
+/* Binds @text (copied) to parameter @i; NULL for a NULL @text. */
+void db_bind_text(sqlite3_stmt *stmt, int i, const char *text);
+
+/* Runs a statement that returns no rows. */
+bool db_step_done(struct db *db, sqlite3_stmt *stmt, GError **error);
+
+/* Copies text column @i out of sqlite's buffer (caller frees); NULL stays NULL. */
+char *db_col_text(sqlite3_stmt *stmt, int i);
+
+/*
+ * The index of @name in @names (@n of them, NULL entries skipped): how an
+ * enum stored by its name is read back; @fallback for NULL or an
+ * unknown name.
+ */
+int db_name_index(const char *const *names, size_t n, const char *name, int fallback);
+
+/*
+ * Lists are stored one item a line; items never hold a newline.
+ * db_join_list() returns @list (NULL: empty) so joined, db_col_list()
+ * column @i split back (empty for NULL or ""); the caller frees both.
+ */
+char *db_join_list(char **list);
+char **db_col_list(sqlite3_stmt *stmt, int i);
+
+#endif
