@@ -23,6 +23,30 @@ enum bot_error {
 
 GQuark bot_error_quark(void);
 
+struct config;
+struct db;
+struct repo;
+struct maintainers;
+
+/*
+ * The bot: what every part of it works with, passed everywhere as git
+ * passes struct repository *. Each thread has its own (a worker's store
+ * and repository handles are its own); nothing here is owned by it.
+ */
+struct bot {
+	const struct config *config;
+	struct db *db;
+	struct repo *repo;       /* the object store, holding every tree's commits */
+	const char *git_path;    /* its git directory: where builds take commits from */
+	/*
+	 * get_maintainer.pl's answer for commit maintainers_of, asked before
+	 * the store's write transaction (report_prefetch()); NULL: asked when
+	 * a report needs it.
+	 */
+	const char *maintainers_of;
+	const struct maintainers *maintainers;
+};
+
 /*
  * Test hook, for the crash tests: when $ZERODAY_TEST_CRASH is @step,
  * logs it (as @who's) and kills zeroday with SIGKILL, so that a test can

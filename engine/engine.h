@@ -32,4 +32,16 @@ GQuark engine_error_quark(void);
 	}
 #define zd_autoptr(name) __attribute__((cleanup(zd_autoptr_cleanup_##name))) struct name *
 
+/*
+ * g_auto() likewise, for a struct embedded on the stack and released with
+ * its _release(): ZD_AUTO_DEFINE(reply, reply_release) once, then
+ * `zd_auto(reply) r = { 0 };`. The release must take a zeroed struct.
+ */
+#define ZD_AUTO_DEFINE(name, func) \
+	static inline void zd_auto_cleanup_##name(struct name *p) \
+	{ \
+		func(p); \
+	}
+#define zd_auto(name) __attribute__((cleanup(zd_auto_cleanup_##name))) struct name
+
 #endif

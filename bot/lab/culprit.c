@@ -15,6 +15,7 @@
 #include "bot/bot.h"
 #include "bot/lab/booter.h"
 #include "bot/lab/culprit.h"
+#include "bot/lab/probe.h"
 #include "bot/mailroom/outbox.h"
 #include "engine/bisect.h"
 #include "engine/diag.h"
@@ -49,92 +50,10 @@ static bool has_fingerprint(const struct build_row *row, const char *fingerprint
 	return false;
 }
 
-static const struct console_tally *tally_find(GPtrArray *tally, const char *fingerprint)
-{
-	for (guint i = 0; tally && i < tally->len; i++) {
-		const struct console_tally *t = tally->pdata[i];
-
-		if (strcmp(t->fingerprint, fingerprint) == 0)
-			return t;
-	}
-	return NULL;
-}
-
 /* The runs a tally counted (every entry counts them all), or @asked when it is empty. */
 static unsigned tally_runs(GPtrArray *tally, unsigned asked)
 {
 	return tally && tally->len ? ((const struct console_tally *)tally->pdata[0])->runs : asked;
-}
-
-/*
- * Whether a stored build is an infra-error: then it says nothing of its
- * commit, and @error says why (BOT_ERROR_TEMPORARY).
- */
-static bool infra_build(const struct build_row *row, GError **error)
-{
-	if (row->status != BUILD_INFRA)
-		return false;
-	g_set_error(error, BOT_ERROR, BOT_ERROR_TEMPORARY, "infra-error: build of %.12s: %s",
-		    row->commit, row->reason ? row->reason : "infrastructure error");
-	return true;
-}
-
-/* Builds @commit alone (no comparison) for the job's target; returns its results. */
-static GPtrArray *build_alone(const struct culprit_ctx *c, const struct job_row *job,
-			      const char *commit, GError **error)
-{
-	const char *targets[] = { job->target, NULL };
-	struct builder_request req = {
-		.source = job->tree, .objects_from = c->git_path, .rev = commit,
-		.targets = targets, .alone = true,
-	};
-
-	return builder_run(c->db, c->config, &req, error);
-}
-
-/*
- * Boots a stored build's image until @repeat boots are stored for it;
- * *@runs receives the boots in seed order (struct booter_run), when
- * wanted. Returns the tally of all of them; NULL (and no error) when the
- * build has no image to boot. A boot that hit infrastructure errors
- * fails it with BOT_ERROR_TEMPORARY: it is nothing conclusive about this
- * kernel.
- */
-static GPtrArray *boot_build(const struct culprit_ctx *c, const struct build_row *build,
-			     unsigned repeat, GPtrArray **runs_out, GError **error)
-{
-	struct booter_request req = {
-		.image = build->image_path, .build_id = build->id, .repeat = repeat, .reuse = true,
-	};
-	g_autoptr(GPtrArray) runs = NULL;
-	GPtrArray *tally = NULL;
-
-	if (!build->image_path || build->status != BUILD_OK)
-		return NULL;
-	runs = booter_boot(c->db, c->config, &req, &tally, error);
-	if (!runs)
-		return NULL;
-	for (guint i = 0; i < runs->len; i++) {
-		const struct booter_run *r = runs->pdata[i];
-
-		if (r->result.kind == CONSOLE_INFRA) {
-			g_clear_pointer(&tally, g_ptr_array_unref);
-			g_set_error(error, BOT_ERROR, BOT_ERROR_TEMPORARY,
-				    "infra-error: boot of %.12s on %s: %s", build->commit,
-				    r->host ? r->host : "?",
-				    r->result.title ? r->result.title : "infrastructure error");
-			return NULL;
-		}
-	}
-	if (runs_out)
-		*runs_out = g_steal_pointer(&runs);
-	return tally;
-}
-
-GPtrArray *culprit_boot_tally(const struct culprit_ctx *c, const struct build_row *build,
-			      unsigned repeat, GError **error)
-{
-	return boot_build(c, build, repeat, NULL, error);
 }
 
 /*
@@ -146,12 +65,15 @@ GPtrArray *culprit_boot_tally(const struct culprit_ctx *c, const struct build_ro
  * BOT_ERROR_TEMPORARY, on infrastructure errors: the job is retried
  * rather than the step skipped.
  */
-static bool probe_commit(const struct culprit_ctx *c, const struct job_row *job,
+static bool probe_commit(const struct bot *c, const struct job_row *job,
 			 const struct probe *probe, const char *commit, unsigned runs,
 			 struct seen *seen, enum bisect_result *result, unsigned *new_runs,
 			 unsigned *new_failures, GError **error)
 {
-	g_autoptr(GPtrArray) built = NULL;
+	const struct probe_request req = {
+		.tree = job->tree, .commit = commit, .target = job->target, .flags = PROBE_ALONE,
+	};
+	zd_auto(probe_result) built = { 0 };
 	g_autoptr(GPtrArray) tally = NULL;
 	g_autoptr(GError) boot_error = NULL;
 	const struct console_tally *t;
@@ -172,12 +94,9 @@ static bool probe_commit(const struct culprit_ctx *c, const struct job_row *job,
 			return true;
 		}
 	}
-	built = build_alone(c, job, commit, error);
-	if (!built)
+	if (!probe_run(&built, c, &req, error))
 		return false;
-	row = ((struct builder_result *)built->pdata[0])->build;
-	if (infra_build(row, error))
-		return false;
+	row = built.build->build;
 	if (!probe->boot) {
 		bool shows = has_fingerprint(row, probe->fingerprint);
 
@@ -190,14 +109,14 @@ static bool probe_commit(const struct culprit_ctx *c, const struct job_row *job,
 		*new_failures = shows;
 		return true;
 	}
-	tally = boot_build(c, row, seen->runs + runs, NULL, &boot_error);
+	tally = probe_boot(c, row, seen->runs + runs, 0, NULL, &boot_error);
 	if (!tally && boot_error) {
 		g_propagate_error(error, g_steal_pointer(&boot_error));
 		return false;
 	}
 	if (!tally)
 		return true;
-	t = tally_find(tally, probe->fingerprint);
+	t = probe_tally_find(tally, probe->fingerprint);
 	total = tally_runs(tally, seen->runs + runs);
 	failures = t ? t->failures : 0;
 	if (total <= seen->runs)
@@ -234,7 +153,7 @@ struct start {
  * says nothing of their common history (a force-push): its merge bases
  * are boundaries too, to be shown clean. Every step is the engine's.
  */
-static bool bisect_failure(const struct culprit_ctx *c, const struct job_row *job,
+static bool bisect_failure(const struct bot *c, const struct job_row *job,
 			   const struct probe *probe, const struct bisect_boundary *good,
 			   size_t n_good, const struct start *start, struct bisect_outcome *out,
 			   GError **error)
@@ -306,7 +225,7 @@ static bool bisect_failure(const struct culprit_ctx *c, const struct job_row *jo
 		bisect_observe_trigger(b, job->commit, shows, start->head_runs->len);
 	}
 	if (start && start->base && start->base_tally) {
-		const struct console_tally *t = tally_find(start->base_tally, probe->fingerprint);
+		const struct console_tally *t = probe_tally_find(start->base_tally, probe->fingerprint);
 		struct seen *s = seen_of(seen, start->base);
 
 		s->runs = tally_runs(start->base_tally, 0);
@@ -376,7 +295,7 @@ static GPtrArray *outcome_steps(const struct bisect_outcome *o)
 }
 
 /* The first parent of @commit, or NULL (a root, or not stored). */
-static char *first_parent(const struct culprit_ctx *c, const char *commit)
+static char *first_parent(const struct bot *c, const char *commit)
 {
 	g_autoptr(GPtrArray) walked = NULL;
 	const struct repo_commit *rc;
@@ -390,7 +309,7 @@ static char *first_parent(const struct culprit_ctx *c, const char *commit)
 }
 
 /* The report context of a culprit context. */
-static struct report_ctx report_ctx_of(const struct culprit_ctx *c)
+static struct report_ctx report_ctx_of(const struct bot *c)
 {
 	return (struct report_ctx){ .config = c->config, .db = c->db, .repo = c->repo };
 }
@@ -399,7 +318,7 @@ static struct report_ctx report_ctx_of(const struct culprit_ctx *c)
  * Stores @f and, when it is new and @report, its report in the outbox:
  * one transaction. Without @report, report_culprit() reports it later.
  */
-static bool store_finding(const struct culprit_ctx *c, const struct job_row *job,
+static bool store_finding(const struct bot *c, const struct job_row *job,
 			  struct finding_row *f, bool report, GError **error)
 {
 	struct report_ctx rc = report_ctx_of(c);
@@ -439,7 +358,7 @@ static bool store_finding(const struct culprit_ctx *c, const struct job_row *job
  * so that one commit's errors make one mail, not one each; run again
  * after a crash, it reports what the crash left unreported.
  */
-static bool report_culprit(const struct culprit_ctx *c, const struct job_row *job,
+static bool report_culprit(const struct bot *c, const struct job_row *job,
 			   const char *culprit, GError **error)
 {
 	struct report_ctx rc = report_ctx_of(c);
@@ -486,7 +405,7 @@ static bool report_culprit(const struct culprit_ctx *c, const struct job_row *jo
  * inconclusive, with the steps, the suspects and why. A failure that
  * predates the range is no finding of it.
  */
-static bool store_bisected(const struct culprit_ctx *c, const struct job_row *job,
+static bool store_bisected(const struct bot *c, const struct job_row *job,
 			   struct finding_row *f, const struct bisect_outcome *o, bool report,
 			   GError **error)
 {
@@ -528,7 +447,7 @@ static void add_culprit(GPtrArray *culprits, const char *culprit)
 		g_ptr_array_add(culprits, g_strdup(culprit));
 }
 
-bool culprit_build_findings(const struct culprit_ctx *c, const struct job_row *job,
+bool culprit_build_findings(const struct bot *c, const struct job_row *job,
 			    const struct builder_result *r, const char *base, GString *already,
 			    GError **error)
 {
@@ -605,39 +524,35 @@ bool culprit_build_findings(const struct culprit_ctx *c, const struct job_row *j
 	return true;
 }
 
-bool culprit_boot_findings(const struct culprit_ctx *c, const struct job_row *job,
+bool culprit_boot_findings(const struct bot *c, const struct job_row *job,
 			   const struct builder_result *r, const char *base, GPtrArray **tally_out,
 			   GString *old, GError **error)
 {
 	const char *base_commit = base ? base : r->parent;
-	g_autoptr(GError) boot_error = NULL;
 	g_autoptr(GPtrArray) head_runs = NULL;
 	g_autoptr(GPtrArray) head = NULL;
-	g_autoptr(GPtrArray) base_built = NULL;
-	g_autoptr(GPtrArray) base_tally = NULL;
-	const struct build_row *base_build;
+	zd_auto(probe_result) based = { 0 };
+	GPtrArray *base_tally;
 
 	*tally_out = NULL;
-	head = boot_build(c, r->build, c->config->boot_repeat, &head_runs, error);
+	head = probe_boot(c, r->build, c->config->boot_repeat, 0, &head_runs, error);
 	if (!head)
 		return !error || !*error;
 	*tally_out = g_ptr_array_ref(head);
 	if (head->len == 0 || !base_commit)
 		return true;
-	base_built = build_alone(c, job, base_commit, error);
-	if (!base_built)
+	/* The base, built alone and booted as often as the head. */
+	if (!probe_run(&based, c,
+		       &(struct probe_request){ .tree = job->tree, .commit = base_commit,
+						.target = job->target,
+						.boots = c->config->boot_repeat,
+						.flags = PROBE_ALONE },
+		       error))
 		return false;
-	base_build = ((struct builder_result *)base_built->pdata[0])->build;
-	if (infra_build(base_build, error))
-		return false;
-	base_tally = boot_build(c, base_build, c->config->boot_repeat, NULL, &boot_error);
-	if (!base_tally && boot_error) {
-		g_propagate_error(error, g_steal_pointer(&boot_error));
-		return false;
-	}
+	base_tally = based.tally;
 	for (guint i = 0; i < head->len; i++) {
 		const struct console_tally *t = head->pdata[i];
-		const struct console_tally *before = tally_find(base_tally, t->fingerprint);
+		const struct console_tally *before = probe_tally_find(base_tally, t->fingerprint);
 		struct probe probe = { .boot = true, .fingerprint = t->fingerprint };
 		const struct bisect_boundary good[] = { { base_commit, true } };
 		const struct start start = {
@@ -686,7 +601,7 @@ bool culprit_boot_findings(const struct culprit_ctx *c, const struct job_row *jo
  * cannot show it and counts as not fixed. Returns the fixing commit, or
  * NULL (inconclusive, or with @error set).
  */
-static char *bisect_fix(const struct culprit_ctx *c, const struct job_row *job,
+static char *bisect_fix(const struct bot *c, const struct job_row *job,
 			const struct finding_row *f, GError **error)
 {
 	const struct bisect_boundary good[] = { { f->culprit, false } };
@@ -704,7 +619,7 @@ static char *bisect_fix(const struct culprit_ctx *c, const struct job_row *job,
  * Whether @culprit left tree @tree_id: no head of its branches (deleted
  * ones aside) holds it. When that cannot be told, it is held.
  */
-static bool culprit_left(const struct culprit_ctx *c, gint64 tree_id, const char *culprit)
+static bool culprit_left(const struct bot *c, gint64 tree_id, const char *culprit)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) branches = db_branch_list(c->db, tree_id, &error);
@@ -724,7 +639,7 @@ static bool culprit_left(const struct culprit_ctx *c, gint64 tree_id, const char
 }
 
 /* Marks @f dropped, seen so at @head, and queues its follow-up: one transaction. */
-static bool mark_dropped(const struct culprit_ctx *c, const struct finding_row *f,
+static bool mark_dropped(const struct bot *c, const struct finding_row *f,
 			 const char *head, GError **error)
 {
 	const struct report_ctx rc = report_ctx_of(c);
@@ -743,7 +658,7 @@ static bool mark_dropped(const struct culprit_ctx *c, const struct finding_row *
 	return true;
 }
 
-bool culprit_mark_fixed(const struct culprit_ctx *c, const struct job_row *job,
+bool culprit_mark_fixed(const struct bot *c, const struct job_row *job,
 			const struct builder_result *r, GPtrArray *boots, GError **error)
 {
 	const struct report_ctx rc = report_ctx_of(c);
@@ -774,11 +689,11 @@ bool culprit_mark_fixed(const struct culprit_ctx *c, const struct job_row *job,
 			unsigned need = bisect_runs_to_show(f->rate, 1.0 - FIXED_SHOWN);
 			g_autoptr(GPtrArray) more = NULL;
 
-			if (!boots || tally_find(boots, f->fingerprint))
+			if (!boots || probe_tally_find(boots, f->fingerprint))
 				continue;
 			if (need > c->config->boot_repeat) {
-				more = boot_build(c, r->build, need, NULL, NULL);
-				if (!more || tally_find(more, f->fingerprint))
+				more = probe_boot(c, r->build, need, 0, NULL, NULL);
+				if (!more || probe_tally_find(more, f->fingerprint))
 					continue;
 			}
 			fix = g_strdup(job->commit);
@@ -806,7 +721,7 @@ bool culprit_mark_fixed(const struct culprit_ctx *c, const struct job_row *job,
 }
 
 /* The number of commits @head has that @base has not, up to @limit. */
-static guint distance(const struct culprit_ctx *c, const char *head, const char *base,
+static guint distance(const struct bot *c, const char *head, const char *base,
 		      guint limit)
 {
 	const char *hide[] = { base, NULL };
@@ -819,7 +734,7 @@ static guint distance(const struct culprit_ctx *c, const char *head, const char 
 }
 
 /* Adds the tested heads of @tree_id's branches (but the job's commit) to @heads. */
-static bool tested_heads(const struct culprit_ctx *c, gint64 tree_id, const char *branch,
+static bool tested_heads(const struct bot *c, gint64 tree_id, const char *branch,
 			 const char *except, GPtrArray *heads, GError **error)
 {
 	g_autoptr(GPtrArray) branches = db_branch_list(c->db, tree_id, error);
@@ -842,7 +757,7 @@ static bool tested_heads(const struct culprit_ctx *c, gint64 tree_id, const char
  * NULL if none. A head whose merge base cannot be computed is passed
  * over: it is only a candidate.
  */
-static char *nearest_base(const struct culprit_ctx *c, const struct job_row *job,
+static char *nearest_base(const struct bot *c, const struct job_row *job,
 			  GPtrArray *heads)
 {
 	g_autofree char *best = NULL;
@@ -868,7 +783,7 @@ static char *nearest_base(const struct culprit_ctx *c, const struct job_row *job
 	return g_steal_pointer(&best);
 }
 
-char *culprit_fork_point(const struct culprit_ctx *c, const struct job_row *job, GError **error)
+char *culprit_fork_point(const struct bot *c, const struct job_row *job, GError **error)
 {
 	zd_autoptr(tree_row) tree = db_tree_get(c->db, job->tree, error);
 	g_autoptr(GPtrArray) heads = g_ptr_array_new_with_free_func(g_free);

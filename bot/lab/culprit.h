@@ -10,18 +10,11 @@
 #include <stdbool.h>
 #include <glib.h>
 
+#include "bot/bot.h"
 #include "bot/lab/builder.h"
 #include "bot/config.h"
 #include "bot/store/db.h"
 #include "engine/repo.h"
-
-/* What the probes run with: a worker's own handles. */
-struct culprit_ctx {
-	struct db *db;
-	struct repo *repo;
-	const struct config *config;
-	const char *git_path; /* the object store builds take commits from */
-};
 
 /*
  * The comparison base of a head first seen on its branch: where it left
@@ -30,7 +23,7 @@ struct culprit_ctx {
  * the other trees; the nearest to the head when there are several. NULL
  * (and no error) when none is known: the head's parent is the base then.
  */
-char *culprit_fork_point(const struct culprit_ctx *c, const struct job_row *job,
+char *culprit_fork_point(const struct bot *c, const struct job_row *job,
 			 GError **error);
 
 /*
@@ -39,19 +32,9 @@ char *culprit_fork_point(const struct culprit_ctx *c, const struct job_row *job,
  * between @base and the job's commit. One that predates the range (a
  * boundary has it) is no finding: @already says what, and since where.
  */
-bool culprit_build_findings(const struct culprit_ctx *c, const struct job_row *job,
+bool culprit_build_findings(const struct bot *c, const struct job_row *job,
 			    const struct builder_result *r, const char *base, GString *already,
 			    GError **error);
-
-/*
- * Boots the kernel of @build @repeat times, its stored boots of the same
- * profile counted, and returns the tally of what failed (struct
- * console_tally; empty: every boot was clean). NULL without @error set
- * when @build kept no image (its target does not boot, or it failed);
- * NULL with BOT_ERROR_TEMPORARY when a boot hit an infrastructure error.
- */
-GPtrArray *culprit_boot_tally(const struct culprit_ctx *c, const struct build_row *build,
-			      unsigned repeat, GError **error);
 
 /*
  * Boots the head that @r built, [boot] repeat times, and compares its
@@ -63,7 +46,7 @@ GPtrArray *culprit_boot_tally(const struct culprit_ctx *c, const struct build_ro
  * has no image). Boots that hit infrastructure errors fail it
  * (BOT_ERROR_TEMPORARY): they are no verdict.
  */
-bool culprit_boot_findings(const struct culprit_ctx *c, const struct job_row *job,
+bool culprit_boot_findings(const struct bot *c, const struct job_row *job,
 			   const struct builder_result *r, const char *base, GPtrArray **tally,
 			   GString *already, GError **error);
 
@@ -74,7 +57,7 @@ bool culprit_boot_findings(const struct culprit_ctx *c, const struct job_row *jo
  * commit lacks and no branch of the tree holds any more (a rebase took it
  * out). Each with its follow-up in the report's thread.
  */
-bool culprit_mark_fixed(const struct culprit_ctx *c, const struct job_row *job,
+bool culprit_mark_fixed(const struct bot *c, const struct job_row *job,
 			const struct builder_result *r, GPtrArray *boots, GError **error);
 
 #endif

@@ -14,6 +14,7 @@
 #include "bot/lab/builder.h"
 #include "bot/mailroom/commands.h"
 #include "bot/lab/culprit.h"
+#include "bot/lab/probe.h"
 #include "bot/mailroom/ingest.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/lab/sched.h"
@@ -278,17 +279,6 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 	}
 }
 
-/* Sets @cause from an infra-error verdict: which build, and why. */
-static void infra_cause(GError **cause, const struct builder_result *r)
-{
-	const struct build_row *b = r->build->status == BUILD_INFRA || !r->parent_build
-		? r->build : r->parent_build;
-
-	g_set_error(cause, BOT_ERROR, BOT_ERROR_TEMPORARY, "infra-error: build of %.12s%s: %s",
-		    b->commit, b == r->parent_build ? " (the parent)" : "",
-		    b->reason ? b->reason : "infrastructure error");
-}
-
 /* Whether the job's commit is still in the object store; a cause when not. */
 static bool commit_in_store(struct worker *w, const struct job_row *job, GError **cause)
 {
@@ -314,15 +304,13 @@ static bool commit_in_store(struct worker *w, const struct job_row *job, GError 
 static bool run_build(struct worker *w, const struct job_row *job, enum job_result *result,
 		      char **note, unsigned *booted, GError **cause)
 {
-	const char *targets[] = { job->target, NULL };
-	struct builder_request req = {
-		.source = job->tree, .objects_from = w->s->git_path, .rev = job->commit,
-		.targets = targets,
+	struct probe_request req = {
+		.tree = job->tree, .commit = job->commit, .target = job->target,
 	};
-	const struct culprit_ctx c = {
+	const struct bot c = {
 		.db = w->db, .repo = w->repo, .config = w->config, .git_path = w->s->git_path,
 	};
-	g_autoptr(GPtrArray) results = NULL;
+	zd_auto(probe_result) built = { 0 };
 	g_autoptr(GPtrArray) boots = NULL;
 	g_autofree char *previous = NULL;
 	g_autofree char *fork = NULL;
@@ -351,14 +339,9 @@ static bool run_build(struct worker *w, const struct job_row *job, enum job_resu
 	base = previous ? previous : fork;
 	if (non_rebasable)
 		req.against = base;
-	results = builder_run(w->db, w->config, &req, cause);
-	if (!results)
+	if (!probe_run(&built, &c, &req, cause))
 		return false;
-	br = results->pdata[0];
-	if (br->verdict == VERDICT_INFRA) {
-		infra_cause(cause, br);
-		return false;
-	}
+	br = built.build;
 	if (!culprit_build_findings(&c, job, br, non_rebasable ? base : NULL, already, cause))
 		return false;
 	/* Heads are booted too, [boot] repeat times. */

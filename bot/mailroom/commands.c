@@ -11,8 +11,7 @@
 #include <sys/random.h>
 
 #include "bot/bot.h"
-#include "bot/lab/booter.h"
-#include "bot/lab/builder.h"
+#include "bot/lab/probe.h"
 #include "bot/mailroom/commands.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/mailroom/series.h"
@@ -1640,13 +1639,14 @@ bool commands_run_rerun(const struct report_ctx *c, const char *git_path, gint64
 			const char *tree, const char *commit, const char *target,
 			enum job_result *result, char **note, GError **cause)
 {
-	const char *targets[] = { target, NULL };
-	struct builder_request req = {
-		.source = tree, .objects_from = git_path, .rev = commit, .targets = targets,
-		.rebuild = true,
+	const struct bot bot = {
+		.db = c->db, .repo = c->repo, .config = c->config, .git_path = git_path,
+	};
+	struct probe_request req = {
+		.tree = tree, .commit = commit, .target = target, .flags = PROBE_REBUILD,
 	};
 	g_autoptr(GPtrArray) waiting = db_command_waiting(c->db, job_id, 0, cause);
-	g_autoptr(GPtrArray) results = NULL;
+	zd_auto(probe_result) built = { 0 };
 	g_autoptr(GPtrArray) tally = NULL;
 	g_autoptr(GString) said = g_string_new(NULL);
 	const struct builder_result *br;
@@ -1655,15 +1655,9 @@ bool commands_run_rerun(const struct report_ctx *c, const char *git_path, gint64
 
 	if (!waiting)
 		return false;
-	results = builder_run(c->db, c->config, &req, cause);
-	if (!results)
+	if (!probe_run(&built, &bot, &req, cause))
 		return false;
-	br = results->pdata[0];
-	if (br->verdict == VERDICT_INFRA) {
-		g_set_error(cause, BOT_ERROR, BOT_ERROR_TEMPORARY, "infra-error: build of %.12s: %s",
-			    commit, br->build->reason ? br->build->reason : "infrastructure error");
-		return false;
-	}
+	br = built.build;
 	for (guint i = 0; i < waiting->len; i++) {
 		const struct command_row *row = waiting->pdata[i];
 		zd_autoptr(finding_row) f = row->finding_id ? db_finding_get(c->db, row->finding_id,
@@ -1679,24 +1673,11 @@ bool commands_run_rerun(const struct report_ctx *c, const char *git_path, gint64
 		}
 	}
 	if (boot && br->build && br->build->image_path && br->build->status == BUILD_OK) {
-		struct booter_request breq = {
-			.image = br->build->image_path, .build_id = br->build->id,
-			.repeat = c->config->boot_repeat, .reuse = false,
-		};
-		g_autoptr(GPtrArray) runs = booter_boot(c->db, c->config, &breq, &tally, cause);
-
-		if (!runs)
+		/* Booted afresh: a rerun asks whether it still shows now. */
+		tally = probe_boot(&bot, br->build, c->config->boot_repeat, PROBE_FRESH_BOOTS,
+				   NULL, cause);
+		if (!tally)
 			return false;
-		for (guint i = 0; i < runs->len; i++) {
-			const struct booter_run *run = runs->pdata[i];
-
-			if (run->result.kind == CONSOLE_INFRA) {
-				g_set_error(cause, BOT_ERROR, BOT_ERROR_TEMPORARY,
-					    "infra-error: a boot of %.12s failed for infrastructure "
-					    "reasons", commit);
-				return false;
-			}
-		}
 		for (guint i = 0; i < waiting->len; i++) {
 			const struct command_row *row = waiting->pdata[i];
 			zd_autoptr(finding_row) f = row->finding_id

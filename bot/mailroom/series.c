@@ -11,7 +11,7 @@
 #include "bot/bot.h"
 #include "bot/lab/builder.h"
 #include "bot/mailroom/commands.h"
-#include "bot/lab/culprit.h"
+#include "bot/lab/probe.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/mailroom/series.h"
 #include "bot/mailroom/template.h"
@@ -1111,18 +1111,6 @@ static char *boots_text(GPtrArray *tally, unsigned runs)
 	return g_strdup_printf("%u boot%s clean", runs, runs == 1 ? "" : "s");
 }
 
-/* The failure of @tally with @fingerprint, or NULL. */
-static const struct console_tally *tally_get(GPtrArray *tally, const char *fingerprint)
-{
-	for (guint i = 0; tally && i < tally->len; i++) {
-		const struct console_tally *t = tally->pdata[i];
-
-		if (strcmp(t->fingerprint, fingerprint) == 0)
-			return t;
-	}
-	return NULL;
-}
-
 /* What the boots of a series found. */
 struct series_boots {
 	char **text;       /* per patch (index n - 1): what its boots showed, or NULL */
@@ -1152,7 +1140,7 @@ static void series_boots_release(struct series_boots *b, guint n)
 static bool boot_series(const struct report_ctx *c, const char *git_path, GPtrArray *outcomes,
 			struct series_boots *out, GError **cause)
 {
-	const struct culprit_ctx cc = {
+	const struct bot cc = {
 		.db = c->db, .repo = c->repo, .config = c->config, .git_path = git_path,
 	};
 	guint n = outcomes->len;
@@ -1166,18 +1154,18 @@ static bool boot_series(const struct report_ctx *c, const char *git_path, GPtrAr
 	out->text = g_new0(char *, n);
 	if (!last->build || !last->build->image_path || last->build->status != BUILD_OK)
 		return true;
-	last_tally = culprit_boot_tally(&cc, last->build, repeat, cause);
+	last_tally = probe_boot(&cc, last->build, repeat, 0, NULL, cause);
 	if (!last_tally)
 		return !*cause;
 	out->text[n - 1] = boots_text(last_tally, repeat);
 	if (!first->parent_build || !first->parent_build->image_path)
 		return true;
-	base_tally = culprit_boot_tally(&cc, first->parent_build, repeat, cause);
+	base_tally = probe_boot(&cc, first->parent_build, repeat, 0, NULL, cause);
 	if (!base_tally)
 		return !*cause;
 	for (guint i = 0; !fresh && i < last_tally->len; i++) {
 		const struct console_tally *t = last_tally->pdata[i];
-		const struct console_tally *before = tally_get(base_tally, t->fingerprint);
+		const struct console_tally *before = probe_tally_find(base_tally, t->fingerprint);
 
 		if (t->kind != CONSOLE_BOOT_OK && (!before || before->failures == 0))
 			fresh = t;
@@ -1202,12 +1190,12 @@ static bool boot_series(const struct report_ctx *c, const char *git_path, GPtrAr
 		} else {
 			if (!br->build || !br->build->image_path || br->build->status != BUILD_OK)
 				break; /* not built: the patches after it cannot be told apart */
-			tally = culprit_boot_tally(&cc, br->build, repeat, cause);
+			tally = probe_boot(&cc, br->build, repeat, 0, NULL, cause);
 			if (!tally)
 				return !*cause;
 			out->text[k - 1] = boots_text(tally, repeat);
 		}
-		t = tally_get(tally, fresh->fingerprint);
+		t = probe_tally_find(tally, fresh->fingerprint);
 		if (!t || t->failures == 0)
 			continue;
 		if (t->failures == t->runs) {
@@ -1510,6 +1498,9 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 	g_autoptr(GPtrArray) testing = ids ? testing_of(c->db, ids, cause) : NULL;
 	g_autoptr(GPtrArray) outcomes = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)g_ptr_array_unref);
+	const struct bot pb = {
+		.db = c->db, .repo = c->repo, .config = c->config, .git_path = git_path,
+	};
 	enum job_result worst = JOB_RESULT_PASS;
 	struct series_boots boots = { 0 };
 	const struct series_row *s;
@@ -1528,13 +1519,11 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 	s = testing->pdata[0];
 	for (guint n = 1; n <= s->total; n++) {
 		const struct series_part *p = part_of(s, n);
-		const char *targets1[] = { target, NULL };
-		struct builder_request req = {
-			.source = tree, .objects_from = git_path, .rev = p ? p->commit : NULL,
-			.targets = targets1,
+		struct probe_request req = {
+			.tree = tree, .commit = p ? p->commit : NULL, .target = target,
 		};
+		zd_auto(probe_result) built = { 0 };
 		GPtrArray *results;
-		const struct builder_result *br;
 		enum job_result jr;
 
 		if (!p || !p->commit) {
@@ -1542,18 +1531,14 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 				    "series %" G_GINT64_FORMAT ": patch %u was not applied", s->id, n);
 			return false;
 		}
-		results = builder_run(c->db, c->config, &req, cause);
-		if (!results)
-			return false;
-		g_ptr_array_add(outcomes, results);
-		br = results->pdata[0];
-		if (br->verdict == VERDICT_INFRA) {
-			g_set_error(cause, BOT_ERROR, BOT_ERROR_TEMPORARY,
-				    "series %" G_GINT64_FORMAT ": patch %u: infrastructure: %s", s->id,
-				    n, br->build && br->build->reason ? br->build->reason : "?");
+		if (!probe_run(&built, &pb, &req, cause)) {
+			g_prefix_error(cause, "series %" G_GINT64_FORMAT ": patch %u: ", s->id, n);
 			return false;
 		}
-		jr = db_job_result_of_verdict(br->verdict);
+		results = g_ptr_array_new_with_free_func((GDestroyNotify)builder_result_free);
+		g_ptr_array_add(results, g_steal_pointer(&built.build));
+		g_ptr_array_add(outcomes, results);
+		jr = db_job_result_of_verdict(((const struct builder_result *)results->pdata[0])->verdict);
 		if (jr == JOB_RESULT_FAIL_NEW_ERROR ||
 		    (jr == JOB_RESULT_NEW_DIAGNOSTICS && worst != JOB_RESULT_FAIL_NEW_ERROR) ||
 		    (jr == JOB_RESULT_FAIL_PARENT_FAILING && worst == JOB_RESULT_PASS))

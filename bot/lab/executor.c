@@ -1,0 +1,42 @@
+/*
+ * The executors' table, and the local one: builds in this machine's
+ * sandbox, boots on the configured libvirt hosts.
+ */
+#define G_LOG_DOMAIN "bot"
+
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "bot/lab/executor.h"
+
+static GPtrArray *local_build(const struct bot *bot, const struct builder_request *req,
+			      GError **error)
+{
+	return builder_run(bot->db, bot->config, req, error);
+}
+
+static GPtrArray *local_boot(const struct bot *bot, const struct booter_request *req,
+			     GPtrArray **tally, GError **error)
+{
+	return booter_boot(bot->db, bot->config, req, tally, error);
+}
+
+static const struct executor executors[] = {
+	{ "local", local_build, local_boot },
+};
+
+const struct executor *executor_find(const char *name)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(executors); i++) {
+		if (strcmp(executors[i].name, name) == 0)
+			return &executors[i];
+	}
+	return NULL;
+}
+
+const struct executor *executor_of(const struct bot *bot)
+{
+	(void)bot; /* one executor today: [build] executor comes with the cluster's */
+	return &executors[0];
+}
