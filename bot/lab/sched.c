@@ -11,10 +11,8 @@
 #include <unistd.h>
 
 #include "bot/bot.h"
-#include "bot/lab/builder.h"
+#include "bot/lab/jobs.h"
 #include "bot/mailroom/commands.h"
-#include "bot/lab/culprit.h"
-#include "bot/lab/probe.h"
 #include "bot/mailroom/ingest.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/lab/sched.h"
@@ -145,32 +143,6 @@ static void renewal_stop(struct renewal *r, GThread *thread)
 /* Claims of one job cut short (zeroday died running it) before it ends in error. */
 #define JOB_CUT_SHORT_MAX 12
 
-/*
- * The causes a retry cannot fix: a job that fails for one ends in error
- * at once. Every other failure is taken for infrastructure, and retried
- * with backoff up to the limit of attempts.
- */
-static const struct {
-	GQuark (*domain)(void);
-	int code;
-} permanent_causes[] = {
-	{ engine_error_quark, ENGINE_ERROR_INVALID }, /* a bad target spec, hostile input */
-	{ engine_error_quark, ENGINE_ERROR_LIMIT },   /* the input is over a size limit */
-	{ bot_error_quark, BOT_ERROR_NOT_FOUND },     /* the commit is no longer stored */
-	{ bot_error_quark, BOT_ERROR_CONFIG },        /* zeroday.conf, not the machine */
-	{ bot_error_quark, BOT_ERROR_SCHEMA },
-	{ bot_error_quark, BOT_ERROR_USAGE },
-};
-
-static bool permanent_cause(const GError *cause)
-{
-	for (size_t i = 0; i < G_N_ELEMENTS(permanent_causes); i++) {
-		if (g_error_matches(cause, permanent_causes[i].domain(), permanent_causes[i].code))
-			return true;
-	}
-	return false;
-}
-
 static bool stopping(struct sched *s);
 
 /* Waits @seconds, or less when zeroday is told to stop. */
@@ -209,7 +181,7 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 {
 	struct sched *s = w->s;
 	const struct report_ctx rc = { .config = w->config, .db = w->db, .repo = w->repo };
-	bool permanent = cause && permanent_cause(cause);
+	bool permanent = cause && jobs_permanent_cause(cause);
 	unsigned pause = 0;
 
 	for (;;) {
@@ -279,129 +251,6 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 	}
 }
 
-/* Whether the job's commit is still in the object store; a cause when not. */
-static bool commit_in_store(struct worker *w, const struct job_row *job, GError **cause)
-{
-	if (repo_has_commit(w->repo, job->commit))
-		return true;
-	g_set_error(cause, BOT_ERROR, BOT_ERROR_NOT_FOUND,
-		    "commit %s is no longer in the object store", job->commit);
-	return false;
-}
-
-/*
- * A build job: the commit against its parent (or, for a non-rebasable
- * tree, against its comparison base, with what is new bisected in
- * between); a head is booted as well, its new failures bisected from its
- * comparison base; then the findings it fixes. The comparison base of a
- * head is the head it replaced on its branch, when that was tested; of a
- * head first seen on its branch, where the branch left known ground
- * (culprit_fork_point()); else the parent. Sets *@result, and *@note to
- * what a result that is not a verdict's stands for; false with @cause
- * when it could not run: an infra-error build, boots that hit
- * infrastructure errors, a vanished commit.
- */
-static bool run_build(struct worker *w, const struct job_row *job, enum job_result *result,
-		      char **note, unsigned *booted, GError **cause)
-{
-	struct probe_request req = {
-		.tree = job->tree, .commit = job->commit, .target = job->target,
-	};
-	const struct bot c = {
-		.db = w->db, .repo = w->repo, .config = w->config, .git_path = w->s->git_path,
-	};
-	zd_auto(probe_result) built = { 0 };
-	g_autoptr(GPtrArray) boots = NULL;
-	g_autofree char *previous = NULL;
-	g_autofree char *fork = NULL;
-	g_autoptr(GString) already = g_string_new(NULL);
-	const struct builder_result *br;
-	bool non_rebasable = false;
-	const char *base;
-
-	if (!commit_in_store(w, job, cause))
-		return false;
-	if (!db_tree_non_rebasable(w->db, job->tree_id, &non_rebasable, cause))
-		return false;
-	if (job->priority == JOB_HEAD) {
-		previous = db_head_previous(w->db, job->tree_id, job->commit, cause);
-		if (*cause)
-			return false;
-		if (!previous) {
-			fork = culprit_fork_point(&c, job, cause);
-			if (*cause)
-				return false;
-			if (fork)
-				g_message("job %" G_GINT64_FORMAT ": a new branch, from %.12s", job->id,
-					  fork);
-		}
-	}
-	base = previous ? previous : fork;
-	if (non_rebasable)
-		req.against = base;
-	if (!probe_run(&built, &c, &req, cause))
-		return false;
-	br = built.build;
-	if (!culprit_build_findings(&c, job, br, non_rebasable ? base : NULL, already, cause))
-		return false;
-	/* Heads are booted too, [boot] repeat times. */
-	if (job->priority == JOB_HEAD &&
-	    !culprit_boot_findings(&c, job, br, base, &boots, already, cause))
-		return false;
-	if (!culprit_mark_fixed(&c, job, br, boots, cause))
-		return false;
-	*result = db_job_result_of_verdict(br->verdict);
-	*booted = boots ? w->config->boot_repeat : 0;
-	if (already->len) {
-		/* Never a pass: the failure was there before, and the note says since where. */
-		if (*result == JOB_RESULT_PASS)
-			*result = JOB_RESULT_KNOWN_FAILURE;
-		*note = g_string_free(g_steal_pointer(&already), FALSE);
-	}
-	return true;
-}
-
-/* A posted series' patches built one after the other: see bot/mailroom/series.h. */
-static bool run_patch_test(struct worker *w, const struct job_row *job, enum job_result *result,
-			   char **note, unsigned *booted, GError **cause)
-{
-	const struct report_ctx rc = {
-		.config = w->config, .db = w->db, .repo = w->repo,
-	};
-
-	*booted = 0;
-	if (!commit_in_store(w, job, cause))
-		return false;
-	return series_run_job(&rc, w->s->git_path, job->tree, job->commit, job->target, result,
-			      note, cause);
-}
-
-/* A finding's culprit tested afresh, for a #zeroday rerun: see bot/mailroom/commands.h. */
-static bool run_rerun(struct worker *w, const struct job_row *job, enum job_result *result,
-		      char **note, unsigned *booted, GError **cause)
-{
-	const struct report_ctx rc = {
-		.config = w->config, .db = w->db, .repo = w->repo,
-	};
-
-	*booted = 0;
-	if (!commit_in_store(w, job, cause))
-		return false;
-	return commands_run_rerun(&rc, w->s->git_path, job->id, job->tree, job->commit,
-				  job->target, result, note, cause);
-}
-
-/* What runs each kind of job; NULL: declared, and nothing queues it yet. */
-static const struct {
-	enum job_kind kind;
-	bool (*run)(struct worker *w, const struct job_row *job, enum job_result *result,
-		    char **note, unsigned *booted, GError **cause);
-} job_kinds[] = {
-	{ JOB_KIND_BUILD, run_build },
-	{ JOB_KIND_PATCH_TEST, run_patch_test },
-	{ JOB_KIND_RERUN, run_rerun },
-};
-
 /*
  * Runs one job under its lease, with its kind's runner, and finishes it
  * (finish_job()): with its result, or with the cause it could not be run
@@ -419,8 +268,10 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 	g_autofree char *note = NULL;
 	enum job_result result = JOB_RESULT_NONE;
 	unsigned booted = 0;
+	const struct bot bot = {
+		.config = w->config, .db = w->db, .repo = w->repo, .git_path = w->s->git_path,
+	};
 	GThread *renewer;
-	bool ran = false;
 
 	g_message("job %" G_GINT64_FORMAT ": %s %s %.12s for %s (attempt %u, %s)", job->id,
 		  db_job_kind_name(job->kind), job->tree, job->commit, job->target, job->attempts,
@@ -438,18 +289,10 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 		g_warning("job %" G_GINT64_FORMAT ": %s", job->id, cause->message);
 		return finish_job(w, job, JOB_RESULT_NONE, NULL, 0, cause, error);
 	}
-	for (size_t i = 0; i < G_N_ELEMENTS(job_kinds); i++) {
-		if (job_kinds[i].kind != job->kind || !job_kinds[i].run)
-			continue;
-		renewer = renewal_start(&r);
-		if (!job_kinds[i].run(w, job, &result, &note, &booted, &cause))
-			g_assert(cause);
-		renewal_stop(&r, renewer);
-		ran = true;
-	}
-	if (!ran)
-		g_set_error(&cause, BOT_ERROR, BOT_ERROR_USAGE, "no runner for %s jobs",
-			    db_job_kind_name(job->kind));
+	renewer = renewal_start(&r);
+	if (!jobs_run(&bot, job, &result, &note, &booted, &cause))
+		g_assert(cause);
+	renewal_stop(&r, renewer);
 	g_assert(result != JOB_RESULT_NONE || cause);
 	return finish_job(w, job, result, note, booted, cause, error);
 }

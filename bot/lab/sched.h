@@ -2,10 +2,7 @@
  * `zeroday run`: the daemon loop. The main thread polls the trees on a
  * schedule and turns the selected commits into build jobs (one per
  * target); a pool of worker threads runs them under leases kept alive by
- * a renewal thread, each with its kind's runner (a table: build jobs
- * now, patch tests declared). A build job builds the commit against its
- * comparison base and, for a head, boots it; bot/lab/culprit.c turns what is
- * new into findings and marks fixed what no longer shows.
+ * a renewal thread, each with its kind's runner (bot/lab/jobs.h).
  */
 #ifndef ZERODAY_SCHED_H
 #define ZERODAY_SCHED_H
