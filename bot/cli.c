@@ -17,6 +17,7 @@
 #include "bot/lab/builder.h"
 #include "bot/mailroom/commands.h"
 #include "bot/mailroom/outbox.h"
+#include "bot/mailroom/render.h"
 #include "bot/mailroom/report.h"
 #include "bot/lab/sched.h"
 #include "bot/mailroom/series.h"
@@ -836,10 +837,7 @@ static void request_reload(int sig)
 /* The templates the daemon fills: a mistake in one stops it here, not a report later. */
 static bool check_templates(const struct config *config, GError **error)
 {
-	return report_check_templates(config->mail_templates, error) &&
-	       outbox_check_templates(config->mail_templates, error) &&
-	       series_check_templates(config->mail_templates, error) &&
-	       commands_check_templates(config->mail_templates, error);
+	return render_check_templates(config->mail_templates, error);
 }
 
 /*
@@ -1204,7 +1202,7 @@ static int outbox_send(struct cli *cli, int argc, char **argv)
 	if (argc != 1)
 		return usage("outbox send", "takes no arguments");
 	if (!load_config(cli, &error) ||
-	    !outbox_check_templates(cli->config->mail_templates, &error) ||
+	    !render_check_templates(cli->config->mail_templates, &error) ||
 	    !cli_open(cli, false, &error))
 		return fail(error);
 	signal(SIGPIPE, SIG_IGN);

@@ -10,7 +10,7 @@
 
 #include "bot/bot.h"
 #include "bot/config.h"
-#include "bot/mailroom/report.h"
+#include "bot/mailroom/render.h"
 #include "mail/address.h"
 #include "tests/testlib.h"
 
@@ -33,7 +33,7 @@ static void test_defaults(void)
 
 		g_assert_no_error(error);
 		g_assert_cmpstr(from, ==, c->mail_address);
-		g_assert_true(report_check_templates(c->mail_templates, &error));
+		g_assert_true(render_check_templates(c->mail_templates, &error));
 		g_assert_no_error(error);
 		g_clear_error(&error);
 	}

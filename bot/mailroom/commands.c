@@ -14,6 +14,7 @@
 #include "bot/lab/probe.h"
 #include "bot/mailroom/commands.h"
 #include "bot/mailroom/outbox.h"
+#include "bot/mailroom/render.h"
 #include "bot/mailroom/series.h"
 #include "bot/mailroom/template.h"
 #include "bot/trees.h"
@@ -1224,27 +1225,7 @@ static bool run_line(struct cmd_ctx *x, const char *line, struct command_row *ro
 	return db_tx_commit(x->c->db, error);
 }
 
-static const struct template_field result_item_fields[] = {
-	{ "line", TEMPLATE_TEXT, false, NULL },
-	{ "answer", TEMPLATE_TEXT, false, NULL },
-	{ NULL },
-};
 
-static const struct template_field reply_fields[] = {
-	{ "bot_name", TEMPLATE_TEXT, false, NULL },
-	{ "bot_address", TEMPLATE_TEXT, false, NULL },
-	{ "subject", TEMPLATE_TEXT, false, NULL },
-	{ "intro", TEMPLATE_TEXT, true, NULL },
-	{ "results", TEMPLATE_LIST, true, result_item_fields },
-	{ NULL },
-};
-
-bool commands_check_templates(const char *dir, GError **error)
-{
-	zd_autoptr(template) t = template_load(dir, "command-reply", reply_fields, error);
-
-	return t != NULL;
-}
 
 /* @subject without the reply prefixes ("Re: ", "AW: ") it starts with: the template adds one. */
 static const char *without_re(const char *subject)
@@ -1302,7 +1283,7 @@ static bool queue_answer(const struct report_ctx *c, gint64 mail_id, const struc
 		template_values_set(item, "line", cr->line);
 		template_values_set(item, "answer", cr->answer ? cr->answer : "(no answer)");
 	}
-	report_render(&r, c->config, "command-reply", reply_fields, v, &cause);
+	render_mail(&r, c->config, "command-reply", v, &cause);
 	ok = outbox_queue_reply(c, OUTBOX_COMMAND, &r, cause, tag, now, &reply_id, error) &&
 	     db_command_mail_set(c->db, mail_id, COMMAND_MAIL_ANSWERED, NULL, reply_id, error);
 	reply_release(&r);

@@ -120,7 +120,4 @@ bool commands_run_rerun(const struct report_ctx *c, const char *git_path, gint64
 			const char *tree, const char *commit, const char *target,
 			enum job_result *result, char **note, GError **cause);
 
-/* Checks the command templates (command-reply) in @dir. */
-bool commands_check_templates(const char *dir, GError **error);
-
 #endif

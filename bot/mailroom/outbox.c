@@ -10,6 +10,7 @@
 
 #include "bot/bot.h"
 #include "bot/mailroom/outbox.h"
+#include "bot/mailroom/render.h"
 #include "engine/build.h"
 #include "engine/names.h"
 #include "mail/address.h"
@@ -588,50 +589,6 @@ out:
 	return false;
 }
 
-/* The digest template's fields; see templates/README.md. */
-static const struct template_field digest_item_fields[] = {
-	{ "subject", TEMPLATE_TEXT, false, NULL },
-	{ "message_id", TEMPLATE_TEXT, false, NULL },
-	{ "kind", TEMPLATE_TEXT, false, NULL },
-	{ "queued", TEMPLATE_TEXT, false, NULL },
-	{ "attachment", TEMPLATE_TEXT, false, NULL },
-	{ NULL },
-};
-
-static const struct template_field digest_fields[] = {
-	{ "bot_name", TEMPLATE_TEXT, false, NULL },
-	{ "bot_address", TEMPLATE_TEXT, false, NULL },
-	{ "recipient", TEMPLATE_TEXT, false, NULL },
-	{ "count", TEMPLATE_TEXT, false, NULL },
-	{ "max_per_recipient_day", TEMPLATE_TEXT, false, NULL },
-	{ "max_per_hour", TEMPLATE_TEXT, false, NULL },
-	{ "mails", TEMPLATE_LIST, false, digest_item_fields },
-	{ NULL },
-};
-
-/* The test mail's fields. */
-static const struct template_field test_fields[] = {
-	{ "bot_name", TEMPLATE_TEXT, false, NULL },
-	{ "bot_address", TEMPLATE_TEXT, false, NULL },
-	{ "outbox", TEMPLATE_TEXT, false, NULL },
-	{ NULL },
-};
-
-/* The clean-build mail's fields; see templates/README.md. */
-static const struct template_field clean_fields[] = {
-	{ "bot_name", TEMPLATE_TEXT, false, NULL },
-	{ "bot_address", TEMPLATE_TEXT, false, NULL },
-	{ "tree", TEMPLATE_TEXT, false, NULL },
-	{ "url", TEMPLATE_TEXT, false, NULL },
-	{ "branch", TEMPLATE_TEXT, true, NULL },
-	{ "head", TEMPLATE_TEXT, false, NULL },
-	{ "head_short", TEMPLATE_TEXT, false, NULL },
-	{ "head_title", TEMPLATE_TEXT, false, NULL },
-	{ "target", TEMPLATE_TEXT, false, NULL },
-	{ "compiler", TEMPLATE_TEXT, true, NULL },
-	{ "boots", TEMPLATE_TEXT, true, NULL },
-	{ NULL },
-};
 
 bool outbox_queue_reply(const struct report_ctx *c, enum outbox_kind kind, struct reply *reply,
 			const GError *cause, const char *tag, gint64 now, gint64 *id,
@@ -662,14 +619,6 @@ bool outbox_queue_reply(const struct report_ctx *c, enum outbox_kind kind, struc
 	return true;
 }
 
-bool outbox_check_templates(const char *dir, GError **error)
-{
-	zd_autoptr(template) digest = template_load(dir, "digest", digest_fields, error);
-	zd_autoptr(template) test = digest ? template_load(dir, "test", test_fields, error) : NULL;
-	zd_autoptr(template) clean = test ? template_load(dir, "clean", clean_fields, error) : NULL;
-
-	return clean != NULL;
-}
 
 static char *iso_date(gint64 when)
 {
@@ -729,7 +678,7 @@ static bool make_digest(const struct report_ctx *c, const char *address, gint64 
 	row->kind = OUTBOX_DIGEST;
 	row->created = now;
 	row->message_id = outbox_message_id(c->config, "digest");
-	if (report_render(&reply, c->config, "digest", digest_fields, v, &cause)) {
+	if (render_mail(&reply, c->config, "digest", v, &cause)) {
 		g_ptr_array_add(reply.to, g_strdup(address));
 		reply.message_id = g_strdup(row->message_id);
 		reply.date = now;
@@ -799,7 +748,7 @@ gint64 outbox_queue_test(const struct report_ctx *c, const char *const *to, gint
 	template_values_set(v, "bot_name", c->config->mail_name);
 	template_values_set(v, "bot_address", c->config->mail_address);
 	template_values_set(v, "outbox", where);
-	if (!report_render(&reply, c->config, "test", test_fields, v, error))
+	if (!render_mail(&reply, c->config, "test", v, error))
 		goto out;
 	for (const char *const *t = to; *t; t++) {
 		char *normal = address_normalize(*t, error);
@@ -917,7 +866,7 @@ bool outbox_queue_clean(const struct report_ctx *c, const char *tree_name, const
 	row->kind = OUTBOX_CLEAN;
 	row->created = now;
 	row->message_id = outbox_message_id(c->config, "clean");
-	if (report_render(&reply, c->config, "clean", clean_fields, v, &cause)) {
+	if (render_mail(&reply, c->config, "clean", v, &cause)) {
 		reply.message_id = g_strdup(row->message_id);
 		reply.date = now;
 	}

@@ -73,9 +73,6 @@ bool outbox_queue_reply(const struct report_ctx *c, enum outbox_kind kind, struc
 			const GError *cause, const char *tag, gint64 now, gint64 *id,
 			GError **error);
 
-/* Checks the outbox's own templates (digest, test, clean) in @dir. */
-bool outbox_check_templates(const char *dir, GError **error);
-
 /*
  * Queues a test mail to the addresses @to (NULL-terminated), to check
  * the way out; returns its outbox id, or 0 with @error.

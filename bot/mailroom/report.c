@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bot/bot.h"
+#include "bot/mailroom/render.h"
 #include "bot/mailroom/report.h"
 #include "bot/status.h"
 #include "bot/mailroom/template.h"
@@ -24,83 +25,7 @@
 /* A source line shown in a report is cut at this many bytes. */
 #define SOURCE_LINE_MAX 200
 
-static const struct template_field diag_fields[] = {
-	{ "location", TEMPLATE_TEXT, false, NULL }, /* FILE:LINE:COL, or FILE */
-	{ "kind", TEMPLATE_TEXT, false, NULL },     /* error, warning */
-	{ "message", TEMPLATE_TEXT, false, NULL },
-	{ "source", TEMPLATE_TEXT, true, NULL },    /* numbered lines around it, "> " at it */
-	{ NULL },
-};
 
-static const struct template_field step_fields[] = {
-	{ "commit", TEMPLATE_TEXT, false, NULL }, /* 12 digits */
-	{ "result", TEMPLATE_TEXT, false, NULL }, /* good, bad, skip */
-	{ "failures", TEMPLATE_TEXT, false, NULL },
-	{ "runs", TEMPLATE_TEXT, false, NULL },
-	{ "role", TEMPLATE_TEXT, false, NULL },   /* routine, boundary, search, revert */
-	{ NULL },
-};
-
-static const struct template_field suspect_fields[] = {
-	{ "commit", TEMPLATE_TEXT, false, NULL },
-	{ "title", TEMPLATE_TEXT, false, NULL },
-	{ NULL },
-};
-
-/* The fields of every finding report (templates/README.md describes each). */
-static const struct template_field report_fields[] = {
-	{ "bot_name", TEMPLATE_TEXT, false, NULL },
-	{ "bot_address", TEMPLATE_TEXT, false, NULL },
-	{ "headline", TEMPLATE_TEXT, false, NULL },
-	{ "tree", TEMPLATE_TEXT, false, NULL },
-	{ "url", TEMPLATE_TEXT, false, NULL },
-	{ "branch", TEMPLATE_TEXT, true, NULL },
-	{ "base", TEMPLATE_TEXT, true, NULL },         /* TREE/BRANCH: upstream of the tree */
-	{ "series", TEMPLATE_TEXT, true, NULL },       /* "i/N" */
-	{ "series_index", TEMPLATE_TEXT, true, NULL }, /* i */
-	{ "series_total", TEMPLATE_TEXT, true, NULL }, /* N */
-	{ "head", TEMPLATE_TEXT, false, NULL },
-	{ "culprit", TEMPLATE_TEXT, false, NULL },
-	{ "culprit_short", TEMPLATE_TEXT, false, NULL },
-	{ "culprit_title", TEMPLATE_TEXT, false, NULL },
-	{ "parent", TEMPLATE_TEXT, true, NULL },
-	{ "author", TEMPLATE_TEXT, false, NULL },
-	{ "author_name", TEMPLATE_TEXT, false, NULL },
-	{ "author_date", TEMPLATE_TEXT, false, NULL },
-	{ "committer", TEMPLATE_TEXT, true, NULL },
-	{ "target", TEMPLATE_TEXT, false, NULL },
-	{ "arch", TEMPLATE_TEXT, false, NULL },
-	{ "config", TEMPLATE_TEXT, false, NULL },
-	{ "compiler", TEMPLATE_TEXT, true, NULL },
-	{ "reproduce", TEMPLATE_TEXT, false, NULL },
-	{ "boot_command", TEMPLATE_TEXT, true, NULL },
-	{ "repro_boots", TEMPLATE_TEXT, true, NULL },
-	{ "title", TEMPLATE_TEXT, false, NULL },
-	{ "diags", TEMPLATE_LIST, true, diag_fields },
-	{ "several", TEMPLATE_TEXT, true, NULL }, /* how many diagnostics, when more than one */
-	{ "excerpt", TEMPLATE_TEXT, true, NULL },
-	{ "boots", TEMPLATE_TEXT, true, NULL },
-	{ "rate", TEMPLATE_TEXT, true, NULL },
-	{ "steps", TEMPLATE_LIST, false, step_fields },
-	{ "bisect_size", TEMPLATE_TEXT, false, NULL }, /* "3 steps, 12 boots" */
-	{ "confidence", TEMPLATE_TEXT, true, NULL },
-	{ "revert", TEMPLATE_TEXT, true, NULL },
-	{ "suspects", TEMPLATE_LIST, true, suspect_fields },
-	{ "reason", TEMPLATE_TEXT, true, NULL },
-	{ "reported_by", TEMPLATE_TEXT, false, NULL },
-	{ "closes", TEMPLATE_TEXT, false, NULL },
-	/* The fixed follow-up only. */
-	{ "fixed_by", TEMPLATE_TEXT, true, NULL },
-	{ "fixed_by_short", TEMPLATE_TEXT, true, NULL },
-	{ "fixed_by_title", TEMPLATE_TEXT, true, NULL },
-	{ NULL },
-};
-
-/* The report kinds, and the template each is written with. */
-static const char *const kinds[] = {
-	"build-error", "build-warning", "boot-failure", "boot-intermittent", "inconclusive", "fixed",
-	"dropped",
-};
 
 static const char *kind_of(const struct finding_row *f)
 {
@@ -117,16 +42,6 @@ static const char *kind_of(const struct finding_row *f)
 	g_assert_not_reached();
 }
 
-bool report_check_templates(const char *dir, GError **error)
-{
-	for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
-		zd_autoptr(template) t = template_load(dir, kinds[i], report_fields, error);
-
-		if (!t)
-			return false;
-	}
-	return true;
-}
 
 static char *short_id(const char *oid)
 {
@@ -656,42 +571,11 @@ static void attach_logs(struct reply *out, const struct report_ctx *c, const str
 		reply_attach(out, "bisect.log", log);
 }
 
-/* Renders template @kind with @v into @out's subject and body. */
-bool report_render(struct reply *out, const struct config *config, const char *name,
-		   const struct template_field *schema, const struct template_values *v,
-		   GError **error)
-{
-	zd_autoptr(template) t = template_load(config->mail_templates, name, schema, error);
-	g_autofree char *text = NULL;
-	g_autofree char *from = NULL;
-	char *body;
-
-	if (!t)
-		return false;
-	text = template_render(t, v, error);
-	if (!text)
-		return false;
-	/* A template starts with its Subject: line and a blank line. */
-	body = strstr(text, "\n\n");
-	if (!g_str_has_prefix(text, "Subject: ") || !body || memchr(text, '\n', body - text)) {
-		g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG,
-			    "%s/%s.txt: does not start with one Subject: line and a blank line",
-			    config->mail_templates, name);
-		return false;
-	}
-	out->subject = g_strndup(text + strlen("Subject: "), body - text - strlen("Subject: "));
-	out->body = g_strdup(body + 2);
-	from = address_format(config->mail_name, config->mail_address, error);
-	if (!from)
-		return false;
-	out->from = g_steal_pointer(&from);
-	return true;
-}
 
 static bool render_into(struct reply *out, const struct report_ctx *c, const char *kind,
 			const struct template_values *v, GError **error)
 {
-	return report_render(out, c->config, kind, report_fields, v, error);
+	return render_mail(out, c->config, kind, v, error);
 }
 
 bool report_finding(struct reply *out, const struct report_ctx *c, const struct finding_row *f,

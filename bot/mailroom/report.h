@@ -54,26 +54,12 @@ struct report_ctx {
 };
 
 /*
- * Checks that every report template in @dir loads against its schema;
- * BOT_ERROR_CONFIG naming the file and line of the first that does not.
- */
-bool report_check_templates(const char *dir, GError **error);
-
-/*
  * Asks @culprit's own get_maintainer.pl (sandboxed, up to 30 s) into @m
  * (maintainers_init() first), so that a report rendered later in the
  * store's write transaction does not run it there: set c->maintainers_of
  * and c->maintainers to them. A failure is logged; @m stays empty.
  */
 void report_prefetch(const struct report_ctx *c, const char *culprit, struct maintainers *m);
-
-/*
- * Renders template @name of [mail] templates, checked against @schema,
- * with @v into @out: its Subject: line, its body and the bot as From.
- */
-bool report_render(struct reply *out, const struct config *config, const char *name,
-		   const struct template_field *schema, const struct template_values *v,
-		   GError **error);
 
 /*
  * Fills @out (initialised here; reply_release() it) with the report of

@@ -13,6 +13,7 @@
 #include "bot/mailroom/commands.h"
 #include "bot/lab/probe.h"
 #include "bot/mailroom/outbox.h"
+#include "bot/mailroom/render.h"
 #include "bot/mailroom/series.h"
 #include "bot/mailroom/template.h"
 #include "bot/trees.h"
@@ -513,104 +514,6 @@ static char **tree_targets(const struct report_ctx *c, const char *tree, GError 
 	return g_strdupv(t->targets && t->targets[0] ? t->targets : c->config->build_targets);
 }
 
-static const struct template_field base_item_fields[] = {
-	{ "base", TEMPLATE_TEXT, false, NULL },
-	{ "reason", TEMPLATE_TEXT, false, NULL },
-	{ NULL },
-};
-
-static const struct template_field diag_item_fields[] = {
-	{ "text", TEMPLATE_TEXT, false, NULL },
-	{ NULL },
-};
-
-static const struct template_field patch_item_fields[] = {
-	{ "n", TEMPLATE_TEXT, false, NULL },
-	{ "title", TEMPLATE_TEXT, false, NULL },
-	{ "result", TEMPLATE_TEXT, false, NULL },
-	{ NULL },
-};
-
-/* The fields every series template has. */
-#define SERIES_COMMON_FIELDS \
-	{ "bot_name", TEMPLATE_TEXT, false, NULL }, \
-	{ "bot_address", TEMPLATE_TEXT, false, NULL }, \
-	{ "subject", TEMPLATE_TEXT, false, NULL },    /* of the mail answered */ \
-	{ "title", TEMPLATE_TEXT, false, NULL },      /* the series' */ \
-	{ "version", TEMPLATE_TEXT, false, NULL }, \
-	{ "total", TEMPLATE_TEXT, false, NULL }, \
-	{ "patch_count", TEMPLATE_TEXT, false, NULL }, /* "1 patch", "3 patches" */ \
-	{ "sender", TEMPLATE_TEXT, false, NULL }, \
-	{ "message_id", TEMPLATE_TEXT, false, NULL }, /* of the mail answered */ \
-	{ "reported_by", TEMPLATE_TEXT, false, NULL }, \
-	{ "closes", TEMPLATE_TEXT, false, NULL }
-
-/* The reply on the patch that broke the build. */
-static const struct template_field failure_fields[] = {
-	SERIES_COMMON_FIELDS,
-	{ "tree", TEMPLATE_TEXT, false, NULL },
-	{ "base", TEMPLATE_TEXT, false, NULL },
-	{ "base_how", TEMPLATE_TEXT, false, NULL },
-	{ "target", TEMPLATE_TEXT, false, NULL },
-	{ "compiler", TEMPLATE_TEXT, true, NULL },
-	{ "n", TEMPLATE_TEXT, false, NULL },
-	{ "patch_title", TEMPLATE_TEXT, false, NULL },
-	{ "kind", TEMPLATE_TEXT, false, NULL },       /* "build error", "build warning", "boot failure" */
-	{ "boot", TEMPLATE_TEXT, true, NULL },        /* set for a boot failure */
-	{ "reproduce", TEMPLATE_TEXT, true, NULL },
-	{ "diags", TEMPLATE_LIST, true, diag_item_fields },
-	{ NULL },
-};
-
-/* The summary on the cover letter, and the clean reply. */
-static const struct template_field summary_fields[] = {
-	SERIES_COMMON_FIELDS,
-	{ "tree", TEMPLATE_TEXT, false, NULL },
-	{ "base", TEMPLATE_TEXT, false, NULL },
-	{ "base_how", TEMPLATE_TEXT, false, NULL },
-	{ "base_failing", TEMPLATE_TEXT, true, NULL }, /* targets failing on the base already */
-	{ "note", TEMPLATE_TEXT, true, NULL },        /* a boot failure not pinned on a patch */
-	{ "patches", TEMPLATE_LIST, false, patch_item_fields },
-	{ NULL },
-};
-
-/* The series applies to no base tried. */
-static const struct template_field no_base_fields[] = {
-	SERIES_COMMON_FIELDS,
-	{ "bases", TEMPLATE_LIST, false, base_item_fields },
-	{ NULL },
-};
-
-static const struct {
-	const char *name;
-	const struct template_field *fields;
-} series_templates[] = {
-	{ "series-failure", failure_fields },
-	{ "series-summary", summary_fields },
-	{ "series-clean", summary_fields },
-	{ "series-no-base", no_base_fields },
-};
-
-static const struct template_field *fields_of(const char *name)
-{
-	for (size_t i = 0; i < G_N_ELEMENTS(series_templates); i++) {
-		if (strcmp(series_templates[i].name, name) == 0)
-			return series_templates[i].fields;
-	}
-	g_assert_not_reached();
-}
-
-bool series_check_templates(const char *dir, GError **error)
-{
-	for (size_t i = 0; i < G_N_ELEMENTS(series_templates); i++) {
-		zd_autoptr(template) t = template_load(dir, series_templates[i].name,
-						       series_templates[i].fields, error);
-
-		if (!t)
-			return false;
-	}
-	return true;
-}
 
 /*
  * A reply on mail @mail_id of @s: Re: its subject, In-Reply-To it,
@@ -690,7 +593,7 @@ static bool queue_series_mail(const struct report_ctx *c, const struct series_ro
 	/* Closes: names this reply in the archive, as a report's does. */
 	r->message_id = outbox_message_id(c->config, tag);
 	template_values_printf(v, "closes", "%s%s", c->config->mail_archive_url, r->message_id);
-	report_render(r, c->config, name, fields_of(name), v, &cause);
+	render_mail(r, c->config, name, v, &cause);
 	return outbox_queue_reply(c, OUTBOX_SERIES, r, cause, tag, now, NULL, error);
 }
 

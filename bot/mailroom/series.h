@@ -81,7 +81,4 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
  */
 char *series_result_text(const struct series_row *s);
 
-/* Checks the series templates in @dir (series-failure, series-clean, series-no-base). */
-bool series_check_templates(const char *dir, GError **error);
-
 #endif
