@@ -52,6 +52,18 @@ void reply_release(struct reply *r)
 	memset(r, 0, sizeof(*r));
 }
 
+void reply_thread(struct reply *r, const char *message_id, const char *in_reply_to,
+		  char *const *references, gsize n)
+{
+	g_free(r->in_reply_to);
+	r->in_reply_to = g_strdup(message_id);
+	for (gsize i = 0; i < n; i++)
+		g_ptr_array_add(r->references, g_strdup(references[i]));
+	if (n == 0 && in_reply_to)
+		g_ptr_array_add(r->references, g_strdup(in_reply_to));
+	g_ptr_array_add(r->references, g_strdup(message_id));
+}
+
 void reply_attach(struct reply *r, const char *filename, const char *text)
 {
 	struct reply_attachment *a = g_new0(struct reply_attachment, 1);

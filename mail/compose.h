@@ -37,6 +37,15 @@ void reply_init(struct reply *r);
 /* Frees what @r holds. */
 void reply_release(struct reply *r);
 
+/*
+ * Threads @r under the mail @message_id (RFC 5322 3.6.4): In-Reply-To
+ * it; References @references (@n of them, oldest first; may be none),
+ * else that mail's own @in_reply_to (may be NULL), then it. The one
+ * place a reply's In-Reply-To and References are written. Copies all.
+ */
+void reply_thread(struct reply *r, const char *message_id, const char *in_reply_to,
+		  char *const *references, gsize n);
+
 /* Adds a text attachment (copies @filename and @text). */
 void reply_attach(struct reply *r, const char *filename, const char *text);
 

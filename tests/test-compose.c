@@ -205,6 +205,36 @@ static void test_message_id(void)
 	g_assert_cmpstr(a, !=, b);
 }
 
+/* A reply's thread: References then the mail, or its In-Reply-To when it had none. */
+static void test_thread(void)
+{
+	char *refs[] = { "root@x", "mid@x" };
+	struct reply r;
+
+	reply_init(&r);
+	reply_thread(&r, "leaf@x", "mid@x", refs, G_N_ELEMENTS(refs));
+	g_assert_cmpstr(r.in_reply_to, ==, "leaf@x");
+	g_assert_cmpuint(r.references->len, ==, 3);
+	g_assert_cmpstr(r.references->pdata[0], ==, "root@x");
+	g_assert_cmpstr(r.references->pdata[2], ==, "leaf@x");
+	reply_release(&r);
+
+	/* No References: the In-Reply-To stands for the thread above it. */
+	reply_init(&r);
+	reply_thread(&r, "leaf@x", "parent@x", NULL, 0);
+	g_assert_cmpuint(r.references->len, ==, 2);
+	g_assert_cmpstr(r.references->pdata[0], ==, "parent@x");
+	g_assert_cmpstr(r.references->pdata[1], ==, "leaf@x");
+	reply_release(&r);
+
+	/* A thread's first mail: only itself. */
+	reply_init(&r);
+	reply_thread(&r, "first@x", NULL, NULL, 0);
+	g_assert_cmpuint(r.references->len, ==, 1);
+	g_assert_cmpstr(r.in_reply_to, ==, "first@x");
+	reply_release(&r);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -213,5 +243,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/compose/attachments", test_attachments);
 	g_test_add_func("/compose/injection", test_injection);
 	g_test_add_func("/compose/message-id", test_message_id);
+	g_test_add_func("/compose/thread", test_thread);
 	return g_test_run();
 }

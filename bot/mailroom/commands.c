@@ -1266,12 +1266,9 @@ static bool queue_answer(const struct report_ctx *c, gint64 mail_id, const struc
 		return false;
 	reply_init(&r);
 	g_ptr_array_add(r.to, g_strdup(m->from));
-	r.in_reply_to = g_strdup(m->message_id);
-	for (guint i = 0; m->references && i < m->references->len; i++)
-		g_ptr_array_add(r.references, g_strdup(m->references->pdata[i]));
-	if (m->in_reply_to && (!m->references || m->references->len == 0))
-		g_ptr_array_add(r.references, g_strdup(m->in_reply_to));
-	g_ptr_array_add(r.references, g_strdup(m->message_id));
+	reply_thread(&r, m->message_id, m->in_reply_to,
+		     m->references ? (char **)m->references->pdata : NULL,
+		     m->references ? m->references->len : 0);
 	template_values_set(v, "bot_name", c->config->mail_name);
 	template_values_set(v, "bot_address", c->config->mail_address);
 	template_values_set(v, "subject", without_re(m->subject));

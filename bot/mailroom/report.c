@@ -629,10 +629,8 @@ static bool report_followup(struct reply *out, const struct report_ctx *c,
 		else if (g_str_has_prefix(*r, "cc:"))
 			g_ptr_array_add(out->cc, g_strdup(*r + 3));
 	}
-	out->in_reply_to = g_strdup(report->message_id);
-	for (char **r = report->references; r && *r; r++)
-		g_ptr_array_add(out->references, g_strdup(*r));
-	g_ptr_array_add(out->references, g_strdup(report->message_id));
+	reply_thread(out, report->message_id, NULL, report->references,
+		     report->references ? g_strv_length(report->references) : 0);
 	out->message_id = g_strdup(message_id);
 	out->date = now;
 	return true;

@@ -536,12 +536,9 @@ static bool reply_on(const struct report_ctx *c, const struct series_row *s, gin
 	/* The base's tree's lists hear of it too: a series may have reached them by Bcc. */
 	if (s->tree && !(tree = db_tree_get(c->db, s->tree, error)))
 		return false;
-	r->in_reply_to = g_strdup(m->message_id);
-	for (guint i = 0; m->references && i < m->references->len; i++)
-		g_ptr_array_add(r->references, g_strdup(m->references->pdata[i]));
-	if (m->in_reply_to && (!m->references || m->references->len == 0))
-		g_ptr_array_add(r->references, g_strdup(m->in_reply_to));
-	g_ptr_array_add(r->references, g_strdup(m->message_id));
+	reply_thread(r, m->message_id, m->in_reply_to,
+		     m->references ? (char **)m->references->pdata : NULL,
+		     m->references ? m->references->len : 0);
 	g_hash_table_add(seen, g_strdup(bot));
 	for (int pass = 0; pass < 4; pass++) {
 		GPtrArray *from = pass == 1 ? m->to : pass == 2 ? m->cc : NULL;
