@@ -208,7 +208,8 @@ static void test_message_id(void)
 /* A reply's thread: References then the mail, or its In-Reply-To when it had none. */
 static void test_thread(void)
 {
-	char *refs[] = { "root@x", "mid@x" };
+	char root[] = "root@x", mid[] = "mid@x";
+	char *refs[] = { root, mid };
 	struct reply r;
 
 	reply_init(&r);
