@@ -945,7 +945,7 @@ static int report_show(struct cli *cli, int argc, char **argv)
 	zd_autoptr(finding_row) f = NULL;
 	g_autofree char *message_id = NULL;
 	g_autofree char *text = NULL;
-	struct report_ctx ctx;
+	struct bot ctx;
 	struct reply reply;
 	gint64 id;
 	char *end;
@@ -966,7 +966,7 @@ static int report_show(struct cli *cli, int argc, char **argv)
 	f = db_finding_get(cli->db, id, &error);
 	if (!f)
 		return fail(error);
-	ctx = (struct report_ctx){ .config = cli->config, .db = cli->db, .repo = cli->repo };
+	ctx = (struct bot){ .config = cli->config, .db = cli->db, .repo = cli->repo };
 	message_id = outbox_message_id(cli->config, "preview");
 	if (!report_finding(&reply, &ctx, f, message_id, g_get_real_time() / G_USEC_PER_SEC,
 			    &error)) {
@@ -1166,7 +1166,7 @@ static int outbox_show(struct cli *cli, int argc, char **argv)
 static int outbox_test(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
-	struct report_ctx rc = { 0 };
+	struct bot rc = { 0 };
 	gint64 id;
 	int status;
 
@@ -1191,7 +1191,7 @@ static int outbox_test(struct cli *cli, int argc, char **argv)
 static int outbox_send(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
-	struct report_ctx rc = { 0 };
+	struct bot rc = { 0 };
 	unsigned sent = 0;
 	int status;
 

@@ -308,12 +308,6 @@ static char *first_parent(const struct bot *c, const char *commit)
 	return rc->parent_ids && rc->parent_ids[0] ? g_strdup(rc->parent_ids[0]) : NULL;
 }
 
-/* The report context of a culprit context. */
-static struct report_ctx report_ctx_of(const struct bot *c)
-{
-	return (struct report_ctx){ .config = c->config, .db = c->db, .repo = c->repo };
-}
-
 /*
  * Stores @f and, when it is new and @report, its report in the outbox:
  * one transaction. Without @report, report_culprit() reports it later.
@@ -321,7 +315,7 @@ static struct report_ctx report_ctx_of(const struct bot *c)
 static bool store_finding(const struct bot *c, const struct job_row *job,
 			  struct finding_row *f, bool report, GError **error)
 {
-	struct report_ctx rc = report_ctx_of(c);
+	struct bot rc = *c;
 	struct maintainers m;
 	bool added;
 	bool ok;
@@ -361,7 +355,7 @@ static bool store_finding(const struct bot *c, const struct job_row *job,
 static bool report_culprit(const struct bot *c, const struct job_row *job,
 			   const char *culprit, GError **error)
 {
-	struct report_ctx rc = report_ctx_of(c);
+	struct bot rc = *c;
 	g_autoptr(GPtrArray) rows = NULL;
 	g_autoptr(GPtrArray) leads = g_ptr_array_new();
 	struct maintainers m;
@@ -642,7 +636,7 @@ static bool culprit_left(const struct bot *c, gint64 tree_id, const char *culpri
 static bool mark_dropped(const struct bot *c, const struct finding_row *f,
 			 const char *head, GError **error)
 {
-	const struct report_ctx rc = report_ctx_of(c);
+	const struct bot rc = *c;
 
 	if (!db_tx_begin(c->db, error))
 		return false;
@@ -661,7 +655,7 @@ static bool mark_dropped(const struct bot *c, const struct finding_row *f,
 bool culprit_mark_fixed(const struct bot *c, const struct job_row *job,
 			const struct builder_result *r, GPtrArray *boots, GError **error)
 {
-	const struct report_ctx rc = report_ctx_of(c);
+	const struct bot rc = *c;
 	g_autoptr(GPtrArray) open = db_finding_open(c->db, job->tree_id, job->target, error);
 
 	if (!open)

@@ -123,14 +123,10 @@ static bool run_build(const struct bot *bot, const struct job_row *job,
 static bool run_patch_test(const struct bot *bot, const struct job_row *job,
 			   enum job_result *result, char **note, unsigned *booted, GError **cause)
 {
-	const struct report_ctx rc = {
-		.config = bot->config, .db = bot->db, .repo = bot->repo,
-	};
-
 	*booted = 0;
 	if (!commit_in_store(bot, job, cause))
 		return false;
-	return series_run_job(&rc, bot->git_path, job->tree, job->commit, job->target, result,
+	return series_run_job(bot, job->tree, job->commit, job->target, result,
 			      note, cause);
 }
 
@@ -138,14 +134,10 @@ static bool run_patch_test(const struct bot *bot, const struct job_row *job,
 static bool run_rerun(const struct bot *bot, const struct job_row *job,
 		      enum job_result *result, char **note, unsigned *booted, GError **cause)
 {
-	const struct report_ctx rc = {
-		.config = bot->config, .db = bot->db, .repo = bot->repo,
-	};
-
 	*booted = 0;
 	if (!commit_in_store(bot, job, cause))
 		return false;
-	return commands_run_rerun(&rc, bot->git_path, job->id, job->tree, job->commit,
+	return commands_run_rerun(bot, job->id, job->tree, job->commit,
 				  job->target, result, note, cause);
 }
 

@@ -180,7 +180,9 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 		       const char *note, unsigned boots, const GError *cause, GError **error)
 {
 	struct sched *s = w->s;
-	const struct report_ctx rc = { .config = w->config, .db = w->db, .repo = w->repo };
+	const struct bot rc = {
+		.config = w->config, .db = w->db, .repo = w->repo, .git_path = w->s->git_path,
+	};
 	bool permanent = cause && jobs_permanent_cause(cause);
 	unsigned pause = 0;
 
@@ -425,7 +427,9 @@ static bool poll_and_enqueue(struct sched *s, struct db *db, struct repo *repo, 
 static bool read_mail(struct sched *s, struct db *db, struct repo *repo, bool drain,
 		      GError **error)
 {
-	const struct report_ctx rc = { .config = s->config, .db = db, .repo = repo };
+	const struct bot rc = {
+		.config = s->config, .db = db, .repo = repo, .git_path = s->git_path,
+	};
 	struct ingest_stats st = { 0 };
 	unsigned waiting = 0;
 	gint64 now;
@@ -457,7 +461,7 @@ static bool read_mail(struct sched *s, struct db *db, struct repo *repo, bool dr
 static bool send_mail(struct db *db, struct repo *repo, const struct config *config,
 		      GError **error)
 {
-	const struct report_ctx rc = { .config = config, .db = db, .repo = repo };
+	const struct bot rc = { .config = config, .db = db, .repo = repo };
 	GError *local = NULL;
 	unsigned sent;
 

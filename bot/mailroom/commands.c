@@ -45,7 +45,7 @@ static const char *const who_text[] = {
 
 /* One command mail being answered. */
 struct cmd_ctx {
-	const struct report_ctx *c;
+	const struct bot *c;
 	gint64 mail_id;
 	const struct patchmail *m;
 	const char *sender;    /* address_key() of From */
@@ -1251,7 +1251,7 @@ static const char *without_re(const char *subject)
  * Queues the one reply to command mail @mail_id (parsed: @m), saying
  * @intro (or NULL) and each command's answer; marks the mail answered.
  */
-static bool queue_answer(const struct report_ctx *c, gint64 mail_id, const struct patchmail *m,
+static bool queue_answer(const struct bot *c, gint64 mail_id, const struct patchmail *m,
 			 const char *intro, gint64 now, GError **error)
 {
 	g_autoptr(GPtrArray) rows = db_command_list(c->db, mail_id, error);
@@ -1288,7 +1288,7 @@ static bool queue_answer(const struct report_ctx *c, gint64 mail_id, const struc
 }
 
 /* Records command mail @mail_id as getting no reply, and why, in the log too. */
-static bool silent(const struct report_ctx *c, const struct mail_row *mail, const char *sender,
+static bool silent(const struct bot *c, const struct mail_row *mail, const char *sender,
 		   const char *why, gint64 now, GError **error)
 {
 	g_message("commands: mail %" G_GINT64_FORMAT " <%s> from %s is not answered: %s",
@@ -1357,7 +1357,7 @@ static bool identity_ok(const struct config *config, const char *sender, const c
 	return false;
 }
 
-bool commands_take(const struct report_ctx *c, const struct mail_row *mail,
+bool commands_take(const struct bot *c, const struct mail_row *mail,
 		   const struct patchmail *m, const char *raw, gsize len, gint64 now, bool *taken,
 		   GError **error)
 {
@@ -1454,7 +1454,7 @@ bool commands_take(const struct report_ctx *c, const struct mail_row *mail,
 /* ---- Answers that come later ---- */
 
 /* Answers command mail @mail_id when none of its commands runs any more. */
-static bool answer_if_done(const struct report_ctx *c, gint64 mail_id, gint64 now,
+static bool answer_if_done(const struct bot *c, gint64 mail_id, gint64 now,
 			   GError **error)
 {
 	g_autoptr(GPtrArray) rows = db_command_list(c->db, mail_id, error);
@@ -1512,7 +1512,7 @@ static const char *result_words(enum job_result result)
 	}
 }
 
-bool commands_job_done(const struct report_ctx *c, const struct job_row *job,
+bool commands_job_done(const struct bot *c, const struct job_row *job,
 		       enum job_result result, const char *note, gint64 now, GError **error)
 {
 	g_autoptr(GPtrArray) waiting = db_command_waiting(c->db, job->id, 0, error);
@@ -1553,7 +1553,7 @@ bool commands_job_done(const struct report_ctx *c, const struct job_row *job,
  * Answers command @row, whose series is settled (tested, or never to be)
  * or whose job is gone, in the caller's transaction.
  */
-static bool answer_stale(const struct report_ctx *c, struct command_row *row, gint64 now,
+static bool answer_stale(const struct bot *c, struct command_row *row, gint64 now,
 			 GError **error)
 {
 	if (row->series_id) {
@@ -1580,7 +1580,7 @@ static bool answer_stale(const struct report_ctx *c, struct command_row *row, gi
 	       answer_if_done(c, row->mail_id, now, error);
 }
 
-bool commands_series_claimed(const struct report_ctx *c, gint64 series_id, gint64 now,
+bool commands_series_claimed(const struct bot *c, gint64 series_id, gint64 now,
 			     bool *claimed, GError **error)
 {
 	g_autoptr(GPtrArray) waiting = db_command_waiting(c->db, 0, series_id, error);
@@ -1596,7 +1596,7 @@ bool commands_series_claimed(const struct report_ctx *c, gint64 series_id, gint6
 	return true;
 }
 
-bool commands_sweep(const struct report_ctx *c, gint64 now, GError **error)
+bool commands_sweep(const struct bot *c, gint64 now, GError **error)
 {
 	g_autoptr(GPtrArray) stale = db_command_stale(c->db, error);
 
@@ -1613,13 +1613,10 @@ bool commands_sweep(const struct report_ctx *c, gint64 now, GError **error)
 	return true;
 }
 
-bool commands_run_rerun(const struct report_ctx *c, const char *git_path, gint64 job_id,
+bool commands_run_rerun(const struct bot *c, gint64 job_id,
 			const char *tree, const char *commit, const char *target,
 			enum job_result *result, char **note, GError **cause)
 {
-	const struct bot bot = {
-		.db = c->db, .repo = c->repo, .config = c->config, .git_path = git_path,
-	};
 	struct probe_request req = {
 		.tree = tree, .commit = commit, .target = target, .flags = PROBE_REBUILD,
 	};
@@ -1633,7 +1630,7 @@ bool commands_run_rerun(const struct report_ctx *c, const char *git_path, gint64
 
 	if (!waiting)
 		return false;
-	if (!probe_run(&built, &bot, &req, cause))
+	if (!probe_run(&built, c, &req, cause))
 		return false;
 	br = built.build;
 	for (guint i = 0; i < waiting->len; i++) {
@@ -1652,7 +1649,7 @@ bool commands_run_rerun(const struct report_ctx *c, const char *git_path, gint64
 	}
 	if (boot && br->build && br->build->image_path && br->build->status == BUILD_OK) {
 		/* Booted afresh: a rerun asks whether it still shows now. */
-		tally = probe_boot(&bot, br->build, c->config->boot_repeat, PROBE_FRESH_BOOTS,
+		tally = probe_boot(c, br->build, c->config->boot_repeat, PROBE_FRESH_BOOTS,
 				   NULL, cause);
 		if (!tally)
 			return false;

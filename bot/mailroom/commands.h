@@ -79,7 +79,7 @@ char *commands_printable_line(const char *line);
  * *@taken to whether it was a command mail. False only when the store
  * fails.
  */
-bool commands_take(const struct report_ctx *c, const struct mail_row *mail,
+bool commands_take(const struct bot *c, const struct mail_row *mail,
 		   const struct patchmail *m, const char *raw, gsize len, gint64 now, bool *taken,
 		   GError **error);
 
@@ -89,7 +89,7 @@ bool commands_take(const struct report_ctx *c, const struct mail_row *mail,
  * that did not reproduce closes its finding), and a mail whose commands
  * are all answered gets its reply.
  */
-bool commands_job_done(const struct report_ctx *c, const struct job_row *job,
+bool commands_job_done(const struct bot *c, const struct job_row *job,
 		       enum job_result result, const char *note, gint64 now, GError **error);
 
 /*
@@ -99,7 +99,7 @@ bool commands_job_done(const struct report_ctx *c, const struct job_row *job,
  * any. Then the series' own replies are not sent: the command mail gets
  * one reply, not several.
  */
-bool commands_series_claimed(const struct report_ctx *c, gint64 series_id, gint64 now,
+bool commands_series_claimed(const struct bot *c, gint64 series_id, gint64 now,
 			     bool *claimed, GError **error);
 
 /*
@@ -107,7 +107,7 @@ bool commands_series_claimed(const struct report_ctx *c, gint64 series_id, gint6
  * tested, or that will not be (superseded, ignored, applying nowhere);
  * a job gone with its tree. Each in a transaction of its own.
  */
-bool commands_sweep(const struct report_ctx *c, gint64 now, GError **error);
+bool commands_sweep(const struct bot *c, gint64 now, GError **error);
 
 /*
  * A rerun job: builds @commit afresh on @target of tree @tree and, for
@@ -116,7 +116,7 @@ bool commands_sweep(const struct report_ctx *c, gint64 now, GError **error);
  * JOB_RESULT_FAIL_NEW_ERROR when one did, with *@note saying which.
  * False with @cause when it could not run (infrastructure: retried).
  */
-bool commands_run_rerun(const struct report_ctx *c, const char *git_path, gint64 job_id,
+bool commands_run_rerun(const struct bot *c, gint64 job_id,
 			const char *tree, const char *commit, const char *target,
 			enum job_result *result, char **note, GError **cause);
 

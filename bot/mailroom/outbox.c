@@ -72,7 +72,7 @@ static bool drop_muted_from(struct db *db, GPtrArray *list, const char *thread, 
  * When nobody is left, sets @cause (the mail is kept, unsent, saying
  * so). False only when the store fails.
  */
-static bool without_muted(const struct report_ctx *c, struct reply *r, GError **cause,
+static bool without_muted(const struct bot *c, struct reply *r, GError **cause,
 			  GError **error)
 {
 	const char *thread = r->references->len ? r->references->pdata[0] : r->in_reply_to;
@@ -148,7 +148,7 @@ static bool add_rcpts(struct db *db, const struct outbox_row *row, GError **erro
 	return true;
 }
 
-static bool queue(const struct report_ctx *c, struct outbox_row *row, GError **error)
+static bool queue(const struct bot *c, struct outbox_row *row, GError **error)
 {
 	bool added;
 
@@ -173,7 +173,7 @@ static bool queue(const struct report_ctx *c, struct outbox_row *row, GError **e
 	return true;
 }
 
-bool outbox_queue_report(const struct report_ctx *c, gint64 finding_id, gint64 now,
+bool outbox_queue_report(const struct bot *c, gint64 finding_id, gint64 now,
 			 GError **error)
 {
 	zd_autoptr(finding_row) f = db_finding_get(c->db, finding_id, error);
@@ -252,7 +252,7 @@ static bool followup_due(struct db *db, gint64 lead, bool *due, GError **error)
  * @finding_id, in the thread of the report that carries it: one per
  * report, when the last of the findings it carries is closed.
  */
-static bool queue_followup(const struct report_ctx *c, gint64 finding_id, enum outbox_kind kind,
+static bool queue_followup(const struct bot *c, gint64 finding_id, enum outbox_kind kind,
 			   gint64 now, GError **error)
 {
 	g_autoptr(GError) local = NULL;
@@ -309,13 +309,13 @@ static bool queue_followup(const struct report_ctx *c, gint64 finding_id, enum o
 	return queue(c, row, error);
 }
 
-bool outbox_queue_fixed(const struct report_ctx *c, gint64 finding_id, gint64 now,
+bool outbox_queue_fixed(const struct bot *c, gint64 finding_id, gint64 now,
 			GError **error)
 {
 	return queue_followup(c, finding_id, OUTBOX_FIXED, now, error);
 }
 
-bool outbox_queue_dropped(const struct report_ctx *c, gint64 finding_id, gint64 now,
+bool outbox_queue_dropped(const struct bot *c, gint64 finding_id, gint64 now,
 			  GError **error)
 {
 	return queue_followup(c, finding_id, OUTBOX_DROPPED, now, error);
@@ -395,7 +395,7 @@ static char *maildir_name(const struct outbox_row *row)
  * Whether one more mail may go to @address (NULL: to anybody) at @now:
  * [mail] max-per-recipient-day and max-per-hour.
  */
-static bool under_limits(const struct report_ctx *c, const char *address, gint64 now, bool *ok,
+static bool under_limits(const struct bot *c, const char *address, gint64 now, bool *ok,
 			 GError **error)
 {
 	gint64 hour;
@@ -414,7 +414,7 @@ static bool under_limits(const struct report_ctx *c, const char *address, gint64
  * transaction): any pending, queued again (after a backoff when @tried);
  * else any held, held; else refused by all, an error; else sent.
  */
-static bool settle(const struct report_ctx *c, const struct outbox_row *row, gint64 now,
+static bool settle(const struct bot *c, const struct outbox_row *row, gint64 now,
 		   bool tried, const char *path, const char *why, GError **error)
 {
 	gint64 pending, held, sent, digested, refused;
@@ -463,7 +463,7 @@ static char *refusals(const struct smtp_rcpt *tries, size_t n)
  * *@path where the mail (or SMTP's copy of it) went. False with @error
  * when nothing was handed over.
  */
-static bool deliver(struct sink *k, const struct report_ctx *c, const struct outbox_row *row,
+static bool deliver(struct sink *k, const struct bot *c, const struct outbox_row *row,
 		    struct smtp_rcpt *tries, size_t n, char **path, GError **error)
 {
 	g_autofree char *name = maildir_name(row);
@@ -501,7 +501,7 @@ static bool deliver(struct sink *k, const struct report_ctx *c, const struct out
  * *@down when the sink failed (the server down, silent or refusing TLS):
  * the other mails would only wait for the same timeout.
  */
-static bool send_row(const struct report_ctx *c, struct sink *k, const struct outbox_row *row,
+static bool send_row(const struct bot *c, struct sink *k, const struct outbox_row *row,
 		     gint64 now, unsigned *sent, bool *down, GError **error)
 {
 	struct db *db = c->db;
@@ -590,7 +590,7 @@ out:
 }
 
 
-bool outbox_queue_reply(const struct report_ctx *c, enum outbox_kind kind, struct reply *reply,
+bool outbox_queue_reply(const struct bot *c, enum outbox_kind kind, struct reply *reply,
 			const GError *cause, const char *tag, gint64 now, gint64 *id,
 			GError **error)
 {
@@ -632,7 +632,7 @@ static char *iso_date(gint64 when)
  * the body and each mail attached, queued in one transaction with them
  * marked as carried by it.
  */
-static bool make_digest(const struct report_ctx *c, const char *address, gint64 now,
+static bool make_digest(const struct bot *c, const char *address, gint64 now,
 			GError **error)
 {
 	struct db *db = c->db;
@@ -709,7 +709,7 @@ out:
 }
 
 /* A digest for every address with held mail that its limits let through now. */
-static bool make_digests(const struct report_ctx *c, gint64 now, GError **error)
+static bool make_digests(const struct bot *c, gint64 now, GError **error)
 {
 	g_auto(GStrv) addresses = db_rcpt_held_addresses(c->db, error);
 	gint64 hour;
@@ -732,7 +732,7 @@ static bool make_digests(const struct report_ctx *c, gint64 now, GError **error)
 	return true;
 }
 
-gint64 outbox_queue_test(const struct report_ctx *c, const char *const *to, gint64 now,
+gint64 outbox_queue_test(const struct bot *c, const char *const *to, gint64 now,
 			 GError **error)
 {
 	zd_autoptr(template_values) v = template_values_new();
@@ -781,7 +781,7 @@ out:
 	return id;
 }
 
-bool outbox_send_due(const struct report_ctx *c, unsigned *sent, GError **error)
+bool outbox_send_due(const struct bot *c, unsigned *sent, GError **error)
 {
 	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
 	g_autoptr(GPtrArray) due = NULL;
@@ -813,7 +813,7 @@ bool outbox_send_due(const struct report_ctx *c, unsigned *sent, GError **error)
 	return ok;
 }
 
-bool outbox_queue_clean(const struct report_ctx *c, const char *tree_name, const char *head,
+bool outbox_queue_clean(const struct bot *c, const char *tree_name, const char *head,
 			const char *target, unsigned boots, gint64 now, GError **error)
 {
 	g_autoptr(GError) local = NULL;

@@ -39,18 +39,18 @@ char *outbox_message_id(const struct config *config, const char *tag);
  * gone) is queued in OUTBOX_ERROR with why, never sent, and says so in
  * the log; only a store failure fails.
  */
-bool outbox_queue_report(const struct report_ctx *c, gint64 finding_id, gint64 now,
+bool outbox_queue_report(const struct bot *c, gint64 finding_id, gint64 now,
 			 GError **error);
 
 /*
  * Queues the "fixed" follow-up of finding @finding_id in its report's
  * thread, likewise; nothing when it had no report.
  */
-bool outbox_queue_fixed(const struct report_ctx *c, gint64 finding_id, gint64 now,
+bool outbox_queue_fixed(const struct bot *c, gint64 finding_id, gint64 now,
 			GError **error);
 
 /* Queues the "dropped" follow-up of finding @finding_id likewise. */
-bool outbox_queue_dropped(const struct report_ctx *c, gint64 finding_id, gint64 now,
+bool outbox_queue_dropped(const struct bot *c, gint64 finding_id, gint64 now,
 			  GError **error);
 
 /*
@@ -59,7 +59,7 @@ bool outbox_queue_dropped(const struct report_ctx *c, gint64 finding_id, gint64 
  * when the tree asks for one (tree --mail-clean); nothing otherwise.
  * Run it in the transaction that records the job's result.
  */
-bool outbox_queue_clean(const struct report_ctx *c, const char *tree_name, const char *head,
+bool outbox_queue_clean(const struct bot *c, const char *tree_name, const char *head,
 			const char *target, unsigned boots, gint64 now, GError **error);
 
 /*
@@ -69,7 +69,7 @@ bool outbox_queue_clean(const struct report_ctx *c, const char *tree_name, const
  * queues it in OUTBOX_ERROR with the cause, never sent. Sets *@id to
  * the outbox row (may be NULL).
  */
-bool outbox_queue_reply(const struct report_ctx *c, enum outbox_kind kind, struct reply *reply,
+bool outbox_queue_reply(const struct bot *c, enum outbox_kind kind, struct reply *reply,
 			const GError *cause, const char *tag, gint64 now, gint64 *id,
 			GError **error);
 
@@ -77,7 +77,7 @@ bool outbox_queue_reply(const struct report_ctx *c, enum outbox_kind kind, struc
  * Queues a test mail to the addresses @to (NULL-terminated), to check
  * the way out; returns its outbox id, or 0 with @error.
  */
-gint64 outbox_queue_test(const struct report_ctx *c, const char *const *to, gint64 now,
+gint64 outbox_queue_test(const struct bot *c, const char *const *to, gint64 now,
 			 GError **error);
 
 /*
@@ -87,6 +87,6 @@ gint64 outbox_queue_test(const struct report_ctx *c, const char *const *to, gint
  * backoff); false only when the store fails, or with BOT_ERROR_TEMPORARY
  * when the credentials cannot be read.
  */
-bool outbox_send_due(const struct report_ctx *c, unsigned *sent, GError **error);
+bool outbox_send_due(const struct bot *c, unsigned *sent, GError **error);
 
 #endif

@@ -173,7 +173,7 @@ static void recipient_list(struct recipients *r, bool to, char **list)
  * sandboxed; whatever fails is a log line, and the report goes out
  * without them.
  */
-void report_prefetch(const struct report_ctx *c, const char *culprit, struct maintainers *m)
+void report_prefetch(const struct bot *c, const char *culprit, struct maintainers *m)
 {
 	const struct maintainers_opts opts = { .sandbox = true };
 	g_autoptr(GError) error = NULL;
@@ -191,7 +191,7 @@ void report_prefetch(const struct report_ctx *c, const char *culprit, struct mai
 			  error->message);
 }
 
-static void recipient_maintainers(struct recipients *r, const struct report_ctx *c,
+static void recipient_maintainers(struct recipients *r, const struct bot *c,
 				  const char *culprit)
 {
 	struct maintainers asked;
@@ -217,7 +217,7 @@ static void recipient_maintainers(struct recipients *r, const struct report_ctx 
  * inconclusive finding blames nobody: the tree's people, then the
  * suspects' authors.
  */
-static void fill_recipients(struct recipients *r, const struct report_ctx *c,
+static void fill_recipients(struct recipients *r, const struct bot *c,
 			    const struct tree_row *tree, const struct finding_row *f,
 			    const struct repo_people *people)
 {
@@ -266,7 +266,7 @@ static char *read_tail(const char *path, gsize max)
 }
 
 /* Adds build finding @f's diagnostic to the list "diags" of @v. */
-static void add_diag(struct template_values *v, const struct report_ctx *c,
+static void add_diag(struct template_values *v, const struct bot *c,
 		     const struct finding_row *f)
 {
 	struct template_values *d;
@@ -325,7 +325,7 @@ static void fill_steps(struct template_values *v, const struct finding_row *f)
  * is the finding's head, else one whose head contains it, else the one
  * its culprit was selected from; NULL if none.
  */
-static char *branch_of(const struct report_ctx *c, const struct tree_row *tree,
+static char *branch_of(const struct bot *c, const struct tree_row *tree,
 		       const struct finding_row *f)
 {
 	g_autoptr(GPtrArray) branches = NULL;
@@ -355,7 +355,7 @@ static char *branch_of(const struct report_ctx *c, const struct tree_row *tree,
  * (walked from the branch's head), else those the head change that
  * selected @f's culprit brought. NULL when unknown.
  */
-static char **branch_series(const struct report_ctx *c, const struct tree_row *tree,
+static char **branch_series(const struct bot *c, const struct tree_row *tree,
 			    const struct finding_row *f, const char *branch)
 {
 	g_autoptr(GPtrArray) branches = NULL;
@@ -402,7 +402,7 @@ static char **branch_series(const struct report_ctx *c, const struct tree_row *t
 }
 
 /* Sets series, series_index and series_total: the culprit is i of the branch's N new commits. */
-static void fill_series(struct template_values *v, const struct report_ctx *c,
+static void fill_series(struct template_values *v, const struct bot *c,
 			const struct tree_row *tree, const struct finding_row *f,
 			const char *branch)
 {
@@ -436,7 +436,7 @@ static char *headline(const struct finding_row *f)
  * Fills @v with finding @f's fields and, unless @keep_recipients, @out's
  * recipients.
  */
-static bool fill_values(struct template_values *v, struct reply *out, const struct report_ctx *c,
+static bool fill_values(struct template_values *v, struct reply *out, const struct bot *c,
 			const struct finding_row *f, const char *message_id, bool keep_recipients,
 			GError **error)
 {
@@ -549,7 +549,7 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 }
 
 /* Adds the config, build log and bisection log of @f to @out. */
-static void attach_logs(struct reply *out, const struct report_ctx *c, const struct finding_row *f)
+static void attach_logs(struct reply *out, const struct bot *c, const struct finding_row *f)
 {
 	zd_autoptr(build_row) build = NULL;
 	g_autoptr(GError) error = NULL;
@@ -572,13 +572,13 @@ static void attach_logs(struct reply *out, const struct report_ctx *c, const str
 }
 
 
-static bool render_into(struct reply *out, const struct report_ctx *c, const char *kind,
+static bool render_into(struct reply *out, const struct bot *c, const char *kind,
 			const struct template_values *v, GError **error)
 {
 	return render_mail(out, c->config, kind, v, error);
 }
 
-bool report_finding(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+bool report_finding(struct reply *out, const struct bot *c, const struct finding_row *f,
 		    const char *message_id, gint64 now, GError **error)
 {
 	zd_autoptr(template_values) v = template_values_new();
@@ -597,7 +597,7 @@ bool report_finding(struct reply *out, const struct report_ctx *c, const struct 
  * Fills @out with the follow-up @kind ("fixed", "dropped") on finding @f,
  * in the thread of its report @report, to the report's recipients.
  */
-static bool report_followup(struct reply *out, const struct report_ctx *c,
+static bool report_followup(struct reply *out, const struct bot *c,
 			    const struct finding_row *f, const struct outbox_row *report,
 			    const char *kind, const char *message_id, gint64 now, GError **error)
 {
@@ -636,14 +636,14 @@ static bool report_followup(struct reply *out, const struct report_ctx *c,
 	return true;
 }
 
-bool report_fixed(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+bool report_fixed(struct reply *out, const struct bot *c, const struct finding_row *f,
 		  const struct outbox_row *report, const char *message_id, gint64 now,
 		  GError **error)
 {
 	return report_followup(out, c, f, report, "fixed", message_id, now, error);
 }
 
-bool report_dropped(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+bool report_dropped(struct reply *out, const struct bot *c, const struct finding_row *f,
 		    const struct outbox_row *report, const char *message_id, gint64 now,
 		    GError **error)
 {

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <glib.h>
 
+#include "bot/bot.h"
 #include "bot/config.h"
 #include "bot/store/db.h"
 #include "engine/maintainers.h"
@@ -41,32 +42,20 @@
 #define REPORT_LOG_MAX (256 * 1024)
 #define REPORT_CONTEXT_LINES 2
 
-struct report_ctx {
-	const struct config *config;
-	struct db *db;
-	struct repo *repo; /* holds the finding's commits */
-	/*
-	 * get_maintainer.pl's answer for commit maintainers_of, asked before
-	 * the store's transaction (report_prefetch()); NULL: asked when needed.
-	 */
-	const char *maintainers_of;
-	const struct maintainers *maintainers;
-};
-
 /*
  * Asks @culprit's own get_maintainer.pl (sandboxed, up to 30 s) into @m
  * (maintainers_init() first), so that a report rendered later in the
  * store's write transaction does not run it there: set c->maintainers_of
  * and c->maintainers to them. A failure is logged; @m stays empty.
  */
-void report_prefetch(const struct report_ctx *c, const char *culprit, struct maintainers *m);
+void report_prefetch(const struct bot *c, const char *culprit, struct maintainers *m);
 
 /*
  * Fills @out (initialised here; reply_release() it) with the report of
  * finding @f, with Message-ID @message_id, dated @now. Fails when a
  * template does not load or render, or the culprit is not in the store.
  */
-bool report_finding(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+bool report_finding(struct reply *out, const struct bot *c, const struct finding_row *f,
 		    const char *message_id, gint64 now, GError **error);
 
 /*
@@ -75,7 +64,7 @@ bool report_finding(struct reply *out, const struct report_ctx *c, const struct 
  * In-Reply-To its Message-ID, References its References and its
  * Message-ID, to its recipients.
  */
-bool report_fixed(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+bool report_fixed(struct reply *out, const struct bot *c, const struct finding_row *f,
 		  const struct outbox_row *report, const char *message_id, gint64 now,
 		  GError **error);
 
@@ -83,7 +72,7 @@ bool report_fixed(struct reply *out, const struct report_ctx *c, const struct fi
  * The same for a dropped finding: its culprit left every branch
  * (@f->fixed_by is a head seen without it).
  */
-bool report_dropped(struct reply *out, const struct report_ctx *c, const struct finding_row *f,
+bool report_dropped(struct reply *out, const struct bot *c, const struct finding_row *f,
 		    const struct outbox_row *report, const char *message_id, gint64 now,
 		    GError **error);
 

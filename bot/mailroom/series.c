@@ -273,7 +273,7 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 	return supersede_older(db, s, error);
 }
 
-bool series_assemble(const struct report_ctx *c, gint64 now, GError **error)
+bool series_assemble(const struct bot *c, gint64 now, GError **error)
 {
 	g_autoptr(GPtrArray) mails = db_mail_list(c->db, MAIL_NEW, ASSEMBLE_BATCH, error);
 
@@ -413,7 +413,7 @@ static int by_updated_desc(gconstpointer a, gconstpointer b)
  * asking "#zeroday test") is for the public tree whose branches hold its
  * trailer's commit.
  */
-static GPtrArray *candidates_of(const struct report_ctx *c, const struct series_row *s,
+static GPtrArray *candidates_of(const struct bot *c, const struct series_row *s,
 				const struct patchmail *first, const char *base_commit,
 				GError **error)
 {
@@ -505,7 +505,7 @@ static GPtrArray *candidates_of(const struct report_ctx *c, const struct series_
 }
 
 /* The build targets of tree @tree_id. */
-static char **tree_targets(const struct report_ctx *c, const char *tree, GError **error)
+static char **tree_targets(const struct bot *c, const char *tree, GError **error)
 {
 	zd_autoptr(tree_row) t = db_tree_get(c->db, tree, error);
 
@@ -522,7 +522,7 @@ static char **tree_targets(const struct report_ctx *c, const char *tree, GError 
  * private), never the bot itself, each once, at most [mail] cc-max in
  * all. Fills the values every series template has.
  */
-static bool reply_on(const struct report_ctx *c, const struct series_row *s, gint64 mail_id,
+static bool reply_on(const struct bot *c, const struct series_row *s, gint64 mail_id,
 		     struct reply *r, struct template_values *v, GError **error)
 {
 	zd_autoptr(patchmail) m = mail_parse(c->db, c->config, mail_id, error);
@@ -580,7 +580,7 @@ static gint64 series_head_mail(const struct series_row *s)
 }
 
 /* Renders template @name into @r and queues it, in the caller's transaction. */
-static bool queue_series_mail(const struct report_ctx *c, const struct series_row *s,
+static bool queue_series_mail(const struct bot *c, const struct series_row *s,
 			      const char *name, struct reply *r, struct template_values *v,
 			      gint64 now, GError **error)
 {
@@ -595,7 +595,7 @@ static bool queue_series_mail(const struct report_ctx *c, const struct series_ro
 }
 
 /* The "applies to no base" reply, in the caller's transaction. */
-static bool queue_no_base(const struct report_ctx *c, gint64 series_id, gint64 now,
+static bool queue_no_base(const struct bot *c, gint64 series_id, gint64 now,
 			  GError **error)
 {
 	zd_autoptr(series_row) s = db_series_get(c->db, series_id, error);
@@ -629,7 +629,7 @@ out:
 }
 
 /* The patches of @s, parsed, by n (index n - 1). */
-static GPtrArray *series_patches(const struct report_ctx *c, const struct series_row *s,
+static GPtrArray *series_patches(const struct bot *c, const struct series_row *s,
 				 GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)patchmail_free);
@@ -689,7 +689,7 @@ enum applied {
  * lacks is a rejected base; any other failure of the object store is no
  * verdict on the series (APPLIED_LATER).
  */
-static int apply_somewhere(const struct report_ctx *c, const struct series_row *s,
+static int apply_somewhere(const struct bot *c, const struct series_row *s,
 			   GPtrArray *patches, GPtrArray *cands, char ***commits, gint64 now,
 			   GError **error)
 {
@@ -751,11 +751,11 @@ static int apply_somewhere(const struct report_ctx *c, const struct series_row *
 }
 
 static bool all_results_in(const struct series_row *s, char **targets);
-static bool queue_results(const struct report_ctx *c, const struct series_row *s,
+static bool queue_results(const struct bot *c, const struct series_row *s,
 			  bool mail_clean, gint64 now, GError **error);
 
 /* Starts ready series @s: base, apply, jobs; in one transaction. */
-static bool start_one(const struct report_ctx *c, struct series_row *s, gint64 now,
+static bool start_one(const struct bot *c, struct series_row *s, gint64 now,
 		      GError **error)
 {
 	g_autoptr(GPtrArray) patches = NULL;
@@ -885,7 +885,7 @@ fail:
  * older version of the same sender and size in its thread or of its title,
  * as b4 does. Sets *@filled when it took any.
  */
-static bool fill_from_older(const struct report_ctx *c, const struct series_row *s, gint64 now,
+static bool fill_from_older(const struct bot *c, const struct series_row *s, gint64 now,
 			    bool *filled, GError **error)
 {
 	g_autoptr(GArray) older = NULL;
@@ -926,7 +926,7 @@ fail:
 	return false;
 }
 
-bool series_start(const struct report_ctx *c, gint64 now, bool log_waiting, unsigned *waiting,
+bool series_start(const struct bot *c, gint64 now, bool log_waiting, unsigned *waiting,
 		  GError **error)
 {
 	g_autoptr(GPtrArray) list = db_series_list(c->db, SERIES_WAITING, G_MAXINT, error);
@@ -1037,12 +1037,9 @@ static void series_boots_release(struct series_boots *b, guint n)
  * patch between that shows it sometimes) is said on the series, not
  * blamed on a patch: a wrong culprit is worse than none.
  */
-static bool boot_series(const struct report_ctx *c, const char *git_path, GPtrArray *outcomes,
+static bool boot_series(const struct bot *c, GPtrArray *outcomes,
 			struct series_boots *out, GError **cause)
 {
-	const struct bot cc = {
-		.db = c->db, .repo = c->repo, .config = c->config, .git_path = git_path,
-	};
 	guint n = outcomes->len;
 	unsigned repeat = c->config->boot_repeat;
 	const struct builder_result *first = ((GPtrArray *)outcomes->pdata[0])->pdata[0];
@@ -1054,13 +1051,13 @@ static bool boot_series(const struct report_ctx *c, const char *git_path, GPtrAr
 	out->text = g_new0(char *, n);
 	if (!last->build || !last->build->image_path || last->build->status != BUILD_OK)
 		return true;
-	last_tally = probe_boot(&cc, last->build, repeat, 0, NULL, cause);
+	last_tally = probe_boot(c, last->build, repeat, 0, NULL, cause);
 	if (!last_tally)
 		return !*cause;
 	out->text[n - 1] = boots_text(last_tally, repeat);
 	if (!first->parent_build || !first->parent_build->image_path)
 		return true;
-	base_tally = probe_boot(&cc, first->parent_build, repeat, 0, NULL, cause);
+	base_tally = probe_boot(c, first->parent_build, repeat, 0, NULL, cause);
 	if (!base_tally)
 		return !*cause;
 	for (guint i = 0; !fresh && i < last_tally->len; i++) {
@@ -1090,7 +1087,7 @@ static bool boot_series(const struct report_ctx *c, const char *git_path, GPtrAr
 		} else {
 			if (!br->build || !br->build->image_path || br->build->status != BUILD_OK)
 				break; /* not built: the patches after it cannot be told apart */
-			tally = probe_boot(&cc, br->build, repeat, 0, NULL, cause);
+			tally = probe_boot(c, br->build, repeat, 0, NULL, cause);
 			if (!tally)
 				return !*cause;
 			out->text[k - 1] = boots_text(tally, repeat);
@@ -1184,7 +1181,7 @@ static bool result_is(const struct series_result *r, enum job_result result)
  * Queues the reply on patch @p of @s for what result @r newly broke: its
  * build (@boot false) or its boots; in the caller's transaction.
  */
-static bool queue_failure(const struct report_ctx *c, const struct series_row *s,
+static bool queue_failure(const struct bot *c, const struct series_row *s,
 			  const struct series_result *r, const struct series_part *p, bool boot,
 			  gint64 now, GError **error)
 {
@@ -1241,7 +1238,7 @@ static bool queue_failure(const struct report_ctx *c, const struct series_row *s
  * Queues the replies of tested series @s, in the caller's transaction;
  * none when a test command waits for it: its answer carries the result.
  */
-static bool queue_results(const struct report_ctx *c, const struct series_row *s,
+static bool queue_results(const struct bot *c, const struct series_row *s,
 			  bool mail_clean, gint64 now, GError **error)
 {
 	g_autoptr(GString) failing = g_string_new(NULL);
@@ -1327,7 +1324,7 @@ static bool queue_results(const struct report_ctx *c, const struct series_row *s
  * the caller's transaction; once every target is in, the series is tested
  * and its replies are queued.
  */
-static bool record_results(const struct report_ctx *c, gint64 id, const char *tree,
+static bool record_results(const struct bot *c, gint64 id, const char *tree,
 			   const char *target, GPtrArray *outcomes,
 			   const struct series_boots *boots, gint64 now, GError **error)
 {
@@ -1390,7 +1387,7 @@ static GPtrArray *testing_of(struct db *db, GArray *ids, GError **error)
 	return g_steal_pointer(&out);
 }
 
-bool series_run_job(const struct report_ctx *c, const char *git_path, const char *tree,
+bool series_run_job(const struct bot *c, const char *tree,
 		    const char *commit, const char *target, enum job_result *result,
 		    char **note, GError **cause)
 {
@@ -1398,9 +1395,6 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 	g_autoptr(GPtrArray) testing = ids ? testing_of(c->db, ids, cause) : NULL;
 	g_autoptr(GPtrArray) outcomes = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)g_ptr_array_unref);
-	const struct bot pb = {
-		.db = c->db, .repo = c->repo, .config = c->config, .git_path = git_path,
-	};
 	enum job_result worst = JOB_RESULT_PASS;
 	struct series_boots boots = { 0 };
 	const struct series_row *s;
@@ -1431,7 +1425,7 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 				    "series %" G_GINT64_FORMAT ": patch %u was not applied", s->id, n);
 			return false;
 		}
-		if (!probe_run(&built, &pb, &req, cause)) {
+		if (!probe_run(&built, c, &req, cause)) {
 			g_prefix_error(cause, "series %" G_GINT64_FORMAT ": patch %u: ", s->id, n);
 			return false;
 		}
@@ -1444,7 +1438,7 @@ bool series_run_job(const struct report_ctx *c, const char *git_path, const char
 		    (jr == JOB_RESULT_FAIL_PARENT_FAILING && worst == JOB_RESULT_PASS))
 			worst = jr;
 	}
-	if (!boot_series(c, git_path, outcomes, &boots, cause))
+	if (!boot_series(c, outcomes, &boots, cause))
 		goto out;
 	now = g_get_real_time() / G_USEC_PER_SEC;
 	if (!db_tx_begin(c->db, cause))

@@ -52,7 +52,7 @@
  * (bot/mailroom/commands.h). One transaction per mail. False only when the store
  * fails.
  */
-bool series_assemble(const struct report_ctx *c, gint64 now, GError **error);
+bool series_assemble(const struct bot *c, gint64 now, GError **error);
 
 /*
  * Starts every ready series: chooses its base, applies it, and queues its
@@ -60,18 +60,18 @@ bool series_assemble(const struct report_ctx *c, gint64 now, GError **error);
  * reply). Sets *@waiting to the series still waiting for parts or for
  * their grace period (may be NULL), logging each with @log_waiting.
  */
-bool series_start(const struct report_ctx *c, gint64 now, bool log_waiting, unsigned *waiting,
+bool series_start(const struct bot *c, gint64 now, bool log_waiting, unsigned *waiting,
 		  GError **error);
 
 /*
  * Runs the patch-test job whose last patch is @commit on @target for
- * tree @tree (with its objects in @git_path): builds each patch of its
+ * tree @tree (with its objects in @c->git_path): builds each patch of its
  * series and records the results; once every target is in, the series
  * is tested and its replies are queued, in the same transaction. Sets
  * *@result to the worst of the patches' results. False with @cause when
  * it could not run (infrastructure: retried).
  */
-bool series_run_job(const struct report_ctx *c, const char *git_path, const char *tree,
+bool series_run_job(const struct bot *c, const char *tree,
 		    const char *commit, const char *target, enum job_result *result,
 		    char **note, GError **cause);
 

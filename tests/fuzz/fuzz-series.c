@@ -58,7 +58,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct report_ctx c = { .config = config, .db = db };
+	struct bot c = { .config = config, .db = db };
 	const char *p = (const char *)data, *end = p + size;
 	g_autoptr(GError) error = NULL;
 
