@@ -791,6 +791,32 @@ static void test_nul(void)
 		       "malformed: NUL byte in a text part");
 }
 
+/* A patch whose base64 does not decode is no patch: GMime would skip the bad bytes. */
+static void test_bad_base64(void)
+{
+	static const char *const bad[] = {
+		"ZGlmZiAtLWdpdCBhL3ggYi94Cg!!!notbase64***\n",
+		"ZGlmZiAtLWdpdCBhL3ggYi94Cg=\nZGlmZg==\n",
+		"ZGlmZiAtLWdpdCBhL3ggYi94C\n",
+	};
+	const char *head_text =
+		"Message-ID: <b64@example.org>\nFrom: x@example.org\nSubject: [PATCH] x: y\n"
+		"Content-Type: text/plain\nContent-Transfer-Encoding: base64\n\n";
+
+	for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autofree char *text = g_strconcat(head_text, bad[i], NULL);
+
+		expect_refused(bad[i], text, strlen(text),
+			       "malformed: a text part's base64 does not decode");
+	}
+	{
+		/* Line breaks and padding are base64 too. */
+		g_autofree char *text = g_strconcat(head_text, "ZGlm\r\nZiAt\nLQ==\n", NULL);
+
+		expect_accepted("good base64", text);
+	}
+}
+
 /* Big mail that is fine: read whole, and in time. */
 static void test_big(void)
 {
@@ -1162,6 +1188,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/patchmail/diff-shapes", test_diff_shapes);
 	g_test_add_func("/patchmail/refused", test_refused);
 	g_test_add_func("/patchmail/nul", test_nul);
+	g_test_add_func("/patchmail/bad-base64", test_bad_base64);
 	g_test_add_func("/patchmail/big", test_big);
 	g_test_add_func("/patchmail/lenient-headers", test_lenient_headers);
 	g_test_add_func("/patchmail/fuzz", test_fuzz);
