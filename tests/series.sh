@@ -10,7 +10,8 @@
 # reply quoting a diff (never a patch), a malformed mail (quarantined,
 # listed by status --json, not answered), a hostile patch (refused by the
 # applier), the same mail read twice, and a kill -9 at each ingest step
-# (nothing lost, nothing stored twice). Speaks TAP.
+# (nothing lost, nothing stored twice), the daemon, and a series for a
+# tree not polled yet (it waits for the poll). Speaks TAP.
 test_name=series
 . "$ZERODAY_SRCDIR/tests/lib.sh"
 
@@ -309,5 +310,25 @@ check "SIGTERM stops it within 30 s" stopped
 dmmid=$(mid "$scratch/dm/"*.patch)
 dm_reply() { series_mails | grep "\"in_reply_to\": \"$dmmid\"" | grep -q '"state": "sent"'; }
 check "its clean reply went out" dm_reply
+
+# 10. A series for a tree not polled yet (its first poll failed): it
+# waits for the poll, then is tested; it is not ignored.
+git clone -q --bare "$kb" "$scratch/kb2.git"
+z tree add kb2 "$scratch/kb2.git" master --non-rebasable --target x86_64:defconfig \
+	--list "Two <two@example.org>" --mail-clean > /dev/null
+mv "$scratch/kb2.git" "$scratch/kb2.away"
+git -C "$work" reset -q --hard "$base"
+echo "/* unpolled */" >> "$work/src/main.c"
+git -C "$work" commit -q -am "main: for a tree not polled yet"
+mkdir "$scratch/np"
+fp --thread -o "$scratch/np" --to two@example.org -1
+post "$scratch/np" nolist
+z run --once --poll-interval 3600 > "$scratch/run10.log" 2>&1
+np() { series_json | grep '"subject": "main: for a tree not polled yet"'; }
+check "before its tree's first poll, the series waits" has_text "$(np)" '"state": "waiting"'
+check "and run --once says so" has "$scratch/run10.log" "waits: for a first poll of its tree"
+mv "$scratch/kb2.away" "$scratch/kb2.git"
+z run --once --poll-interval 3600 > "$scratch/run11.log" 2>&1
+check "once the tree is polled, it is tested there" has_text "$(np)" '"state": "tested".*kb2/master'
 
 tap_end

@@ -410,19 +410,20 @@ static int by_updated_desc(gconstpointer a, gconstpointer b)
  * commit the store lacks is recorded as rejected at once. A series mailed
  * to zeroday itself that no tree's list or prefix matches (a developer
  * asking "#zeroday test") is for the public tree whose branches hold its
- * trailer's commit.
+ * trailer's commit. Sets *@matched when a tree's list or prefix matches,
+ * whether or not it has a polled branch yet.
  */
 static GPtrArray *candidates_of(const struct report_ctx *c, const struct series_row *s,
 				const struct patchmail *first, const char *base_commit,
-				GError **error)
+				bool *matched, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)candidate_free);
 	g_autoptr(GPtrArray) heads = g_ptr_array_new_with_free_func((GDestroyNotify)candidate_free);
 	g_autoptr(GPtrArray) trees = db_tree_list(c->db, error);
 	struct candidate *from_trailer = NULL;
-	bool matched = false;
 	bool direct;
 
+	*matched = false;
 	if (!trees)
 		return NULL;
 	for (guint i = 0; i < trees->len; i++) {
@@ -432,7 +433,7 @@ static GPtrArray *candidates_of(const struct report_ctx *c, const struct series_
 
 		if (!tree_matches(t, first, &how))
 			continue;
-		matched = true;
+		*matched = true;
 		branches = db_branch_list(c->db, t->id, error);
 		if (!branches)
 			return NULL;
@@ -461,7 +462,7 @@ static GPtrArray *candidates_of(const struct report_ctx *c, const struct series_
 		}
 	}
 	/* Mailed to zeroday itself, for no tree: the public tree that holds the trailer's commit. */
-	direct = base_commit && !matched && patchmail_addressed_to(first, c->config->mail_address) &&
+	direct = base_commit && !*matched && patchmail_addressed_to(first, c->config->mail_address) &&
 		 repo_has_commit(c->repo, base_commit);
 	for (guint i = 0; direct && !from_trailer && i < trees->len; i++) {
 		const struct tree_row *t = trees->pdata[i];
@@ -854,9 +855,12 @@ static bool all_results_in(const struct series_row *s, char **targets);
 static bool queue_results(const struct report_ctx *c, const struct series_row *s,
 			  bool mail_clean, gint64 now, GError **error);
 
-/* Starts ready series @s: base, apply, jobs; in one transaction. */
+/*
+ * Starts ready series @s: base, apply, jobs; in one transaction. Sets
+ * *@waits when it is for a tree not polled yet, and stays waiting.
+ */
 static bool start_one(const struct report_ctx *c, struct series_row *s, gint64 now,
-		      GError **error)
+		      bool *waits, GError **error)
 {
 	g_autoptr(GPtrArray) patches = NULL;
 	g_autoptr(GPtrArray) cands = NULL;
@@ -867,6 +871,7 @@ static bool start_one(const struct report_ctx *c, struct series_row *s, gint64 n
 	g_auto(GStrv) commits = NULL;
 	g_auto(GStrv) targets = NULL;
 	g_autoptr(GError) apply_error = NULL;
+	bool matched = false;
 	int won;
 
 	patches = series_patches(c, s, error);
@@ -881,13 +886,27 @@ static bool start_one(const struct report_ctx *c, struct series_row *s, gint64 n
 		base_commit = ((const struct patchmail *)patches->pdata[i])->base_commit;
 	if (!db_tx_begin(c->db, error))
 		return false;
-	cands = candidates_of(c, s, first, base_commit, error);
+	cands = candidates_of(c, s, first, base_commit, &matched, error);
 	if (!cands)
 		goto fail;
+	/*
+	 * For a tree with no polled branch yet (just added, or its polls
+	 * failing): the series waits for a poll, nothing recorded, up to
+	 * [mail] series-timeout after its last part.
+	 */
+	*waits = cands->len == 0 && matched &&
+		 now < s->last_part + (gint64)c->config->mail_series_timeout;
+	if (*waits) {
+		db_tx_rollback(c->db);
+		return true;
+	}
 	/* No base to try: the series is for no tree here, and gets no reply. */
 	if (cands->len == 0) {
 		s->state = SERIES_IGNORED;
-		s->note = g_strdup("for no subscribed tree: no --list matches its List-Id, To or "
+		s->note = matched
+			? g_strdup_printf("its trees had no polled branch %u s after its last "
+					  "part", c->config->mail_series_timeout)
+			: g_strdup("for no subscribed tree: no --list matches its List-Id, To or "
 				   "Cc, and no --prefix its subject");
 		g_message("series %" G_GINT64_FORMAT ": %s", s->id, s->note);
 		if (!db_series_update(c->db, s, error) || !db_tx_commit(c->db, error))
@@ -1039,7 +1058,7 @@ bool series_start(const struct report_ctx *c, gint64 now, bool log_waiting, unsi
 		zd_autoptr(series_row) s = db_series_get(c->db, ((struct series_row *)
 							      list->pdata[i])->id, error);
 		gint64 due;
-		bool cover = false, all, filled = false;
+		bool cover = false, all, filled = false, tree_waits = false;
 
 		if (!s)
 			return false;
@@ -1070,8 +1089,15 @@ bool series_start(const struct report_ctx *c, gint64 now, bool log_waiting, unsi
 					      : "for parts not yet received");
 			continue;
 		}
-		if (!start_one(c, s, now, error))
+		if (!start_one(c, s, now, &tree_waits, error))
 			return false;
+		if (tree_waits) {
+			left++;
+			if (log_waiting)
+				g_message("series %" G_GINT64_FORMAT ": \"%s\" v%u from %s waits: "
+					  "for a first poll of its tree", s->id,
+					  s->title ? s->title : "?", s->version, s->sender);
+		}
 	}
 	if (waiting)
 		*waiting = left;
