@@ -63,9 +63,9 @@ struct config {
 	char **mail_sources;
 	unsigned mail_grace;    /* seconds a series waits for late parts (and its cover letter) */
 	/*
-	 * Seconds after its last part that a series still waits for a first
-	 * poll of the tree it is for; then it is closed untested, with a
-	 * note, its parts kept.
+	 * Seconds after its last part that a series still waits for parts it
+	 * lacks, or for a first poll of the tree it is for; then it is closed
+	 * untested and unanswered, with a note, its parts kept.
 	 */
 	unsigned mail_series_timeout;
 	guint64 mail_max_size;  /* bytes of one mail read, at most: larger ones are quarantined */

@@ -11,7 +11,8 @@
 # listed by status --json, not answered), a hostile patch (refused by the
 # applier), the same mail read twice, and a kill -9 at each ingest step
 # (nothing lost, nothing stored twice), the daemon, and a series for a
-# tree not polled yet (it waits for the poll). Speaks TAP.
+# tree not polled yet (it waits for the poll), one whose parts never all
+# come (closed after series-timeout, unanswered). Speaks TAP.
 test_name=series
 . "$ZERODAY_SRCDIR/tests/lib.sh"
 
@@ -330,5 +331,29 @@ check "and run --once says so" has "$scratch/run10.log" "waits: for a first poll
 mv "$scratch/kb2.away" "$scratch/kb2.git"
 z run --once --poll-interval 3600 > "$scratch/run11.log" 2>&1
 check "once the tree is polled, it is tested there" has_text "$(np)" '"state": "tested".*kb2/master'
+
+# 11. A series whose parts never all come: closed after [mail]
+# series-timeout with a note, its parts kept, not tested, not answered.
+echo "series-timeout = 2" >> "$scratch/z.conf"
+git -C "$work" reset -q --hard "$base"
+for i in 1 2 3; do
+	echo "/* lost $i */" >> "$work/src/main.c"
+	git -C "$work" commit -q -am "main: lost part $i"
+done
+mkdir "$scratch/lp"
+fp --thread -o "$scratch/lp" --to list@example.org -3
+rm "$scratch/lp/0002-"*.patch "$scratch/lp/0003-"*.patch
+post "$scratch/lp"
+z run --once --poll-interval 3600 > "$scratch/run12.log" 2>&1
+lp() { series_json | grep '"subject": "main: lost part 1"'; }
+check "parts missing: the series waits" has_text "$(lp)" '"state": "waiting"'
+sleep 3
+z run --once --poll-interval 3600 > "$scratch/run13.log" 2>&1
+check "past series-timeout it is closed, with a note" has_text "$(lp)" '"state": "ignored", "superseded_by": 0, "note": "incomplete: patches 2, 3 of 3 never came, 2 s after its last part"'
+check "its part is kept" has_text "$(lp)" '"parts": \[{"n": 1, "total": 3'
+check "the closing is logged" has "$scratch/run13.log" "closed, incomplete: patches 2, 3 of 3"
+lpmid=$(mid "$scratch/lp/0001-"*.patch)
+no_lp_reply() { ! series_mails | grep -q "\"in_reply_to\": \"$lpmid\""; }
+check "and it is not answered" no_lp_reply
 
 tap_end

@@ -1045,6 +1045,40 @@ fail:
 	return false;
 }
 
+/*
+ * Closes @s, which lacks patches [mail] series-timeout after its last
+ * part: ignored, with a note naming what never came, its parts kept; not
+ * tested, and not answered, for nothing failed that the sender did.
+ */
+static bool close_incomplete(const struct report_ctx *c, struct series_row *s, GError **error)
+{
+	g_autoptr(GString) missing = g_string_new(NULL);
+	guint count = 0;
+
+	for (guint n = 1; n <= s->total; n++) {
+		if (part_of(s, n))
+			continue;
+		/* A series of thousands of patches: the first few name it well enough. */
+		if (count++ < 10)
+			g_string_append_printf(missing, "%s%u", missing->len ? ", " : "", n);
+	}
+	if (count > 10)
+		g_string_append_printf(missing, " and %u more", count - 10);
+	g_free(s->note);
+	s->note = g_strdup_printf("incomplete: patch%s %s of %u never came, %u s after its "
+				  "last part", count == 1 ? "" : "es", missing->str, s->total,
+				  c->config->mail_series_timeout);
+	s->state = SERIES_IGNORED;
+	g_message("series %" G_GINT64_FORMAT ": \"%s\" v%u from %s closed, %s", s->id,
+		  s->title ? s->title : "?", s->version, s->sender, s->note);
+	if (!db_tx_begin(c->db, error))
+		return false;
+	if (db_series_update(c->db, s, error) && db_tx_commit(c->db, error))
+		return true;
+	db_tx_rollback(c->db);
+	return false;
+}
+
 bool series_start(const struct report_ctx *c, gint64 now, bool log_waiting, unsigned *waiting,
 		  GError **error)
 {
@@ -1078,6 +1112,11 @@ bool series_start(const struct report_ctx *c, gint64 now, bool log_waiting, unsi
 					return false;
 				all = has_all_patches(s, &cover);
 			}
+		}
+		if (!all && now >= s->last_part + (gint64)c->config->mail_series_timeout) {
+			if (!close_incomplete(c, s, error))
+				return false;
+			continue;
 		}
 
 		if (!all || (!cover && s->total > 1 && now < due)) {
