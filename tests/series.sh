@@ -12,7 +12,9 @@
 # applier), the same mail read twice, and a kill -9 at each ingest step
 # (nothing lost, nothing stored twice), the daemon, and a series for a
 # tree not polled yet (it waits for the poll), one whose parts never all
-# come (closed after series-timeout, unanswered). Speaks TAP.
+# come (closed after series-timeout, unanswered), and one whose parts a
+# list and an archive gave other senders (one series by its thread).
+# Speaks TAP.
 test_name=series
 . "$ZERODAY_SRCDIR/tests/lib.sh"
 
@@ -355,5 +357,24 @@ check "the closing is logged" has "$scratch/run13.log" "closed, incomplete: patc
 lpmid=$(mid "$scratch/lp/0001-"*.patch)
 no_lp_reply() { ! series_mails | grep -q "\"in_reply_to\": \"$lpmid\""; }
 check "and it is not answered" no_lp_reply
+
+# 12. A series whose parts come with their From rewritten (a list's DMARC
+# "via" munging on patch 2, an archive's address on patch 3): one series,
+# grouped by its thread, tested; not one waiting series per sender.
+git -C "$work" reset -q --hard "$base"
+for i in 1 2 3; do
+	echo "/* munged $i */" >> "$work/src/main.c"
+	git -C "$work" commit -q -am "main: munged $i"
+done
+mkdir "$scratch/mu"
+fp --cover-letter --thread -o "$scratch/mu" --to list@example.org -3
+sed -i 's/\*\*\* SUBJECT HERE \*\*\*/main: munged senders/' "$scratch/mu/0000-cover-letter.patch"
+sed -i 's/^From: A <a@example.org>$/From: "A via Tree List" <list@example.org>/' "$scratch/mu/0002-"*.patch
+sed -i 's/^From: A <a@example.org>$/From: A <a-Xyz12@public.gmane.org>/' "$scratch/mu/0003-"*.patch
+post "$scratch/mu"
+z run --once --poll-interval 3600 > "$scratch/run14.log" 2>&1
+mu() { series_json | grep -e '"subject": "main: munged senders"' -e '"subject": "main: munged 1"' -e '"subject": null'; }
+check "one series, not one per sender" test "$(mu | wc -l)" -eq 1
+check "and it is tested" has_text "$(mu)" '"state": "tested"'
 
 tap_end

@@ -110,6 +110,22 @@ static bool supersede_older(struct db *db, struct series_row *s, GError **error)
 	return true;
 }
 
+/*
+ * The series of @version (0: any) and @total in the thread of @ids: the
+ * sender's own first; else anyone's, as b4 groups a series by its thread,
+ * for a list that rewrites From ("Jane Doe via linux-foo"
+ * <linux-foo@lists.example.org>, DMARC's munging) or an archive that
+ * rewrites addresses (gmane) gives one series' parts other senders. The
+ * sender still decides who supersedes a series: see supersede_older().
+ */
+static bool find_series(struct db *db, const char *sender, guint version, guint total,
+			const char *const *ids, gint64 *id, GError **error)
+{
+	if (!db_series_find(db, sender, version, total, ids, id, error))
+		return false;
+	return *id || db_series_find_thread(db, version, total, ids, id, error);
+}
+
 /* The part numbered @n of @s, or NULL. */
 static const struct series_part *part_of(const struct series_row *s, guint n)
 {
@@ -138,7 +154,7 @@ static bool implied_version(struct db *db, const char *sender, guint total, char
 	/* ids[0] is the mail's own: only what it answers counts. */
 	if (!ids[0])
 		return true;
-	if (!db_series_find(db, sender, 0, total, (const char *const *)ids + 1, &id, error))
+	if (!find_series(db, sender, 0, total, (const char *const *)ids + 1, &id, error))
 		return false;
 	if (!id)
 		return true;
@@ -169,7 +185,7 @@ static bool adopt_parts(struct db *db, const char *sender, const struct patchmai
 	zd_autoptr(series_row) found = NULL;
 
 	*id = 0;
-	if (!db_series_find(db, sender, 0, m->tags.total, own, id, error))
+	if (!find_series(db, sender, 0, m->tags.total, own, id, error))
 		return false;
 	if (!*id)
 		return true;
@@ -204,7 +220,7 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 		return true;
 	if (!m->tags.versioned && !implied_version(db, sender, total, ids, &version, error))
 		return false;
-	if (!db_series_find(db, sender, version, total, (const char *const *)ids, &id, error))
+	if (!find_series(db, sender, version, total, (const char *const *)ids, &id, error))
 		return false;
 	if (!id && n == 0 && m->tags.versioned && version > 1 &&
 	    !adopt_parts(db, sender, m, &id, error))
