@@ -112,6 +112,8 @@ static const struct key {
 	{ "mail", "max-per-hour", KEY_UINT, offsetof(struct config, mail_max_hour), 1, 1000000 },
 	{ "mail", "sources", KEY_LIST, offsetof(struct config, mail_sources), 0, 0, check_sources },
 	{ "mail", "grace", KEY_UINT, offsetof(struct config, mail_grace), 0, 7 * 86400 },
+	{ "mail", "series-timeout", KEY_UINT, offsetof(struct config, mail_series_timeout), 1,
+	  30 * 86400 },
 	{ "mail", "max-size", KEY_UINT64, offsetof(struct config, mail_max_size), 65536,
 	  256 * 1024 * 1024 },
 	{ "commands", "admins", KEY_LIST, offsetof(struct config, commands_admins), 0, 0,
@@ -167,6 +169,7 @@ static struct config *config_defaults(void)
 	c->mail_max_recipient_day = 50;
 	c->mail_max_hour = 200;
 	c->mail_grace = 300;
+	c->mail_series_timeout = 86400;
 	c->mail_max_size = PATCHMAIL_SIZE_DEFAULT;
 	/* Robots that mail kernel developers: never answered, whatever they carry. */
 	c->commands_ignore = g_strsplit("*noreply*;*no-reply*;*-bounces*;mailer-daemon@*;"

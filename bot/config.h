@@ -62,6 +62,12 @@ struct config {
 	/* Where mail is read: maildir:PATH, imap://USER@HOST[:PORT]/FOLDER, imaps://...; or NULL. */
 	char **mail_sources;
 	unsigned mail_grace;    /* seconds a series waits for late parts (and its cover letter) */
+	/*
+	 * Seconds after its last part that a series still waits for parts it
+	 * lacks, or for a first poll of the tree it is for; then it is closed
+	 * untested and unanswered, with a note, its parts kept.
+	 */
+	unsigned mail_series_timeout;
 	guint64 mail_max_size;  /* bytes of one mail read, at most: larger ones are quarantined */
 
 	/* [commands]: mail commands (#zeroday ...); see zeroday(1). */

@@ -1370,6 +1370,63 @@ const char *patchmail_kind_name(enum patchmail_kind kind)
 	return names[kind];
 }
 
+/*
+ * Whether the base64 text @s of @len bytes decodes as written: only the
+ * alphabet and line breaks, padding at the end only, whole quanta. GMime
+ * skips what it cannot read, and a diff with holes is no patch.
+ */
+static bool base64_ok(const guint8 *s, gsize len)
+{
+	gsize chars = 0, pad = 0;
+
+	for (gsize i = 0; i < len; i++) {
+		if (s[i] == '=')
+			pad++;
+		else if (g_ascii_isspace(s[i]))
+			continue;
+		else if (pad || !(g_ascii_isalnum(s[i]) || s[i] == '+' || s[i] == '/'))
+			return false;
+		else
+			chars++;
+	}
+	return pad <= 2 && (chars + pad) % 4 == 0;
+}
+
+/*
+ * Why the text parts of a mail (the body and what may hold a patch) must
+ * not be read (caller frees), or NULL: base64 that does not decode, or a
+ * NUL byte in the decoded text, which C strings would cut short.
+ */
+static char *leaves_reason(GPtrArray *leaves)
+{
+	for (guint i = 0; i < leaves->len; i++) {
+		GMimeDataWrapper *content = g_mime_part_get_content(leaves->pdata[i]);
+		g_autoptr(GMimeStream) encoded = NULL;
+		g_autoptr(GMimeStream) decoded = NULL;
+		GByteArray *bytes;
+
+		if (!content || !may_hold_patch(leaves->pdata[i]))
+			continue;
+		if (g_mime_data_wrapper_get_encoding(content) == GMIME_CONTENT_ENCODING_BASE64) {
+			GMimeStream *raw = g_mime_data_wrapper_get_stream(content);
+
+			encoded = g_mime_stream_mem_new();
+			g_mime_stream_reset(raw);
+			g_mime_stream_write_to_stream(raw, encoded);
+			g_mime_stream_reset(raw);
+			bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(encoded));
+			if (!base64_ok(bytes->data, bytes->len))
+				return g_strdup("malformed: a text part's base64 does not decode");
+		}
+		decoded = g_mime_stream_mem_new();
+		g_mime_data_wrapper_write_to_stream(content, decoded);
+		bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(decoded));
+		if (bytes->len && memchr(bytes->data, '\0', bytes->len))
+			return g_strdup("malformed: NUL byte in a text part");
+	}
+	return NULL;
+}
+
 /* ---- The whole ---- */
 
 /*
@@ -1428,6 +1485,9 @@ struct patchmail *patchmail_parse(const char *data, gsize len, gsize size_max, G
 	/* GByteArray and GMime count in (g)ints. */
 	if (len > MIN(size_max, (gsize)G_MAXINT))
 		return refuse(error, g_strdup_printf("too large: %" G_GSIZE_FORMAT " bytes", len));
+	/* A NUL cuts a C string short: a header, or the text before a command line. */
+	if (len && memchr(data, '\0', len))
+		return refuse(error, g_strdup("malformed: NUL byte"));
 	bytes = without_crlf(data, len);
 	reason = prescan((const char *)bytes->data, bytes->len);
 	if (reason) {
@@ -1437,6 +1497,8 @@ struct patchmail *patchmail_parse(const char *data, gsize len, gsize size_max, G
 	shape.leaves = leaves;
 	message = parse_mime(bytes, &shape, &reason);
 	if (!message)
+		return refuse(error, reason);
+	if ((reason = leaves_reason(leaves)))
 		return refuse(error, reason);
 	if (!g_mime_message_get_message_id(message) || !*g_mime_message_get_message_id(message))
 		return refuse(error, g_strdup("no Message-ID"));

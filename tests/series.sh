@@ -10,7 +10,11 @@
 # reply quoting a diff (never a patch), a malformed mail (quarantined,
 # listed by status --json, not answered), a hostile patch (refused by the
 # applier), the same mail read twice, and a kill -9 at each ingest step
-# (nothing lost, nothing stored twice). Speaks TAP.
+# (nothing lost, nothing stored twice), the daemon, and a series for a
+# tree not polled yet (it waits for the poll), one whose parts never all
+# come (closed after series-timeout, unanswered), and one whose parts a
+# list and an archive gave other senders (one series by its thread).
+# Speaks TAP.
 test_name=series
 . "$ZERODAY_SRCDIR/tests/lib.sh"
 
@@ -309,5 +313,68 @@ check "SIGTERM stops it within 30 s" stopped
 dmmid=$(mid "$scratch/dm/"*.patch)
 dm_reply() { series_mails | grep "\"in_reply_to\": \"$dmmid\"" | grep -q '"state": "sent"'; }
 check "its clean reply went out" dm_reply
+
+# 10. A series for a tree not polled yet (its first poll failed): it
+# waits for the poll, then is tested; it is not ignored.
+git clone -q --bare "$kb" "$scratch/kb2.git"
+z tree add kb2 "$scratch/kb2.git" master --non-rebasable --target x86_64:defconfig \
+	--list "Two <two@example.org>" --mail-clean > /dev/null
+mv "$scratch/kb2.git" "$scratch/kb2.away"
+git -C "$work" reset -q --hard "$base"
+echo "/* unpolled */" >> "$work/src/main.c"
+git -C "$work" commit -q -am "main: for a tree not polled yet"
+mkdir "$scratch/np"
+fp --thread -o "$scratch/np" --to two@example.org -1
+post "$scratch/np" nolist
+z run --once --poll-interval 3600 > "$scratch/run10.log" 2>&1
+np() { series_json | grep '"subject": "main: for a tree not polled yet"'; }
+check "before its tree's first poll, the series waits" has_text "$(np)" '"state": "waiting"'
+check "and run --once says so" has "$scratch/run10.log" "waits: for a first poll of its tree"
+mv "$scratch/kb2.away" "$scratch/kb2.git"
+z run --once --poll-interval 3600 > "$scratch/run11.log" 2>&1
+check "once the tree is polled, it is tested there" has_text "$(np)" '"state": "tested".*kb2/master'
+
+# 11. A series whose parts never all come: closed after [mail]
+# series-timeout with a note, its parts kept, not tested, not answered.
+echo "series-timeout = 2" >> "$scratch/z.conf"
+git -C "$work" reset -q --hard "$base"
+for i in 1 2 3; do
+	echo "/* lost $i */" >> "$work/src/main.c"
+	git -C "$work" commit -q -am "main: lost part $i"
+done
+mkdir "$scratch/lp"
+fp --thread -o "$scratch/lp" --to list@example.org -3
+rm "$scratch/lp/0002-"*.patch "$scratch/lp/0003-"*.patch
+post "$scratch/lp"
+z run --once --poll-interval 3600 > "$scratch/run12.log" 2>&1
+lp() { series_json | grep '"subject": "main: lost part 1"'; }
+check "parts missing: the series waits" has_text "$(lp)" '"state": "waiting"'
+sleep 3
+z run --once --poll-interval 3600 > "$scratch/run13.log" 2>&1
+check "past series-timeout it is closed, with a note" has_text "$(lp)" '"state": "ignored", "superseded_by": 0, "note": "incomplete: patches 2, 3 of 3 never came, 2 s after its last part"'
+check "its part is kept" has_text "$(lp)" '"parts": \[{"n": 1, "total": 3'
+check "the closing is logged" has "$scratch/run13.log" "closed, incomplete: patches 2, 3 of 3"
+lpmid=$(mid "$scratch/lp/0001-"*.patch)
+no_lp_reply() { ! series_mails | grep -q "\"in_reply_to\": \"$lpmid\""; }
+check "and it is not answered" no_lp_reply
+
+# 12. A series whose parts come with their From rewritten (a list's DMARC
+# "via" munging on patch 2, an archive's address on patch 3): one series,
+# grouped by its thread, tested; not one waiting series per sender.
+git -C "$work" reset -q --hard "$base"
+for i in 1 2 3; do
+	echo "/* munged $i */" >> "$work/src/main.c"
+	git -C "$work" commit -q -am "main: munged $i"
+done
+mkdir "$scratch/mu"
+fp --cover-letter --thread -o "$scratch/mu" --to list@example.org -3
+sed -i 's/\*\*\* SUBJECT HERE \*\*\*/main: munged senders/' "$scratch/mu/0000-cover-letter.patch"
+sed -i 's/^From: A <a@example.org>$/From: "A via Tree List" <list@example.org>/' "$scratch/mu/0002-"*.patch
+sed -i 's/^From: A <a@example.org>$/From: A <a-Xyz12@public.gmane.org>/' "$scratch/mu/0003-"*.patch
+post "$scratch/mu"
+z run --once --poll-interval 3600 > "$scratch/run14.log" 2>&1
+mu() { series_json | grep -e '"subject": "main: munged senders"' -e '"subject": "main: munged 1"' -e '"subject": null'; }
+check "one series, not one per sender" test "$(mu | wc -l)" -eq 1
+check "and it is tested" has_text "$(mu)" '"state": "tested"'
 
 tap_end

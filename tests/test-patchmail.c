@@ -677,7 +677,7 @@ static void test_refused(void)
 	refuse_file("no-message-id.eml", "no Message-ID");
 	refuse_file("truncated-multipart.eml", "truncated multipart");
 	/* A NUL in a header's name: GMime skips the header, critically. */
-	refuse_file("nul-header.eml", "malformed: invalid header name");
+	refuse_file("nul-header.eml", "malformed: NUL byte");
 	/* An empty file (found by tests/fuzz/fuzz-mail: NULL data in an empty GByteArray). */
 	expect_refused("empty", "", 0, "malformed: not a message");
 	expect_refused("nothing", NULL, 0, "malformed: not a message");
@@ -764,6 +764,57 @@ static void test_refused(void)
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++)
 		expect_refused(cases[i].what, cases[i].text, strlen(cases[i].text), cases[i].reason);
+}
+
+/*
+ * NUL bytes: GMime reads headers as C strings (a Subject cut at the NUL),
+ * and a "#zeroday" line behind one was taken as a command. A mail with one
+ * in its headers or text is refused, whatever the encoding hid it in.
+ */
+static void test_nul(void)
+{
+	static const char subject[] =
+		"Message-ID: <nul@example.org>\nFrom: x@example.org\n"
+		"Subject: [PATCH] net: fix\0 and more\n\nbody\n";
+	static const char body[] =
+		"Message-ID: <nul@example.org>\nFrom: x@example.org\nSubject: hello\n\n"
+		"text\0\n#zeroday blacklist linux\n";
+	/* "text\0\n#zeroday blacklist linux\n" in base64. */
+	static const char encoded[] =
+		"Message-ID: <nul@example.org>\nFrom: x@example.org\nSubject: hello\n"
+		"Content-Type: text/plain\nContent-Transfer-Encoding: base64\n\n"
+		"dGV4dAAKI3plcm9kYXkgYmxhY2tsaXN0IGxpbnV4Cg==\n";
+
+	expect_refused("a NUL in the Subject", subject, sizeof(subject) - 1, "malformed: NUL byte");
+	expect_refused("a NUL before a command", body, sizeof(body) - 1, "malformed: NUL byte");
+	expect_refused("a NUL in base64 text", encoded, strlen(encoded),
+		       "malformed: NUL byte in a text part");
+}
+
+/* A patch whose base64 does not decode is no patch: GMime would skip the bad bytes. */
+static void test_bad_base64(void)
+{
+	static const char *const bad[] = {
+		"ZGlmZiAtLWdpdCBhL3ggYi94Cg!!!notbase64***\n",
+		"ZGlmZiAtLWdpdCBhL3ggYi94Cg=\nZGlmZg==\n",
+		"ZGlmZiAtLWdpdCBhL3ggYi94C\n",
+	};
+	const char *head_text =
+		"Message-ID: <b64@example.org>\nFrom: x@example.org\nSubject: [PATCH] x: y\n"
+		"Content-Type: text/plain\nContent-Transfer-Encoding: base64\n\n";
+
+	for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autofree char *text = g_strconcat(head_text, bad[i], NULL);
+
+		expect_refused(bad[i], text, strlen(text),
+			       "malformed: a text part's base64 does not decode");
+	}
+	{
+		/* Line breaks and padding are base64 too. */
+		g_autofree char *text = g_strconcat(head_text, "ZGlm\r\nZiAt\nLQ==\n", NULL);
+
+		expect_accepted("good base64", text);
+	}
 }
 
 /* Big mail that is fine: read whole, and in time. */
@@ -1136,6 +1187,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/patchmail/fixup-reply", test_fixup_reply);
 	g_test_add_func("/patchmail/diff-shapes", test_diff_shapes);
 	g_test_add_func("/patchmail/refused", test_refused);
+	g_test_add_func("/patchmail/nul", test_nul);
+	g_test_add_func("/patchmail/bad-base64", test_bad_base64);
 	g_test_add_func("/patchmail/big", test_big);
 	g_test_add_func("/patchmail/lenient-headers", test_lenient_headers);
 	g_test_add_func("/patchmail/fuzz", test_fuzz);

@@ -111,6 +111,22 @@ static bool supersede_older(struct db *db, struct series_row *s, GError **error)
 	return true;
 }
 
+/*
+ * The series of @version (0: any) and @total in the thread of @ids: the
+ * sender's own first; else anyone's, as b4 groups a series by its thread,
+ * for a list that rewrites From ("Jane Doe via linux-foo"
+ * <linux-foo@lists.example.org>, DMARC's munging) or an archive that
+ * rewrites addresses (gmane) gives one series' parts other senders. The
+ * sender still decides who supersedes a series: see supersede_older().
+ */
+static bool find_series(struct db *db, const char *sender, guint version, guint total,
+			const char *const *ids, gint64 *id, GError **error)
+{
+	if (!db_series_find(db, sender, version, total, ids, id, error))
+		return false;
+	return *id || db_series_find_thread(db, version, total, ids, id, error);
+}
+
 /* The part numbered @n of @s, or NULL. */
 static const struct series_part *part_of(const struct series_row *s, guint n)
 {
@@ -139,7 +155,7 @@ static bool implied_version(struct db *db, const char *sender, guint total, char
 	/* ids[0] is the mail's own: only what it answers counts. */
 	if (!ids[0])
 		return true;
-	if (!db_series_find(db, sender, 0, total, (const char *const *)ids + 1, &id, error))
+	if (!find_series(db, sender, 0, total, (const char *const *)ids + 1, &id, error))
 		return false;
 	if (!id)
 		return true;
@@ -170,7 +186,7 @@ static bool adopt_parts(struct db *db, const char *sender, const struct patchmai
 	zd_autoptr(series_row) found = NULL;
 
 	*id = 0;
-	if (!db_series_find(db, sender, 0, m->tags.total, own, id, error))
+	if (!find_series(db, sender, 0, m->tags.total, own, id, error))
 		return false;
 	if (!*id)
 		return true;
@@ -205,7 +221,7 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 		return true;
 	if (!m->tags.versioned && !implied_version(db, sender, total, ids, &version, error))
 		return false;
-	if (!db_series_find(db, sender, version, total, (const char *const *)ids, &id, error))
+	if (!find_series(db, sender, version, total, (const char *const *)ids, &id, error))
 		return false;
 	if (!id && n == 0 && m->tags.versioned && version > 1 &&
 	    !adopt_parts(db, sender, m, &id, error))
@@ -411,19 +427,20 @@ static int by_updated_desc(gconstpointer a, gconstpointer b)
  * commit the store lacks is recorded as rejected at once. A series mailed
  * to zeroday itself that no tree's list or prefix matches (a developer
  * asking "#zeroday test") is for the public tree whose branches hold its
- * trailer's commit.
+ * trailer's commit. Sets *@matched when a tree's list or prefix matches,
+ * whether or not it has a polled branch yet.
  */
 static GPtrArray *candidates_of(const struct bot *c, const struct series_row *s,
 				const struct patchmail *first, const char *base_commit,
-				GError **error)
+				bool *matched, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)candidate_free);
 	g_autoptr(GPtrArray) heads = g_ptr_array_new_with_free_func((GDestroyNotify)candidate_free);
 	g_autoptr(GPtrArray) trees = db_tree_list(c->db, error);
 	struct candidate *from_trailer = NULL;
-	bool matched = false;
 	bool direct;
 
+	*matched = false;
 	if (!trees)
 		return NULL;
 	for (guint i = 0; i < trees->len; i++) {
@@ -433,7 +450,7 @@ static GPtrArray *candidates_of(const struct bot *c, const struct series_row *s,
 
 		if (!tree_matches(t, first, &how))
 			continue;
-		matched = true;
+		*matched = true;
 		branches = db_branch_list(c->db, t->id, error);
 		if (!branches)
 			return NULL;
@@ -462,7 +479,7 @@ static GPtrArray *candidates_of(const struct bot *c, const struct series_row *s,
 		}
 	}
 	/* Mailed to zeroday itself, for no tree: the public tree that holds the trailer's commit. */
-	direct = base_commit && !matched && patchmail_addressed_to(first, c->config->mail_address) &&
+	direct = base_commit && !*matched && patchmail_addressed_to(first, c->config->mail_address) &&
 		 repo_has_commit(c->repo, base_commit);
 	for (guint i = 0; direct && !from_trailer && i < trees->len; i++) {
 		const struct tree_row *t = trees->pdata[i];
@@ -754,9 +771,12 @@ static bool all_results_in(const struct series_row *s, char **targets);
 static bool queue_results(const struct bot *c, const struct series_row *s,
 			  bool mail_clean, gint64 now, GError **error);
 
-/* Starts ready series @s: base, apply, jobs; in one transaction. */
+/*
+ * Starts ready series @s: base, apply, jobs; in one transaction. Sets
+ * *@waits when it is for a tree not polled yet, and stays waiting.
+ */
 static bool start_one(const struct bot *c, struct series_row *s, gint64 now,
-		      GError **error)
+		      bool *waits, GError **error)
 {
 	g_autoptr(GPtrArray) patches = NULL;
 	g_autoptr(GPtrArray) cands = NULL;
@@ -767,6 +787,7 @@ static bool start_one(const struct bot *c, struct series_row *s, gint64 now,
 	g_auto(GStrv) commits = NULL;
 	g_auto(GStrv) targets = NULL;
 	g_autoptr(GError) apply_error = NULL;
+	bool matched = false;
 	int won;
 
 	patches = series_patches(c, s, error);
@@ -781,13 +802,27 @@ static bool start_one(const struct bot *c, struct series_row *s, gint64 now,
 		base_commit = ((const struct patchmail *)patches->pdata[i])->base_commit;
 	if (!db_tx_begin(c->db, error))
 		return false;
-	cands = candidates_of(c, s, first, base_commit, error);
+	cands = candidates_of(c, s, first, base_commit, &matched, error);
 	if (!cands)
 		goto fail;
+	/*
+	 * For a tree with no polled branch yet (just added, or its polls
+	 * failing): the series waits for a poll, nothing recorded, up to
+	 * [mail] series-timeout after its last part.
+	 */
+	*waits = cands->len == 0 && matched &&
+		 now < s->last_part + (gint64)c->config->mail_series_timeout;
+	if (*waits) {
+		db_tx_rollback(c->db);
+		return true;
+	}
 	/* No base to try: the series is for no tree here, and gets no reply. */
 	if (cands->len == 0) {
 		s->state = SERIES_IGNORED;
-		s->note = g_strdup("for no subscribed tree: no --list matches its List-Id, To or "
+		s->note = matched
+			? g_strdup_printf("its trees had no polled branch %u s after its last "
+					  "part", c->config->mail_series_timeout)
+			: g_strdup("for no subscribed tree: no --list matches its List-Id, To or "
 				   "Cc, and no --prefix its subject");
 		g_message("series %" G_GINT64_FORMAT ": %s", s->id, s->note);
 		if (!db_series_update(c->db, s, error) || !db_tx_commit(c->db, error))
@@ -926,6 +961,40 @@ fail:
 	return false;
 }
 
+/*
+ * Closes @s, which lacks patches [mail] series-timeout after its last
+ * part: ignored, with a note naming what never came, its parts kept; not
+ * tested, and not answered, for nothing failed that the sender did.
+ */
+static bool close_incomplete(const struct bot *c, struct series_row *s, GError **error)
+{
+	g_autoptr(GString) missing = g_string_new(NULL);
+	guint count = 0;
+
+	for (guint n = 1; n <= s->total; n++) {
+		if (part_of(s, n))
+			continue;
+		/* A series of thousands of patches: the first few name it well enough. */
+		if (count++ < 10)
+			g_string_append_printf(missing, "%s%u", missing->len ? ", " : "", n);
+	}
+	if (count > 10)
+		g_string_append_printf(missing, " and %u more", count - 10);
+	g_free(s->note);
+	s->note = g_strdup_printf("incomplete: patch%s %s of %u never came, %u s after its "
+				  "last part", count == 1 ? "" : "es", missing->str, s->total,
+				  c->config->mail_series_timeout);
+	s->state = SERIES_IGNORED;
+	g_message("series %" G_GINT64_FORMAT ": \"%s\" v%u from %s closed, %s", s->id,
+		  s->title ? s->title : "?", s->version, s->sender, s->note);
+	if (!db_tx_begin(c->db, error))
+		return false;
+	if (db_series_update(c->db, s, error) && db_tx_commit(c->db, error))
+		return true;
+	db_tx_rollback(c->db);
+	return false;
+}
+
 bool series_start(const struct bot *c, gint64 now, bool log_waiting, unsigned *waiting,
 		  GError **error)
 {
@@ -939,7 +1008,7 @@ bool series_start(const struct bot *c, gint64 now, bool log_waiting, unsigned *w
 		zd_autoptr(series_row) s = db_series_get(c->db, ((struct series_row *)
 							      list->pdata[i])->id, error);
 		gint64 due;
-		bool cover = false, all, filled = false;
+		bool cover = false, all, filled = false, tree_waits = false;
 
 		if (!s)
 			return false;
@@ -960,6 +1029,11 @@ bool series_start(const struct bot *c, gint64 now, bool log_waiting, unsigned *w
 				all = has_all_patches(s, &cover);
 			}
 		}
+		if (!all && now >= s->last_part + (gint64)c->config->mail_series_timeout) {
+			if (!close_incomplete(c, s, error))
+				return false;
+			continue;
+		}
 
 		if (!all || (!cover && s->total > 1 && now < due)) {
 			left++;
@@ -970,8 +1044,15 @@ bool series_start(const struct bot *c, gint64 now, bool log_waiting, unsigned *w
 					      : "for parts not yet received");
 			continue;
 		}
-		if (!start_one(c, s, now, error))
+		if (!start_one(c, s, now, &tree_waits, error))
 			return false;
+		if (tree_waits) {
+			left++;
+			if (log_waiting)
+				g_message("series %" G_GINT64_FORMAT ": \"%s\" v%u from %s waits: "
+					  "for a first poll of its tree", s->id,
+					  s->title ? s->title : "?", s->version, s->sender);
+		}
 	}
 	if (waiting)
 		*waiting = left;

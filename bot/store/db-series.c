@@ -804,3 +804,30 @@ bool db_series_of_message_ids(struct db *db, const char *const *message_ids, gin
 	}
 	return true;
 }
+
+bool db_series_find_thread(struct db *db, guint version, guint total, const char *const *ids,
+			   gint64 *id, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT s.id FROM series_ids i JOIN series s ON s.id = i.series_id "
+		"WHERE i.message_id = ?1 AND (?2 = 0 OR s.version = ?2) AND s.total = ?3 "
+		"ORDER BY s.id DESC LIMIT 1", error);
+
+	*id = 0;
+	if (!stmt)
+		return false;
+	for (const char *const *i = ids; i && *i && !*id; i++) {
+		int rc;
+
+		sqlite3_reset(stmt);
+		db_bind_text(stmt, 1, *i);
+		sqlite3_bind_int64(stmt, 2, version);
+		sqlite3_bind_int64(stmt, 3, total);
+		rc = sqlite3_step(stmt);
+		if (rc == SQLITE_ROW)
+			*id = sqlite3_column_int64(stmt, 0);
+		else if (rc != SQLITE_DONE)
+			return db_sql_error(db, error, "finding a series by its thread");
+	}
+	return true;
+}

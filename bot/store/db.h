@@ -968,6 +968,13 @@ bool db_series_copy_results(struct db *db, gint64 id, const char *commit, const 
 /* Records (or replaces) the result of part @r->n of series @id on @r->target. */
 bool db_series_result_put(struct db *db, gint64 id, const struct series_result *r,
 			  GError **error);
+/*
+ * As db_series_find(), whoever sent it: the series of @version (0: any,
+ * the newest) and @total that shares a thread with a mail, for parts whose
+ * From a list or an archive rewrote. *@id is 0 when none does.
+ */
+bool db_series_find_thread(struct db *db, guint version, guint total, const char *const *ids,
+			   gint64 *id, GError **error);
 
 /* Returns "sqlite 3.x.y" (caller frees). */
 char *db_version_string(void);
