@@ -356,6 +356,17 @@ void patchmail_subject_release(struct patchmail_subject *s)
 	memset(s, 0, sizeof(*s));
 }
 
+char *patchmail_subject_title(const char *subject)
+{
+	struct patchmail_subject tags;
+	char *title;
+
+	patchmail_subject_parse(&tags, subject);
+	title = g_steal_pointer(&tags.title);
+	patchmail_subject_release(&tags);
+	return title;
+}
+
 /* ---- Diffs ---- */
 
 /* The extended header lines of a git diff section (git's apply.c). */

@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <glib.h>
 
+#include "engine/engine.h"
+
 /* The size cap a caller passes when it has no better one. */
 #define PATCHMAIL_SIZE_DEFAULT (10 * 1024 * 1024)
 /* MIME parts in one mail, multiparts and attached messages included. */
@@ -52,6 +54,9 @@ struct patchmail_subject {
  */
 void patchmail_subject_parse(struct patchmail_subject *out, const char *subject);
 void patchmail_subject_release(struct patchmail_subject *s);
+
+/* @subject's title: without Re: and its [PATCH ...] tags (caller frees). */
+char *patchmail_subject_title(const char *subject);
 
 enum patchmail_kind {
 	PATCHMAIL_OTHER, /* discussion: none of the below */
@@ -146,6 +151,7 @@ struct patchmail {
  */
 struct patchmail *patchmail_parse(const char *data, gsize len, gsize size_max, GError **error);
 void patchmail_free(struct patchmail *m);
+ZD_AUTOPTR_DEFINE(patchmail, patchmail_free)
 
 /* Whether @m is addressed (To or Cc) to @address, compared as address_key() does. */
 bool patchmail_addressed_to(const struct patchmail *m, const char *address);

@@ -13,6 +13,7 @@
 #include "bot/bot.h"
 #include "bot/lab/jobs.h"
 #include "bot/mailroom/commands.h"
+#include "bot/mailroom/inbox.h"
 #include "bot/mailroom/ingest.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/lab/sched.h"
@@ -442,7 +443,7 @@ static bool read_mail(struct sched *s, struct db *db, struct repo *repo, bool dr
 			  st.failed == 1 ? "" : "s");
 	}
 	now = g_get_real_time() / G_USEC_PER_SEC;
-	if (!series_assemble(&rc, now, error) ||
+	if (!inbox_dispatch(&rc, now, error) ||
 	    !series_start(&rc, now, s->opts->once, &waiting, error) ||
 	    !commands_sweep(&rc, now, error))
 		return false;

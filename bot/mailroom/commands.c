@@ -15,7 +15,6 @@
 #include "bot/mailroom/commands.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/mailroom/render.h"
-#include "bot/mailroom/series.h"
 #include "bot/mailroom/template.h"
 #include "bot/trees.h"
 #include "engine/names.h"
@@ -23,7 +22,6 @@
 #include "mail/address.h"
 #include "mail/dkim.h"
 
-ZD_AUTOPTR_DEFINE(patchmail, patchmail_free)
 
 /* The MAINTAINERS file read to know a tree's maintainers, at most. */
 #define MAINTAINERS_FILE_MAX (8 * 1024 * 1024)
@@ -987,6 +985,45 @@ static bool is_hex_commit(const char *word)
 	gsize len = strlen(word);
 
 	return len >= 7 && len <= 40 && strspn(word, "0123456789abcdef") == len;
+}
+
+/*
+ * The results of tested series @s as text: its base, then each patch's
+ * result with what it newly broke (caller frees). A test command's answer.
+ */
+static char *series_result_text(const struct series_row *s)
+{
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	g_string_printf(out, "Series %" G_GINT64_FORMAT " (v%u, %u patch%s) was tested on %s at "
+			"%.12s (%s):", s->id, s->version, s->total, s->total == 1 ? "" : "es",
+			s->tree ? s->tree : "?", s->base ? s->base : "?",
+			s->base_how ? s->base_how : "?");
+	for (guint i = 0; i < s->results->len; i++) {
+		const struct series_result *r = s->results->pdata[i];
+		const struct series_part *p = series_row_part(s, r->n);
+		g_autofree char *title = NULL;
+
+		if (r->n == 0 || !p)
+			continue;
+		title = patchmail_subject_title(p->subject);
+		g_string_append_printf(out, "\n  [%u/%u] %s: %s on %s", r->n, s->total, title,
+				       r->result, r->target);
+		if (r->boot)
+			g_string_append_printf(out, "; %s", r->boot);
+		for (int pass = 0; pass < 2; pass++) {
+			const char *text = pass ? (r->boot_failed ? r->boot : NULL) : r->detail;
+			g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+
+			for (char **l = lines; *l; l++) {
+				if (**l)
+					g_string_append_printf(out, "\n      %s", *l);
+			}
+		}
+	}
+	if (s->note)
+		g_string_append_printf(out, "\n%s", s->note);
+	return g_string_free(g_steal_pointer(&out), FALSE);
 }
 
 /* The series text a test command is answered with, for a series that will not run. */

@@ -21,10 +21,8 @@
 #include "mail/address.h"
 #include "mail/patchmail.h"
 
-ZD_AUTOPTR_DEFINE(patchmail, patchmail_free)
 
 /* Mails looked at per call, and series started per call. */
-#define ASSEMBLE_BATCH 1000
 /* Branch heads tried as a base, at most, per series. */
 #define BASES_MAX 16
 /* New diagnostics quoted in one reply, at most. */
@@ -128,17 +126,6 @@ static bool find_series(struct db *db, const char *sender, guint version, guint 
 }
 
 /* The part numbered @n of @s, or NULL. */
-static const struct series_part *part_of(const struct series_row *s, guint n)
-{
-	for (guint i = 0; i < s->parts->len; i++) {
-		const struct series_part *p = s->parts->pdata[i];
-
-		if (p->n == n)
-			return p;
-	}
-	return NULL;
-}
-
 /*
  * The version of a part whose subject gives none: that of the series of
  * the cover letter it answers, when that cover letter said one (b4 does
@@ -162,7 +149,7 @@ static bool implied_version(struct db *db, const char *sender, guint total, char
 	found = db_series_get(db, id, error);
 	if (!found)
 		return false;
-	cover = part_of(found, 0);
+	cover = series_row_part(found, 0);
 	if (!found->versioned || !cover)
 		return true;
 	for (char **i = ids + 1; *i; i++) {
@@ -193,7 +180,7 @@ static bool adopt_parts(struct db *db, const char *sender, const struct patchmai
 	found = db_series_get(db, *id, error);
 	if (!found)
 		return false;
-	if (found->versioned || found->state != SERIES_WAITING || part_of(found, 0)) {
+	if (found->versioned || found->state != SERIES_WAITING || series_row_part(found, 0)) {
 		*id = 0;
 		return true;
 	}
@@ -237,7 +224,7 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 
 		if (!found)
 			return false;
-		had = part_of(found, n);
+		had = series_row_part(found, n);
 		if (had && strcmp(had->message_id, m->message_id) == 0 && had->mail_id != mail->id) {
 			g_message("series %" G_GINT64_FORMAT ": part %u/%u <%s> came again with "
 				  "other content; the first kept", id, n, total, m->message_id);
@@ -289,45 +276,12 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 	return supersede_older(db, s, error);
 }
 
-bool series_assemble(const struct bot *c, gint64 now, GError **error)
+bool series_take(const struct bot *c, const struct mail_row *mail, const struct patchmail *m,
+		 gint64 now, GError **error)
 {
-	g_autoptr(GPtrArray) mails = db_mail_list(c->db, MAIL_NEW, ASSEMBLE_BATCH, error);
-
-	if (!mails)
-		return false;
-	for (guint i = 0; i < mails->len; i++) {
-		const struct mail_row *mail = mails->pdata[i];
-		g_autoptr(GError) local = NULL;
-		g_autofree char *raw = NULL;
-		zd_autoptr(patchmail) m = NULL;
-		gsize len = 0;
-		bool command = false;
-
-		if (!db_tx_begin(c->db, error))
-			return false;
-		raw = db_mail_raw(c->db, mail->id, &len, &local);
-		if (raw)
-			m = patchmail_parse(raw, len, c->config->mail_max_size, &local);
-		if (!m && local && local->domain == BOT_ERROR)
-			goto fail_with_local;
-		/* A stored mail parsed before: a refusal now is a new parser's; it stays unused. */
-		if (m && m->from && (m->kind == PATCHMAIL_PATCH || m->kind == PATCHMAIL_COVER) &&
-		    !assemble_one(c->db, mail, m, now, error))
-			goto fail;
-		/* After assembly, so that "#zeroday test" in a patch finds its series. */
-		if (m && !commands_take(c, mail, m, raw, len, now, &command, error))
-			goto fail;
-		if (!db_mail_set_state(c->db, mail->id, MAIL_DONE, error) ||
-		    !db_tx_commit(c->db, error))
-			goto fail;
-		continue;
-fail_with_local:
-		g_propagate_error(error, g_steal_pointer(&local));
-fail:
-		db_tx_rollback(c->db);
-		return false;
-	}
-	return true;
+	if (!m->from || (m->kind != PATCHMAIL_PATCH && m->kind != PATCHMAIL_COVER))
+		return true;
+	return assemble_one(c->db, mail, m, now, error);
 }
 
 /* Whether @s has patches 1..total. */
@@ -589,10 +543,10 @@ static bool reply_on(const struct bot *c, const struct series_row *s, gint64 mai
 /* The mail a series-wide reply goes on: the cover letter, else patch 1. */
 static gint64 series_head_mail(const struct series_row *s)
 {
-	const struct series_part *p = part_of(s, 0);
+	const struct series_part *p = series_row_part(s, 0);
 
 	if (!p)
-		p = part_of(s, 1);
+		p = series_row_part(s, 1);
 	return p ? p->mail_id : 0;
 }
 
@@ -652,7 +606,7 @@ static GPtrArray *series_patches(const struct bot *c, const struct series_row *s
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)patchmail_free);
 
 	for (guint n = 1; n <= s->total; n++) {
-		const struct series_part *p = part_of(s, n);
+		const struct series_part *p = series_row_part(s, n);
 		struct patchmail *m = p ? mail_parse(c->db, c->config, p->mail_id, error) : NULL;
 
 		if (!m)
@@ -782,7 +736,7 @@ static bool start_one(const struct bot *c, struct series_row *s, gint64 now,
 	g_autoptr(GPtrArray) cands = NULL;
 	zd_autoptr(patchmail) cover = NULL;
 	const struct patchmail *first;
-	const struct series_part *cp = part_of(s, 0);
+	const struct series_part *cp = series_row_part(s, 0);
 	const char *base_commit = NULL;
 	g_auto(GStrv) commits = NULL;
 	g_auto(GStrv) targets = NULL;
@@ -943,7 +897,7 @@ static bool fill_from_older(const struct bot *c, const struct series_row *s, gin
 		const struct series_part *p = from->parts->pdata[i];
 		bool added = false;
 
-		if (part_of(s, p->n))
+		if (series_row_part(s, p->n))
 			continue;
 		if (!db_series_add_part(c->db, s->id, p->n, p->mail_id, p->message_id, now, &added,
 					error))
@@ -972,7 +926,7 @@ static bool close_incomplete(const struct bot *c, struct series_row *s, GError *
 	guint count = 0;
 
 	for (guint n = 1; n <= s->total; n++) {
-		if (part_of(s, n))
+		if (series_row_part(s, n))
 			continue;
 		/* A series of thousands of patches: the first few name it well enough. */
 		if (count++ < 10)
@@ -1191,53 +1145,6 @@ static bool boot_series(const struct bot *c, GPtrArray *outcomes,
 	return true;
 }
 
-/* A part's title: its subject without Re: and the [PATCH ...] tags (caller frees). */
-static char *part_title(const struct series_part *p)
-{
-	struct patchmail_subject tags;
-	char *title;
-
-	patchmail_subject_parse(&tags, p->subject);
-	title = g_steal_pointer(&tags.title);
-	patchmail_subject_release(&tags);
-	return title;
-}
-
-char *series_result_text(const struct series_row *s)
-{
-	g_autoptr(GString) out = g_string_new(NULL);
-
-	g_string_printf(out, "Series %" G_GINT64_FORMAT " (v%u, %u patch%s) was tested on %s at "
-			"%.12s (%s):", s->id, s->version, s->total, s->total == 1 ? "" : "es",
-			s->tree ? s->tree : "?", s->base ? s->base : "?",
-			s->base_how ? s->base_how : "?");
-	for (guint i = 0; i < s->results->len; i++) {
-		const struct series_result *r = s->results->pdata[i];
-		const struct series_part *p = part_of(s, r->n);
-		g_autofree char *title = NULL;
-
-		if (r->n == 0 || !p)
-			continue;
-		title = part_title(p);
-		g_string_append_printf(out, "\n  [%u/%u] %s: %s on %s", r->n, s->total, title,
-				       r->result, r->target);
-		if (r->boot)
-			g_string_append_printf(out, "; %s", r->boot);
-		for (int pass = 0; pass < 2; pass++) {
-			const char *text = pass ? (r->boot_failed ? r->boot : NULL) : r->detail;
-			g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
-
-			for (char **l = lines; *l; l++) {
-				if (**l)
-					g_string_append_printf(out, "\n      %s", *l);
-			}
-		}
-	}
-	if (s->note)
-		g_string_append_printf(out, "\n%s", s->note);
-	return g_string_free(g_steal_pointer(&out), FALSE);
-}
-
 /* Whether every patch of @s has a result on every one of @targets. */
 static bool all_results_in(const struct series_row *s, char **targets)
 {
@@ -1292,7 +1199,7 @@ static bool queue_failure(const struct bot *c, const struct series_row *s,
 	template_values_set(v, "compiler", compiler);
 	template_values_printf(v, "n", "%u", r->n);
 	{
-		g_autofree char *title = part_title(p);
+		g_autofree char *title = patchmail_subject_title(p->subject);
 
 		template_values_set(v, "patch_title", title);
 	}
@@ -1334,7 +1241,7 @@ static bool queue_results(const struct bot *c, const struct series_row *s,
 	/* A reply on each patch that newly broke something, per target. */
 	for (guint i = 0; i < s->results->len; i++) {
 		const struct series_result *r = s->results->pdata[i];
-		const struct series_part *p = part_of(s, r->n);
+		const struct series_part *p = series_row_part(s, r->n);
 
 		if (r->n == 0 || !p)
 			continue;
@@ -1353,12 +1260,12 @@ static bool queue_results(const struct bot *c, const struct series_row *s,
 		}
 	}
 	/* The summary on the cover letter, or the clean reply the tree asks for. */
-	if ((broke && part_of(s, 0)) || (!broke && mail_clean) || failing->len || s->note) {
+	if ((broke && series_row_part(s, 0)) || (!broke && mail_clean) || failing->len || s->note) {
 		zd_autoptr(template_values) v = template_values_new();
 		struct reply rep;
 		bool ok;
 
-		if (broke && !part_of(s, 0) && !failing->len && !s->note)
+		if (broke && !series_row_part(s, 0) && !failing->len && !s->note)
 			return true;
 		reply_init(&rep);
 		if (!reply_on(c, s, series_head_mail(s), &rep, v, error)) {
@@ -1373,7 +1280,7 @@ static bool queue_results(const struct bot *c, const struct series_row *s,
 		template_values_set(v, "note", s->note);
 		for (guint i = 0; i < s->results->len; i++) {
 			const struct series_result *r = s->results->pdata[i];
-			const struct series_part *p = part_of(s, r->n);
+			const struct series_part *p = series_row_part(s, r->n);
 			g_autofree char *title = NULL;
 			struct template_values *item;
 
@@ -1381,7 +1288,7 @@ static bool queue_results(const struct bot *c, const struct series_row *s,
 				continue;
 			item = template_values_add(v, "patches");
 			template_values_printf(item, "n", "%u/%u", r->n, s->total);
-			title = part_title(p);
+			title = patchmail_subject_title(p->subject);
 			template_values_set(item, "title", title);
 			if (r->boot)
 				template_values_printf(item, "result", "%s on %s; %s", r->result,
@@ -1493,7 +1400,7 @@ bool series_run_job(const struct bot *c, const char *tree,
 	/* A RESEND applies as the very commits of its original: one run serves both. */
 	s = testing->pdata[0];
 	for (guint n = 1; n <= s->total; n++) {
-		const struct series_part *p = part_of(s, n);
+		const struct series_part *p = series_row_part(s, n);
 		struct probe_request req = {
 			.tree = tree, .commit = p ? p->commit : NULL, .target = target,
 		};

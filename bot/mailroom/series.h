@@ -45,14 +45,17 @@
 #include "bot/store/db.h"
 #include "bot/mailroom/report.h"
 #include "engine/repo.h"
+#include "mail/patchmail.h"
 
 /*
- * Looks at every new mail: patches and cover letters join their series,
- * and older versions are superseded; then a command mail is answered
- * (bot/mailroom/commands.h). One transaction per mail. False only when the store
+ * Takes stored mail @mail, parsed as @m, in the caller's transaction
+ * (bot/mailroom/inbox.c hands every new mail here): a patch or a cover
+ * letter joins its series, grouped by thread, and older versions are
+ * superseded; anything else is left alone. False only when the store
  * fails.
  */
-bool series_assemble(const struct bot *c, gint64 now, GError **error);
+bool series_take(const struct bot *c, const struct mail_row *mail, const struct patchmail *m,
+		 gint64 now, GError **error);
 
 /*
  * Starts every ready series: chooses its base, applies it, and queues its
@@ -74,11 +77,5 @@ bool series_start(const struct bot *c, gint64 now, bool log_waiting, unsigned *w
 bool series_run_job(const struct bot *c, const char *tree,
 		    const char *commit, const char *target, enum job_result *result,
 		    char **note, GError **cause);
-
-/*
- * The results of tested series @s as text: its base, then each patch's
- * result with what it newly broke (caller frees). A test command's answer.
- */
-char *series_result_text(const struct series_row *s);
 
 #endif

@@ -358,6 +358,17 @@ static void series_result_free(struct series_result *r)
 	g_free(r);
 }
 
+const struct series_part *series_row_part(const struct series_row *s, guint n)
+{
+	for (guint i = 0; i < s->parts->len; i++) {
+		const struct series_part *p = s->parts->pdata[i];
+
+		if (p->n == n)
+			return p;
+	}
+	return NULL;
+}
+
 void series_row_free(struct series_row *row)
 {
 	if (!row)

@@ -910,6 +910,9 @@ struct series_row {
 void series_row_free(struct series_row *row);
 ZD_AUTOPTR_DEFINE(series_row, series_row_free)
 
+/* Part @n of @s (0: its cover letter), or NULL when it has none. Borrowed. */
+const struct series_part *series_row_part(const struct series_row *s, guint n);
+
 /*
  * Inserts @row (sender, title, version, versioned, resend, total, state,
  * created, last_part); sets row->id.

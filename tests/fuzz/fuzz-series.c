@@ -1,5 +1,5 @@
 /*
- * Series assembly (bot/mailroom/series.h series_assemble()) over a small batch of
+ * Series assembly (bot/mailroom/inbox.h inbox_dispatch()) over a small batch of
  * hostile mails: each is stored as ingest stores it (bot/mailroom/ingest.h), then
  * assembly groups the patches and cover letters into series, supersedes
  * older versions and takes the command mails (bot/mailroom/commands.h).
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bot/store/db.h"
+#include "bot/mailroom/inbox.h"
 #include "bot/mailroom/ingest.h"
 #include "bot/mailroom/report.h"
 #include "bot/mailroom/series.h"
@@ -73,8 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			g_error("ingest: %s", error->message);
 		p = stop + 1;
 	}
-	if (!series_assemble(&c, NOW + 60, &error))
-		g_error("series_assemble: %s", error->message);
+	if (!inbox_dispatch(&c, NOW + 60, &error))
+		g_error("inbox_dispatch: %s", error->message);
 	db_tx_rollback(db);
 	return 0;
 }
