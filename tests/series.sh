@@ -13,8 +13,8 @@
 # (nothing lost, nothing stored twice), the daemon, and a series for a
 # tree not polled yet (it waits for the poll), one whose parts never all
 # come (closed after series-timeout, unanswered), and one whose parts a
-# list and an archive gave other senders (one series by its thread).
-# Speaks TAP.
+# list and an archive gave other senders (one series by its thread), and
+# mail with NUL bytes or broken base64 (quarantined). Speaks TAP.
 test_name=series
 . "$ZERODAY_SRCDIR/tests/lib.sh"
 
@@ -376,5 +376,36 @@ z run --once --poll-interval 3600 > "$scratch/run14.log" 2>&1
 mu() { series_json | grep -e '"subject": "main: munged senders"' -e '"subject": "main: munged 1"' -e '"subject": null'; }
 check "one series, not one per sender" test "$(mu | wc -l)" -eq 1
 check "and it is tested" has_text "$(mu)" '"state": "tested"'
+
+# 13. Mail no reader sees as zeroday would: a NUL byte before a command
+# line and in a Subject, and a [PATCH] whose base64 does not decode. Each
+# is quarantined with its reason: nothing taken, nothing answered.
+printf 'From: M <m@example.org>\nTo: list@example.org\nSubject: [PATCH] cut\0 here\nMessage-ID: <nul-subject@example.org>\n\nx\n' \
+	> "$list/new/nul-subject.test"
+printf 'From: M <m@example.org>\nTo: bot@example.org\nSubject: hello\nMessage-ID: <nul-command@example.org>\n\nhi\0\n#zeroday blacklist kb master\n' \
+	> "$list/new/nul-command.test"
+cat > "$list/new/bad-base64.test" <<'EOF'
+From: M <m@example.org>
+To: list@example.org
+Subject: [PATCH] broken base64
+Message-ID: <bad-base64@example.org>
+List-Id: <list.example.org>
+Content-Type: text/plain; charset=utf-8
+Content-Transfer-Encoding: base64
+
+ZGlmZiAtLWdpdCBhL3NyYy9tYWluLmMgYi9zcmMvbWFpbi5jCg!!!*** not base64 ***
+EOF
+before=$(series_json | wc -l)
+z run --once --poll-interval 3600 > "$scratch/run15.log" 2>&1
+after=$(series_json | wc -l)
+quarantined_for() { z status --json | grep -q "\"message_id\": \"$1\", \"source\": \"maildir:[^\"]*\", \"reason\": \"$2\""; }
+check "a NUL in the Subject: quarantined" quarantined_for nul-subject@example.org "malformed: NUL byte"
+check "a NUL before a command: quarantined" quarantined_for nul-command@example.org "malformed: NUL byte"
+not_read() { ! grep -qi "blacklist" "$scratch/run15.log" && ! z outbox --json | grep -q 'nul-command@example.org'; }
+check "and its command neither read nor answered" not_read
+check "broken base64: quarantined" quarantined_for bad-base64@example.org "malformed: a text part's base64 does not decode"
+check "no series taken from them" test "$after" -eq "$before"
+no_b64_reply() { ! series_mails | grep -q '"in_reply_to": "bad-base64@example.org"'; }
+check "and nothing answered" no_b64_reply
 
 tap_end
