@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-glib/json-glib.h>
+
 #include "bot/bot.h"
 #include "bot/cli.h"
 #include "bot/lab/booter.h"
@@ -1060,44 +1062,40 @@ static void outbox_text(struct cli *cli, GString *out, const struct outbox_row *
 				       r->state == OUTBOX_ERROR ? "not sent" : "last try", r->last_error);
 }
 
-static void outbox_json(struct cli *cli, GString *out, const struct outbox_row *r)
+static void outbox_json(struct cli *cli, JsonBuilder *b, const struct outbox_row *r)
 {
 	g_autoptr(GPtrArray) rcpts = db_rcpt_list(cli->db, r->id, NULL);
 
-	g_string_append_printf(out, "{\"id\": %" G_GINT64_FORMAT ", \"finding\": %"
-			       G_GINT64_FORMAT ", \"kind\": ", r->id, r->finding_id);
-	status_json_string(out, db_outbox_kind_name(r->kind));
-	g_string_append(out, ", \"state\": ");
-	status_json_string(out, db_outbox_state_name(r->state));
-	g_string_append(out, ", \"message_id\": ");
-	status_json_string(out, r->message_id);
-	g_string_append(out, ", \"in_reply_to\": ");
-	status_json_string(out, r->in_reply_to);
-	g_string_append(out, ", \"references\": ");
-	status_json_strings(out, r->references);
-	g_string_append(out, ", \"recipients\": ");
-	status_json_strings(out, r->recipients);
-	g_string_append(out, ", \"subject\": ");
-	status_json_string(out, r->subject);
-	g_string_append_printf(out, ", \"created\": %" G_GINT64_FORMAT ", \"sent\": %"
-			       G_GINT64_FORMAT ", \"attempts\": %u, \"next_try\": %" G_GINT64_FORMAT
-			       ", \"last_error\": ", r->created, r->sent, r->attempts, r->next_try);
-	status_json_string(out, r->last_error);
-	g_string_append(out, ", \"path\": ");
-	status_json_string(out, r->path);
-	g_string_append(out, ", \"each\": [");
+	json_builder_begin_object(b);
+	status_json_int(b, "id", r->id);
+	status_json_int(b, "finding", r->finding_id);
+	status_json_string(b, "kind", db_outbox_kind_name(r->kind));
+	status_json_string(b, "state", db_outbox_state_name(r->state));
+	status_json_string(b, "message_id", r->message_id);
+	status_json_string(b, "in_reply_to", r->in_reply_to);
+	status_json_strings(b, "references", r->references);
+	status_json_strings(b, "recipients", r->recipients);
+	status_json_string(b, "subject", r->subject);
+	status_json_int(b, "created", r->created);
+	status_json_int(b, "sent", r->sent);
+	status_json_int(b, "attempts", r->attempts);
+	status_json_int(b, "next_try", r->next_try);
+	status_json_string(b, "last_error", r->last_error);
+	status_json_string(b, "path", r->path);
+	json_builder_set_member_name(b, "each");
+	json_builder_begin_array(b);
 	for (guint i = 0; rcpts && i < rcpts->len; i++) {
 		const struct rcpt_row *p = rcpts->pdata[i];
 
-		g_string_append(out, i ? ", {\"address\": " : "{\"address\": ");
-		status_json_string(out, p->address);
-		g_string_append(out, ", \"state\": ");
-		status_json_string(out, db_rcpt_state_name(p->state));
-		g_string_append(out, ", \"reply\": ");
-		status_json_string(out, p->reply);
-		g_string_append_printf(out, ", \"digest\": %" G_GINT64_FORMAT "}", p->digest_id);
+		json_builder_begin_object(b);
+		status_json_string(b, "address", p->address);
+		status_json_string(b, "state", db_rcpt_state_name(p->state));
+		status_json_string(b, "reply", p->reply);
+		status_json_int(b, "digest", p->digest_id);
+		json_builder_end_object(b);
 	}
-	g_string_append(out, "]}");
+	json_builder_end_array(b);
+	json_builder_end_object(b);
 }
 
 static int outbox_list(struct cli *cli, int argc, char **argv)
@@ -1124,15 +1122,18 @@ static int outbox_list(struct cli *cli, int argc, char **argv)
 	rows = db_outbox_list(cli->db, -1, G_MAXINT, &error);
 	if (!rows)
 		return fail(error);
-	if (json)
-		g_string_append(out, "[");
-	for (guint i = 0; i < rows->len; i++) {
-		if (json && i)
-			g_string_append(out, ", ");
-		(json ? outbox_json : outbox_text)(cli, out, rows->pdata[i]);
+	if (json) {
+		g_autoptr(JsonBuilder) b = json_builder_new();
+
+		json_builder_begin_array(b);
+		for (guint i = 0; i < rows->len; i++)
+			outbox_json(cli, b, rows->pdata[i]);
+		json_builder_end_array(b);
+		status_json_finish(out, b);
+	} else {
+		for (guint i = 0; i < rows->len; i++)
+			outbox_text(cli, out, rows->pdata[i]);
 	}
-	if (json)
-		g_string_append(out, "]\n");
 	fputs(out->str, stdout);
 	return 0;
 }
@@ -1254,89 +1255,91 @@ static void series_text(GString *out, const void *row)
 	}
 }
 
-static void series_json(GString *out, const void *row)
+static void series_json(JsonBuilder *b, const void *row)
 {
 	const struct series_row *s = row;
-	g_string_append_printf(out, "{\"id\": %" G_GINT64_FORMAT ", \"subject\": ", s->id);
-	status_json_string(out, s->title);
-	g_string_append_printf(out, ", \"version\": %u, \"total\": %u, \"sender\": ", s->version,
-			       s->total);
-	status_json_string(out, s->sender);
-	g_string_append(out, ", \"state\": ");
-	status_json_string(out, db_series_state_name(s->state));
-	g_string_append_printf(out, ", \"superseded_by\": %" G_GINT64_FORMAT ", \"note\": ",
-			       s->superseded_by);
-	status_json_string(out, s->note);
-	g_string_append(out, ", \"tree\": ");
-	status_json_string(out, s->tree);
-	g_string_append(out, ", \"base\": ");
-	status_json_string(out, s->base);
-	g_string_append(out, ", \"base_how\": ");
-	status_json_string(out, s->base_how);
-	g_string_append(out, ", \"parts\": [");
+
+	json_builder_begin_object(b);
+	status_json_int(b, "id", s->id);
+	status_json_string(b, "subject", s->title);
+	status_json_int(b, "version", s->version);
+	status_json_int(b, "total", s->total);
+	status_json_string(b, "sender", s->sender);
+	status_json_string(b, "state", db_series_state_name(s->state));
+	status_json_int(b, "superseded_by", s->superseded_by);
+	status_json_string(b, "note", s->note);
+	status_json_string(b, "tree", s->tree);
+	status_json_string(b, "base", s->base);
+	status_json_string(b, "base_how", s->base_how);
+	json_builder_set_member_name(b, "parts");
+	json_builder_begin_array(b);
 	for (guint i = 0; i < s->parts->len; i++) {
 		const struct series_part *p = s->parts->pdata[i];
 
-		g_string_append_printf(out, "%s{\"n\": %u, \"total\": %u, \"message_id\": ",
-				       i ? ", " : "", p->n, s->total);
-		status_json_string(out, p->message_id);
-		g_string_append(out, ", \"subject\": ");
-		status_json_string(out, p->subject);
-		g_string_append(out, ", \"commit\": ");
-		status_json_string(out, p->commit);
-		g_string_append(out, "}");
+		json_builder_begin_object(b);
+		status_json_int(b, "n", p->n);
+		status_json_int(b, "total", s->total);
+		status_json_string(b, "message_id", p->message_id);
+		status_json_string(b, "subject", p->subject);
+		status_json_string(b, "commit", p->commit);
+		json_builder_end_object(b);
 	}
-	g_string_append(out, "], \"bases_tried\": [");
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "bases_tried");
+	json_builder_begin_array(b);
 	for (guint i = 0; i < s->bases->len; i++) {
-		const struct series_base *b = s->bases->pdata[i];
+		const struct series_base *base = s->bases->pdata[i];
 
-		g_string_append(out, i ? ", {\"tree\": " : "{\"tree\": ");
-		status_json_string(out, b->tree);
-		g_string_append(out, ", \"branch\": ");
-		status_json_string(out, b->branch);
-		g_string_append(out, ", \"commit\": ");
-		status_json_string(out, b->commit);
-		g_string_append(out, ", \"how\": ");
-		status_json_string(out, b->how);
-		g_string_append_printf(out, ", \"applied\": %s, \"reason\": ",
-				       b->applied ? "true" : "false");
-		status_json_string(out, b->reason);
-		g_string_append(out, "}");
+		json_builder_begin_object(b);
+		status_json_string(b, "tree", base->tree);
+		status_json_string(b, "branch", base->branch);
+		status_json_string(b, "commit", base->commit);
+		status_json_string(b, "how", base->how);
+		status_json_bool(b, "applied", base->applied);
+		status_json_string(b, "reason", base->reason);
+		json_builder_end_object(b);
 	}
-	g_string_append(out, "], \"results\": [");
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "results");
+	json_builder_begin_array(b);
 	for (guint i = 0; i < s->results->len; i++) {
 		const struct series_result *r = s->results->pdata[i];
 
-		g_string_append_printf(out, "%s{\"n\": %u, \"target\": ", i ? ", " : "", r->n);
-		status_json_string(out, r->target);
-		g_string_append(out, ", \"commit\": ");
-		status_json_string(out, r->commit);
-		g_string_append(out, ", \"result\": ");
-		status_json_string(out, r->result);
-		g_string_append(out, ", \"new\": ");
-		status_json_string(out, r->detail);
-		g_string_append(out, ", \"boot\": ");
-		status_json_string(out, r->boot);
-		g_string_append_printf(out, ", \"boot_failed\": %s}", r->boot_failed ? "true" : "false");
+		json_builder_begin_object(b);
+		status_json_int(b, "n", r->n);
+		status_json_string(b, "target", r->target);
+		status_json_string(b, "commit", r->commit);
+		status_json_string(b, "result", r->result);
+		status_json_string(b, "new", r->detail);
+		status_json_string(b, "boot", r->boot);
+		status_json_bool(b, "boot_failed", r->boot_failed);
+		json_builder_end_object(b);
 	}
-	g_string_append(out, "]}");
+	json_builder_end_array(b);
+	json_builder_end_object(b);
 }
 
 /* How one row of a list is printed: as text, or as one JSON object. */
 typedef void (*row_format)(GString *out, const void *row);
+typedef void (*row_json)(JsonBuilder *b, const void *row);
 
-/* Prints @rows with @text, or with @json as one JSON array. */
-static void print_rows(GPtrArray *rows, bool json, row_format text, row_format json_fmt)
+/* Prints @rows with @text, or with @json_fmt as one JSON array. */
+static void print_rows(GPtrArray *rows, bool json, row_format text, row_json json_fmt)
 {
-	g_autoptr(GString) out = g_string_new(json ? "[" : NULL);
+	g_autoptr(GString) out = g_string_new(NULL);
 
-	for (guint i = 0; i < rows->len; i++) {
-		if (json && i)
-			g_string_append(out, ", ");
-		(json ? json_fmt : text)(out, rows->pdata[i]);
+	if (json) {
+		g_autoptr(JsonBuilder) b = json_builder_new();
+
+		json_builder_begin_array(b);
+		for (guint i = 0; i < rows->len; i++)
+			json_fmt(b, rows->pdata[i]);
+		json_builder_end_array(b);
+		status_json_finish(out, b);
+	} else {
+		for (guint i = 0; i < rows->len; i++)
+			text(out, rows->pdata[i]);
 	}
-	if (json)
-		g_string_append(out, "]\n");
 	fputs(out->str, stdout);
 }
 
@@ -1346,7 +1349,7 @@ static void print_rows(GPtrArray *rows, bool json, row_format text, row_format j
  */
 static int list_command(struct cli *cli, int argc, char **argv, const char *name,
 			const char *summary, GPtrArray *(*load)(struct db *db, GError **error),
-			row_format text, row_format json_fmt)
+			row_format text, row_json json_fmt)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) rows = NULL;
@@ -1399,21 +1402,22 @@ static void command_text(GString *out, const void *row)
 	g_string_append_c(out, '\n');
 }
 
-static void command_json(GString *out, const void *row)
+static void command_json(JsonBuilder *b, const void *row)
 {
 	const struct command_row *r = row;
-	g_string_append_printf(out, "{\"id\": %" G_GINT64_FORMAT ", \"mail\": %" G_GINT64_FORMAT
-			       ", \"n\": %u, \"line\": ", r->id, r->mail_id, r->n);
-	status_json_string(out, r->line);
-	g_string_append(out, ", \"verb\": ");
-	status_json_string(out, r->verb);
-	g_string_append(out, ", \"state\": ");
-	status_json_string(out, db_command_state_name(r->state));
-	g_string_append(out, ", \"answer\": ");
-	status_json_string(out, r->answer);
-	g_string_append_printf(out, ", \"finding\": %" G_GINT64_FORMAT ", \"job\": %"
-			       G_GINT64_FORMAT ", \"series\": %" G_GINT64_FORMAT "}",
-			       r->finding_id, r->job_id, r->series_id);
+
+	json_builder_begin_object(b);
+	status_json_int(b, "id", r->id);
+	status_json_int(b, "mail", r->mail_id);
+	status_json_int(b, "n", r->n);
+	status_json_string(b, "line", r->line);
+	status_json_string(b, "verb", r->verb);
+	status_json_string(b, "state", db_command_state_name(r->state));
+	status_json_string(b, "answer", r->answer);
+	status_json_int(b, "finding", r->finding_id);
+	status_json_int(b, "job", r->job_id);
+	status_json_int(b, "series", r->series_id);
+	json_builder_end_object(b);
 }
 
 static GPtrArray *recent_commands(struct db *db, GError **error)

@@ -632,14 +632,22 @@ static bool set_key(struct config *c, GKeyFile *kf, const char *origin, const st
 		*(char **)field = g_steal_pointer(&normal);
 		return true;
 	}
-	case KEY_URL:
-		if ((!g_str_has_prefix(raw, "https://") && !g_str_has_prefix(raw, "http://")) ||
-		    !g_uri_is_valid(raw, G_URI_FLAGS_NONE, NULL) || strpbrk(raw, " \t\"<>"))
+	case KEY_URL: {
+		/* A link printed in every mail: a host, and no user or password. */
+		g_autoptr(GUri) uri = g_uri_parse(raw, G_URI_FLAGS_NONE, NULL);
+
+		if (!uri || (strcmp(g_uri_get_scheme(uri), "https") != 0 &&
+			     strcmp(g_uri_get_scheme(uri), "http") != 0) ||
+		    !g_uri_get_host(uri) || !*g_uri_get_host(uri) || strpbrk(raw, " \t\"<>"))
 			return bad_key(error, origin, k->group, k->name,
 				       "expected an http:// or https:// URL");
+		if (g_uri_get_userinfo(uri))
+			return bad_key(error, origin, k->group, k->name,
+				       "a user or password in the URL is not allowed");
 		g_free(*(char **)field);
 		*(char **)field = g_strdup(raw);
 		return true;
+	}
 	case KEY_OUTBOX:
 		return parse_outbox(c, raw, origin, k, error);
 	case KEY_PATH:

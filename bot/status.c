@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-glib/json-glib.h>
+
 #include "bot/status.h"
 
 char *status_format_time(gint64 when)
@@ -382,63 +384,123 @@ void status_format_text(GString *out, const struct status *s)
 	}
 }
 
-void status_json_string(GString *out, const char *s)
+/*
+ * Appends @node as JSON on one line, laid out as the scripts that read
+ * it expect: ", " between items, ": " after a key, members in the order
+ * they were added, doubles with four decimals. Strings, keys and the
+ * other scalars are json-glib's.
+ */
+static void json_write(GString *out, JsonNode *node)
 {
-	if (!s) {
+	switch (JSON_NODE_TYPE(node)) {
+	case JSON_NODE_OBJECT: {
+		JsonObject *o = json_node_get_object(node);
+		g_autoptr(GList) members = json_object_get_members(o);
+
+		g_string_append_c(out, '{');
+		for (GList *l = members; l; l = l->next) {
+			g_autoptr(JsonNode) key = json_node_init_string(json_node_alloc(), l->data);
+
+			g_string_append(out, l == members ? "" : ", ");
+			json_write(out, key);
+			g_string_append(out, ": ");
+			json_write(out, json_object_get_member(o, l->data));
+		}
+		g_string_append_c(out, '}');
+		break;
+	}
+	case JSON_NODE_ARRAY: {
+		JsonArray *a = json_node_get_array(node);
+
+		g_string_append_c(out, '[');
+		for (guint i = 0; i < json_array_get_length(a); i++) {
+			g_string_append(out, i ? ", " : "");
+			json_write(out, json_array_get_element(a, i));
+		}
+		g_string_append_c(out, ']');
+		break;
+	}
+	case JSON_NODE_VALUE:
+		if (json_node_get_value_type(node) == G_TYPE_DOUBLE) {
+			char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+			g_string_append(out, g_ascii_formatd(buf, sizeof(buf), "%.4f",
+							     json_node_get_double(node)));
+		} else {
+			g_autofree char *text = json_to_string(node, FALSE);
+
+			g_string_append(out, text);
+		}
+		break;
+	case JSON_NODE_NULL:
 		g_string_append(out, "null");
-		return;
+		break;
 	}
-	g_string_append_c(out, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			g_string_append_printf(out, "\\%c", *p);
-		else if (*p == '\n')
-			g_string_append(out, "\\n");
-		else if (*p < 0x20)
-			g_string_append_printf(out, "\\u%04x", *p);
-		else
-			g_string_append_c(out, (char)*p);
-	}
-	g_string_append_c(out, '"');
 }
 
-void status_json_strings(GString *out, char *const *list)
+void status_json_finish(GString *out, JsonBuilder *b)
 {
-	g_string_append_c(out, '[');
-	for (size_t k = 0; list && list[k]; k++) {
-		g_string_append(out, k ? ", " : "");
-		status_json_string(out, list[k]);
-	}
-	g_string_append_c(out, ']');
+	g_autoptr(JsonNode) root = json_builder_get_root(b);
+
+	json_write(out, root);
+	g_string_append_c(out, '\n');
 }
 
-/* Appends the jobs of @jobs as a JSON array. */
-static void json_jobs(GString *out, const GPtrArray *jobs)
+void status_json_string(JsonBuilder *b, const char *key, const char *s)
 {
-	g_string_append_c(out, '[');
+	json_builder_set_member_name(b, key);
+	if (s)
+		json_builder_add_string_value(b, s);
+	else
+		json_builder_add_null_value(b);
+}
+
+void status_json_strings(JsonBuilder *b, const char *key, char *const *list)
+{
+	json_builder_set_member_name(b, key);
+	json_builder_begin_array(b);
+	for (size_t k = 0; list && list[k]; k++)
+		json_builder_add_string_value(b, list[k]);
+	json_builder_end_array(b);
+}
+
+void status_json_int(JsonBuilder *b, const char *key, gint64 n)
+{
+	json_builder_set_member_name(b, key);
+	json_builder_add_int_value(b, n);
+}
+
+void status_json_bool(JsonBuilder *b, const char *key, bool value)
+{
+	json_builder_set_member_name(b, key);
+	json_builder_add_boolean_value(b, value);
+}
+
+/* Adds member @key: the jobs of @jobs as an array. */
+static void json_jobs(JsonBuilder *b, const char *key, const GPtrArray *jobs)
+{
+	json_builder_set_member_name(b, key);
+	json_builder_begin_array(b);
 	for (guint i = 0; i < jobs->len; i++) {
 		const struct job_row *j = jobs->pdata[i];
 
-		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"tree\": ",
-				       i ? ", " : "", j->id);
-		status_json_string(out, j->tree);
-		g_string_append(out, ", \"commit\": ");
-		status_json_string(out, j->commit);
-		g_string_append(out, ", \"target\": ");
-		status_json_string(out, j->target);
-		g_string_append_printf(out, ", \"attempts\": %u, \"failures\": %u, "
-				       "\"next_try\": %" G_GINT64_FORMAT ", \"result\": ", j->attempts,
-				       j->failures, j->result != JOB_RESULT_NONE ? 0 : j->not_before);
-		status_json_string(out, db_job_result_name(j->result));
-		g_string_append(out, ", \"last_error\": ");
-		status_json_string(out, j->last_error);
-		g_string_append_c(out, '}');
+		json_builder_begin_object(b);
+		status_json_int(b, "id", j->id);
+		status_json_string(b, "tree", j->tree);
+		status_json_string(b, "commit", j->commit);
+		status_json_string(b, "target", j->target);
+		status_json_int(b, "attempts", j->attempts);
+		status_json_int(b, "failures", j->failures);
+		status_json_int(b, "next_try", j->result != JOB_RESULT_NONE ? 0 : j->not_before);
+		status_json_string(b, "result", db_job_result_name(j->result));
+		status_json_string(b, "last_error", j->last_error);
+		json_builder_end_object(b);
 	}
-	g_string_append_c(out, ']');
+	json_builder_end_array(b);
 }
 
-/* Appends finding @f as a JSON object, after a comma unless @first. */
-static void json_finding(GString *out, const struct finding_row *f, bool first)
+/* Adds finding @f as an object. */
+static void json_finding(JsonBuilder *b, const struct finding_row *f)
 {
 	g_autofree char *reproduce = status_finding_reproduce(f);
 	g_autofree char *details = status_finding_details(f);
@@ -452,146 +514,165 @@ static void json_finding(GString *out, const struct finding_row *f, bool first)
 		{ "parent", f->parent }, { "head", f->head },
 	};
 
-	g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT, first ? "" : ", ", f->id);
-	for (size_t k = 0; k < G_N_ELEMENTS(fields); k++) {
-		g_string_append_printf(out, ", \"%s\": ", fields[k].key);
-		status_json_string(out, fields[k].value);
-	}
-	g_string_append_printf(out, ", \"confidence\": %.4f, \"rate\": %.4f, \"failures\": %u, "
-			       "\"runs\": %u, \"suspects\": ", f->confidence, f->rate, f->failures,
-			       f->runs);
-	status_json_strings(out, f->suspects);
-	g_string_append(out, ", \"steps\": [");
+	json_builder_begin_object(b);
+	status_json_int(b, "id", f->id);
+	for (size_t k = 0; k < G_N_ELEMENTS(fields); k++)
+		status_json_string(b, fields[k].key, fields[k].value);
+	json_builder_set_member_name(b, "confidence");
+	json_builder_add_double_value(b, f->confidence);
+	json_builder_set_member_name(b, "rate");
+	json_builder_add_double_value(b, f->rate);
+	status_json_int(b, "failures", f->failures);
+	status_json_int(b, "runs", f->runs);
+	status_json_strings(b, "suspects", f->suspects);
+	json_builder_set_member_name(b, "steps");
+	json_builder_begin_array(b);
 	for (guint k = 0; f->steps && k < f->steps->len; k++) {
 		const struct finding_step *st = f->steps->pdata[k];
 
-		g_string_append(out, k ? ", {\"role\": " : "{\"role\": ");
-		status_json_string(out, bisect_role_name(st->role));
-		g_string_append(out, ", \"commit\": ");
-		status_json_string(out, st->commit);
-		g_string_append(out, ", \"tested\": ");
-		status_json_string(out, st->tested);
-		g_string_append(out, ", \"result\": ");
-		status_json_string(out, bisect_result_name(st->result));
-		g_string_append_printf(out, ", \"runs\": %u, \"failures\": %u}", st->runs,
-				       st->failures);
+		json_builder_begin_object(b);
+		status_json_string(b, "role", bisect_role_name(st->role));
+		status_json_string(b, "commit", st->commit);
+		status_json_string(b, "tested", st->tested);
+		status_json_string(b, "result", bisect_result_name(st->result));
+		status_json_int(b, "runs", st->runs);
+		status_json_int(b, "failures", st->failures);
+		json_builder_end_object(b);
 	}
-	g_string_append(out, "]}");
+	json_builder_end_array(b);
+	json_builder_end_object(b);
 }
 
-/* Appends the age at @now of what happened at @when, in seconds; null when @when is 0. */
-static void json_age(GString *out, gint64 now, gint64 when)
+/* Adds member @key: the age at @now of what happened at @when, in seconds; null when @when is 0. */
+static void json_age(JsonBuilder *b, const char *key, gint64 now, gint64 when)
 {
+	json_builder_set_member_name(b, key);
 	if (when)
-		g_string_append_printf(out, "%" G_GINT64_FORMAT, MAX(now - when, 0));
+		json_builder_add_int_value(b, MAX(now - when, 0));
 	else
-		g_string_append(out, "null");
+		json_builder_add_null_value(b);
 }
 
-/* Appends {"from": FROM, "count": N, "p50": S, "p90": S}, null percentiles when N is 0. */
-static void json_latency(GString *out, const struct status_latency *l, const char *from)
+/* Adds member @key: {"from": FROM, "count": N, "p50": S, "p90": S}, null percentiles when N is 0. */
+static void json_latency(JsonBuilder *b, const char *key, const struct status_latency *l,
+			 const char *from)
 {
-	g_string_append_printf(out, "{\"from\": \"%s\", \"count\": %u, ", from, l->count);
+	json_builder_set_member_name(b, key);
+	json_builder_begin_object(b);
+	status_json_string(b, "from", from);
+	status_json_int(b, "count", l->count);
+	json_builder_set_member_name(b, "p50");
 	if (l->count)
-		g_string_append_printf(out, "\"p50\": %" G_GINT64_FORMAT ", \"p90\": %"
-				       G_GINT64_FORMAT "}", l->p50, l->p90);
+		json_builder_add_int_value(b, l->p50);
 	else
-		g_string_append(out, "\"p50\": null, \"p90\": null}");
+		json_builder_add_null_value(b);
+	json_builder_set_member_name(b, "p90");
+	if (l->count)
+		json_builder_add_int_value(b, l->p90);
+	else
+		json_builder_add_null_value(b);
+	json_builder_end_object(b);
 }
 
 void status_format_json(GString *out, const struct status *s)
 {
-	g_string_append(out, "{\"trees\": [");
+	g_autoptr(JsonBuilder) b = json_builder_new();
+
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "trees");
+	json_builder_begin_array(b);
 	for (guint i = 0; i < s->trees->len; i++) {
 		const struct tree_row *t = ((const struct status_tree *)s->trees->pdata[i])->tree;
 
-		g_string_append(out, i ? ", {\"name\": " : "{\"name\": ");
-		status_json_string(out, t->name);
-		g_string_append(out, ", \"policy\": ");
-		status_json_string(out, db_policy_name(t->policy));
-		g_string_append(out, ", \"lists\": ");
-		status_json_strings(out, t->lists);
-		g_string_append(out, ", \"cc\": ");
-		status_json_strings(out, t->recipients);
-		g_string_append(out, ", \"prefixes\": ");
-		status_json_strings(out, t->prefixes);
-		g_string_append_printf(out, ", \"private\": %s, \"mail_clean\": %s",
-				       t->private ? "true" : "false",
-				       t->mail_clean ? "true" : "false");
-		g_string_append_printf(out, ", \"last_poll\": %" G_GINT64_FORMAT ", \"error\": ",
-				       t->last_poll);
-		status_json_string(out, t->last_error);
-		g_string_append(out, "}");
+		json_builder_begin_object(b);
+		status_json_string(b, "name", t->name);
+		status_json_string(b, "policy", db_policy_name(t->policy));
+		status_json_strings(b, "lists", t->lists);
+		status_json_strings(b, "cc", t->recipients);
+		status_json_strings(b, "prefixes", t->prefixes);
+		status_json_bool(b, "private", t->private);
+		status_json_bool(b, "mail_clean", t->mail_clean);
+		status_json_int(b, "last_poll", t->last_poll);
+		status_json_string(b, "error", t->last_error);
+		json_builder_end_object(b);
 	}
-	g_string_append_printf(out, "], \"jobs\": {\"queued\": %" G_GINT64_FORMAT
-			       ", \"running\": %" G_GINT64_FORMAT ", \"done\": %" G_GINT64_FORMAT
-			       "}, \"retrying\": ", s->queued, s->running, s->done);
-	json_jobs(out, s->retrying);
-	g_string_append(out, ", \"errors\": ");
-	json_jobs(out, s->errors);
-	g_string_append(out, ", \"findings\": [");
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "jobs");
+	json_builder_begin_object(b);
+	status_json_int(b, "queued", s->queued);
+	status_json_int(b, "running", s->running);
+	status_json_int(b, "done", s->done);
+	json_builder_end_object(b);
+	json_jobs(b, "retrying", s->retrying);
+	json_jobs(b, "errors", s->errors);
+	json_builder_set_member_name(b, "findings");
+	json_builder_begin_array(b);
 	for (guint i = 0; i < s->findings->len; i++)
-		json_finding(out, s->findings->pdata[i], i == 0);
-	g_string_append_printf(out, "], \"mails\": %" G_GINT64_FORMAT ", \"quarantined\": [",
-			       s->mails);
+		json_finding(b, s->findings->pdata[i]);
+	json_builder_end_array(b);
+	status_json_int(b, "mails", s->mails);
+	json_builder_set_member_name(b, "quarantined");
+	json_builder_begin_array(b);
 	for (guint i = 0; i < s->quarantined->len; i++) {
 		const struct mail_row *m = s->quarantined->pdata[i];
 
-		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"message_id\": ",
-				       i ? ", " : "", m->id);
-		status_json_string(out, m->message_id);
-		g_string_append(out, ", \"source\": ");
-		status_json_string(out, m->source);
-		g_string_append(out, ", \"reason\": ");
-		status_json_string(out, m->reason);
-		g_string_append_printf(out, ", \"size\": %" G_GINT64_FORMAT ", \"received\": %"
-				       G_GINT64_FORMAT "}", m->size, m->received);
+		json_builder_begin_object(b);
+		status_json_int(b, "id", m->id);
+		status_json_string(b, "message_id", m->message_id);
+		status_json_string(b, "source", m->source);
+		status_json_string(b, "reason", m->reason);
+		status_json_int(b, "size", m->size);
+		status_json_int(b, "received", m->received);
+		json_builder_end_object(b);
 	}
-	g_string_append_printf(out, "], \"now\": %" G_GINT64_FORMAT ", \"oldest_queued_age\": ",
-			       s->now);
-	json_age(out, s->now, s->oldest_queued);
-	g_string_append(out, ", \"active_jobs\": [");
+	json_builder_end_array(b);
+	status_json_int(b, "now", s->now);
+	json_age(b, "oldest_queued_age", s->now, s->oldest_queued);
+	json_builder_set_member_name(b, "active_jobs");
+	json_builder_begin_array(b);
 	for (guint i = 0; i < s->active->len; i++) {
 		const struct job_row *j = s->active->pdata[i];
 
-		g_string_append_printf(out, "%s{\"id\": %" G_GINT64_FORMAT ", \"state\": \"%s\", "
-				       "\"kind\": ", i ? ", " : "", j->id,
-				       j->running ? "running" : "queued");
-		status_json_string(out, db_job_kind_name(j->kind));
-		g_string_append(out, ", \"tree\": ");
-		status_json_string(out, j->tree);
-		g_string_append(out, ", \"commit\": ");
-		status_json_string(out, j->commit);
-		g_string_append(out, ", \"target\": ");
-		status_json_string(out, j->target);
-		g_string_append_printf(out, ", \"created\": %" G_GINT64_FORMAT ", \"age\": ",
-				       j->created);
-		json_age(out, s->now, j->created);
-		g_string_append_c(out, '}');
+		json_builder_begin_object(b);
+		status_json_int(b, "id", j->id);
+		status_json_string(b, "state", j->running ? "running" : "queued");
+		status_json_string(b, "kind", db_job_kind_name(j->kind));
+		status_json_string(b, "tree", j->tree);
+		status_json_string(b, "commit", j->commit);
+		status_json_string(b, "target", j->target);
+		status_json_int(b, "created", j->created);
+		json_age(b, "age", s->now, j->created);
+		json_builder_end_object(b);
 	}
-	g_string_append(out, "], \"mail_sources\": [");
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "mail_sources");
+	json_builder_begin_array(b);
 	for (guint i = 0; i < s->sources->len; i++) {
 		const struct source_row *r = s->sources->pdata[i];
 
-		g_string_append(out, i ? ", {\"source\": " : "{\"source\": ");
-		status_json_string(out, r->source);
-		g_string_append_printf(out, ", \"last_read\": %" G_GINT64_FORMAT
-				       ", \"last_read_age\": ", r->last_read);
-		json_age(out, s->now, r->last_read);
-		g_string_append_printf(out, ", \"failed\": %" G_GINT64_FORMAT ", \"error\": ",
-				       r->failed);
-		status_json_string(out, r->last_error);
-		g_string_append_c(out, '}');
+		json_builder_begin_object(b);
+		status_json_string(b, "source", r->source);
+		status_json_int(b, "last_read", r->last_read);
+		json_age(b, "last_read_age", s->now, r->last_read);
+		status_json_int(b, "failed", r->failed);
+		status_json_string(b, "error", r->last_error);
+		json_builder_end_object(b);
 	}
-	g_string_append_printf(out, "], \"outbox\": {\"queued\": %" G_GINT64_FORMAT
-			       ", \"held\": %" G_GINT64_FORMAT ", \"sent\": %" G_GINT64_FORMAT
-			       ", \"failed\": %" G_GINT64_FORMAT ", \"oldest_queued_age\": ",
-			       s->outbox.queued, s->outbox.held, s->outbox.sent, s->outbox.failed);
-	json_age(out, s->now, s->outbox.oldest_queued);
-	g_string_append_printf(out, "}, \"response_times\": {\"days\": %d, \"push_to_report\": ",
-			       STATUS_LATENCY_DAYS);
-	json_latency(out, &s->push_report, "first_poll");
-	g_string_append(out, ", \"post_to_reply\": ");
-	json_latency(out, &s->post_reply, "ingest");
-	g_string_append(out, "}}\n");
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "outbox");
+	json_builder_begin_object(b);
+	status_json_int(b, "queued", s->outbox.queued);
+	status_json_int(b, "held", s->outbox.held);
+	status_json_int(b, "sent", s->outbox.sent);
+	status_json_int(b, "failed", s->outbox.failed);
+	json_age(b, "oldest_queued_age", s->now, s->outbox.oldest_queued);
+	json_builder_end_object(b);
+	json_builder_set_member_name(b, "response_times");
+	json_builder_begin_object(b);
+	status_json_int(b, "days", STATUS_LATENCY_DAYS);
+	json_latency(b, "push_to_report", &s->push_report, "first_poll");
+	json_latency(b, "post_to_reply", &s->post_reply, "ingest");
+	json_builder_end_object(b);
+	json_builder_end_object(b);
+	status_json_finish(out, b);
 }

@@ -116,11 +116,24 @@ char *status_finding_reproduce(const struct finding_row *f);
  */
 char *status_finding_log(const struct finding_row *f);
 
-/* Appends @s as a JSON string (control characters escaped), or null for NULL. */
-void status_json_string(GString *out, const char *s);
+/*
+ * JSON for scripts, built with json-glib's JsonBuilder (struct
+ * _JsonBuilder, so that this header needs no json-glib): each helper sets
+ * member @key of the object being built and adds its value.
+ * status_json_string(): @s, or null for NULL.
+ * status_json_strings(): @list (NULL-terminated; NULL: empty) as an array of strings.
+ */
+struct _JsonBuilder;
+void status_json_string(struct _JsonBuilder *b, const char *key, const char *s);
+void status_json_strings(struct _JsonBuilder *b, const char *key, char *const *list);
+void status_json_int(struct _JsonBuilder *b, const char *key, gint64 n);
+void status_json_bool(struct _JsonBuilder *b, const char *key, bool value);
 
-/* Appends @list (NULL-terminated; NULL: empty) as a JSON array of strings. */
-void status_json_strings(GString *out, char *const *list);
+/*
+ * Appends the value @b built, on one line and then a newline, in the
+ * layout every --json output shares: ", " between items, ": " after a key.
+ */
+void status_json_finish(GString *out, struct _JsonBuilder *b);
 
 /* Returns @when (unix seconds) as "YYYY-MM-DD HH:MM:SS UTC", or "never" for 0 (caller frees). */
 char *status_format_time(gint64 when);

@@ -51,35 +51,69 @@ static bool url_escapes_ok(const char *url)
 	return true;
 }
 
-/*
- * Checks the authority and path after "scheme://": a host that does not
- * start with '-', an optional user that does not either, and a path.
- */
-static bool url_authority_ok(const char *url, const char *rest, GError **error)
+/* True when @path (percent escapes decoded) has a ".." segment. */
+static bool path_climbs(const char *path)
 {
-	const char *slash = strchr(rest, '/');
-	g_autofree char *authority = NULL;
-	const char *host;
-	const char *at;
+	g_autofree char *plain = g_uri_unescape_string(path, NULL);
+	g_auto(GStrv) segments = g_strsplit(plain ? plain : path, "/", -1);
 
-	if (!slash || slash == rest)
-		return refuse(error, "URL", url, "no host");
-	if (slash[1] == '\0')
-		return refuse(error, "URL", url, "no repository path");
-	authority = g_strndup(rest, slash - rest);
-	at = strrchr(authority, '@');
-	host = at ? at + 1 : authority;
-	if (authority[0] == '-' || host[0] == '-')
+	for (char **seg = segments; *seg; seg++)
+		if (strcmp(*seg, "..") == 0)
+			return true;
+	return !plain; /* an escape hiding a NUL: as bad */
+}
+
+/*
+ * Parses @url with GUri, strictly (escapes kept as they are): a URL GUri
+ * refuses (a port out of range or not a number, a malformed IPv6 host,
+ * a bad escape in the host) is refused here.
+ */
+static GUri *url_parse(const char *url, GError **error)
+{
+	g_autoptr(GError) parse_error = NULL;
+	GUri *uri = g_uri_parse(url, G_URI_FLAGS_ENCODED | G_URI_FLAGS_HAS_PASSWORD,
+				&parse_error);
+
+	if (!uri) {
+		g_autofree char *why = g_strdup_printf("malformed (%s)", parse_error->message);
+
+		refuse(error, "URL", url, why);
+	}
+	return uri;
+}
+
+/*
+ * Checks the authority and path of @uri: a host that does not start with
+ * '-' nor holds a stray bracket, an optional user that does not start
+ * with '-' either, no password (a tree's URL is shown in status and in
+ * mail), a port other than 0, and a path.
+ */
+static bool url_authority_ok(const char *url, GUri *uri, GError **error)
+{
+	const char *host = g_uri_get_host(uri);
+	const char *user = g_uri_get_user(uri);
+	const char *path = g_uri_get_path(uri);
+
+	if ((user && user[0] == '-') || (host && host[0] == '-'))
 		return refuse(error, "URL", url, "user or host starts with '-'");
-	if (host[0] == '\0' || host[0] == ':')
+	if (!host || !host[0] || !path[0])
 		return refuse(error, "URL", url, "no host");
-	if (host[0] != '[' && strchr(host, '[') != NULL)
+	if (path[1] == '\0')
+		return refuse(error, "URL", url, "no repository path");
+	/* GUri takes the brackets off an IPv6 literal; any left are stray. */
+	if (strpbrk(host, "[]"))
 		return refuse(error, "URL", url, "malformed host");
+	if (g_uri_get_password(uri))
+		return refuse(error, "URL", url,
+			      "a password in the URL is not allowed (it would be shown)");
+	if (g_uri_get_port(uri) == 0)
+		return refuse(error, "URL", url, "port 0");
 	return true;
 }
 
 bool names_url_check(const char *url, enum names_url_flags flags, GError **error)
 {
+	g_autoptr(GUri) uri = NULL;
 	size_t len;
 	const char *sep;
 
@@ -118,7 +152,7 @@ bool names_url_check(const char *url, enum names_url_flags flags, GError **error
 			if (!(flags & NAMES_URL_ALLOW_LOCAL))
 				return refuse(error, "URL", url,
 					      "local paths need allow-local-trees in [git]");
-			if (strstr(url, "/../") || g_str_has_suffix(url, "/.."))
+			if (path_climbs(url))
 				return refuse(error, "URL", url, "path contains '..'");
 			return true;
 		}
@@ -128,27 +162,27 @@ bool names_url_check(const char *url, enum names_url_flags flags, GError **error
 		return refuse(error, "URL", url, "not a URL and not an absolute path");
 	}
 
-	if (g_str_has_prefix(url, "https://") || g_str_has_prefix(url, "git://"))
-		return url_authority_ok(url, sep + 3, error);
-	if (g_str_has_prefix(url, "ssh://")) {
-		if (!(flags & NAMES_URL_ALLOW_SSH))
-			return refuse(error, "URL", url, "ssh:// needs allow-ssh in [git]");
-		return url_authority_ok(url, sep + 3, error);
-	}
-	if (g_str_has_prefix(url, "file://")) {
-		if (!(flags & NAMES_URL_ALLOW_LOCAL))
-			return refuse(error, "URL", url,
-				      "file:// needs allow-local-trees in [git]");
-		if (sep[3] != '/')
-			return refuse(error, "URL", url, "file:// takes an absolute path");
-		if (strstr(url, "/../") || g_str_has_suffix(url, "/.."))
-			return refuse(error, "URL", url, "path contains '..'");
-		return true;
-	}
 	if (g_str_has_prefix(url, "http://"))
 		return refuse(error, "URL", url, "plain http is not allowed; use https://");
-	return refuse(error, "URL", url,
-		      "scheme not allowed (https://, git://, ssh://, file://)");
+	if (!g_str_has_prefix(url, "https://") && !g_str_has_prefix(url, "git://") &&
+	    !g_str_has_prefix(url, "ssh://") && !g_str_has_prefix(url, "file://"))
+		return refuse(error, "URL", url,
+			      "scheme not allowed (https://, git://, ssh://, file://)");
+	if (g_str_has_prefix(url, "ssh://") && !(flags & NAMES_URL_ALLOW_SSH))
+		return refuse(error, "URL", url, "ssh:// needs allow-ssh in [git]");
+	if (g_str_has_prefix(url, "file://") && !(flags & NAMES_URL_ALLOW_LOCAL))
+		return refuse(error, "URL", url, "file:// needs allow-local-trees in [git]");
+	uri = url_parse(url, error);
+	if (!uri)
+		return false;
+	if (!g_str_has_prefix(url, "file://"))
+		return url_authority_ok(url, uri, error);
+	if (g_uri_get_host(uri) && *g_uri_get_host(uri))
+		return refuse(error, "URL", url, "file:// takes an absolute path");
+	/* GUri removes dot segments from the path: the text is checked. */
+	if (path_climbs(url + strlen("file://")))
+		return refuse(error, "URL", url, "path contains '..'");
+	return true;
 }
 
 bool names_tree_check(const char *name, GError **error)

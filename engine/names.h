@@ -19,7 +19,9 @@ enum names_url_flags {
  * Checks that @url is a git URL zeroday may fetch from: https:// and
  * git://, plus ssh:// and local paths when @flags allow them. Remote
  * helpers ("ext::"), a leading '-', control characters, shell
- * metacharacters, and hosts or users starting with '-' are always refused.
+ * metacharacters, hosts or users starting with '-', passwords, port 0 and
+ * what GLib's GUri does not parse (a port out of range, a malformed host)
+ * are always refused.
  *
  * Returns true when the URL is acceptable; otherwise false with
  * ENGINE_ERROR_INVALID saying why.

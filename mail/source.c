@@ -84,79 +84,70 @@ fail:
 	return NULL;
 }
 
-/* Parses HOST[:PORT] (HOST may be [IPv6]) into @out. */
-static bool parse_hostport(const char *text, gsize len, struct source_url *out, GError **error)
+/* Checks the host GUri parsed (an IPv6 literal without its brackets) and copies it to @out. */
+static bool check_host(const char *host, struct source_url *out, GError **error)
 {
-	const char *end = text + len;
-	const char *host_end;
-	const char *port = NULL;
 	unsigned char buf[sizeof(struct in6_addr)];
 
-	if (len > 0 && text[0] == '[') {
-		const char *close = memchr(text, ']', len);
-
-		if (!close)
-			return invalid(error, "an unclosed [ in the host");
-		out->host = g_strndup(text + 1, (gsize)(close - text - 1));
-		if (inet_pton(AF_INET6, out->host, buf) != 1)
-			return invalid(error, "not an IPv6 address: [%s]", out->host);
-		host_end = close + 1;
-		if (host_end < end && *host_end != ':')
-			return invalid(error, "bytes after the IPv6 address");
-	} else {
-		host_end = memchr(text, ':', len);
-		if (!host_end)
-			host_end = end;
-		out->host = g_strndup(text, (gsize)(host_end - text));
-		if (!*out->host)
-			return invalid(error, "the host is empty");
-		for (const char *p = out->host; *p; p++) {
-			if (!g_ascii_isalnum(*p) && *p != '.' && *p != '-')
-				return invalid(error, "a bad character in the host name");
-		}
-		if (out->host[0] == '-' || out->host[0] == '.' || strlen(out->host) > 253)
-			return invalid(error, "not a host name: %s", out->host);
+	if (!host || !*host)
+		return invalid(error, "the host is empty");
+	out->host = g_strdup(host);
+	if (strchr(host, ':')) {
+		if (inet_pton(AF_INET6, host, buf) != 1)
+			return invalid(error, "not an IPv6 address: [%s]", host);
+		return true;
 	}
-	if (host_end < end) {
-		guint64 n = 0;
-
-		port = host_end + 1;
-		if (port == end)
-			return invalid(error, "the port is empty");
-		for (const char *p = port; p < end; p++) {
-			if (!g_ascii_isdigit(*p) || p - port > 5)
-				return invalid(error, "a bad port");
-			n = n * 10 + (guint64)(*p - '0');
-		}
-		if (n == 0 || n > 65535)
-			return invalid(error, "a bad port: %" G_GUINT64_FORMAT, n);
-		out->port = (unsigned)n;
+	for (const char *p = host; *p; p++) {
+		if (!g_ascii_isalnum(*p) && *p != '.' && *p != '-')
+			return invalid(error, "a bad character in the host name");
 	}
+	if (host[0] == '-' || host[0] == '.' || strlen(host) > 253)
+		return invalid(error, "not a host name: %s", host);
 	return true;
 }
 
-static bool parse_imap(const char *rest, struct source_url *out, GError **error)
+/*
+ * Parses the IMAP URL @url, whose part after "scheme://" is @rest, with
+ * GUri (strictly, escapes kept: decode() takes them out), then checks
+ * each part as IMAP needs it.
+ */
+static bool parse_imap(const char *url, const char *rest, struct source_url *out,
+		       GError **error)
 {
 	const char *slash = strchr(rest, '/');
-	const char *at;
+	g_autoptr(GUri) uri = NULL;
+	const char *user;
+	const char *path;
 
 	if (!slash)
 		return invalid(error, "no /FOLDER after the host");
 	if (strpbrk(rest, "?#"))
 		return invalid(error, "a query or fragment (%%-encode ? and # in the folder)");
-	at = g_strrstr_len(rest, slash - rest, "@");
-	if (!at)
+	/* GLib's message may quote the user and password: it is not passed on. */
+	uri = g_uri_parse(url, G_URI_FLAGS_ENCODED | G_URI_FLAGS_HAS_PASSWORD, NULL);
+	if (!uri)
+		return invalid(error, "not a valid URL (a bad host, port or %%-escape)");
+	user = g_uri_get_user(uri);
+	if (!user)
 		return invalid(error, "no USER@ before the host");
-	if (memchr(rest, ':', (gsize)(at - rest)))
+	if (g_uri_get_password(uri))
 		return invalid(error, "a password in the URL (give it in the options instead)");
-	if (memchr(rest, '@', (gsize)(at - rest)))
+	if (strchr(user, '@'))
 		return invalid(error, "a raw @ in the user (%%-encode it)");
-	out->user = decode(rest, (gsize)(at - rest), "user", error);
-	if (!out->user)
+	out->user = decode(user, strlen(user), "user", error);
+	if (!out->user || !check_host(g_uri_get_host(uri), out, error))
 		return false;
-	if (!parse_hostport(at + 1, (gsize)(slash - at - 1), out, error))
-		return false;
-	out->folder = decode(slash + 1, strlen(slash + 1), "folder", error);
+	if (slash[-1] == ':')
+		return invalid(error, "the port is empty");
+	if (g_uri_get_port(uri) == 0)
+		return invalid(error, "a bad port: 0");
+	if (g_uri_get_port(uri) > 0)
+		out->port = (unsigned)g_uri_get_port(uri);
+	/* GUri drops "." and ".." segments: a folder it changed is refused. */
+	path = g_uri_get_path(uri);
+	if (strcmp(path, slash) != 0)
+		return invalid(error, "a . or .. segment in the folder");
+	out->folder = decode(path + 1, strlen(path + 1), "folder", error);
 	return out->folder != NULL;
 }
 
@@ -186,7 +177,7 @@ bool source_url_parse(const char *url, struct source_url *out, GError **error)
 		if (rest[1] == '\0')
 			return invalid(error, "the Maildir path is /");
 		u.path = g_strdup(rest);
-	} else if (!parse_imap(rest, &u, error)) {
+	} else if (!parse_imap(url, rest, &u, error)) {
 		source_url_release(&u);
 		return false;
 	}

@@ -24,6 +24,8 @@ static const struct url_case {
 	{ "ssh://example.org/~user/linux.git", NAMES_URL_ALLOW_SSH, NULL },
 	{ "file:///srv/git/linux.git", NAMES_URL_ALLOW_LOCAL, NULL },
 	{ "/srv/git/linux.git", NAMES_URL_ALLOW_LOCAL, NULL },
+	{ "https://git@example.org:443/linux.git", 0, NULL },
+	{ "https://example.org/linux.git?x=1#y", 0, NULL },
 	/* Refused always. */
 	{ "ext::sh -c touch% /tmp/pwned", ALL, "white space" },
 	{ "ext::sh", ALL, "remote helpers" },
@@ -64,6 +66,17 @@ static const struct url_case {
 	{ "/srv/../etc", ALL, "'..'" },
 	{ "file:///srv/git/..", ALL, "'..'" },
 	{ "", ALL, "empty" },
+	/* Refused since GUri parses them. */
+	{ "https://example.org:99999/linux.git", ALL, "malformed" },
+	{ "https://example.org:9x/linux.git", ALL, "malformed" },
+	{ "git://[::1/linux", ALL, "malformed" },
+	{ "git://exa[mple.org/linux", ALL, "malformed" },
+	{ "https://example.org%zz/linux.git", ALL, "percent escape" },
+	{ "https://example.org:0/linux.git", ALL, "port 0" },
+	{ "https://user:secret@example.org/linux.git", ALL, "password" },
+	{ "ssh://git:@example.org/linux.git", ALL, "password" },
+	{ "file:///srv/%2e%2e/etc", ALL, "'..'" },
+	{ "file://host/srv/git/linux.git", ALL, "absolute path" },
 	/* Refused unless the config allows them. */
 	{ "ssh://git@example.org/linux.git", 0, "allow-ssh" },
 	{ "file:///srv/git/linux.git", 0, "allow-local-trees" },

@@ -74,6 +74,14 @@ static const char *const hostile[] = {
 	"imap://u@host/INBOX#frag",
 	"imap://u@h@host/INBOX",
 	"imap://u@host/%C3%A4",
+	/* Refused since GUri parses them. */
+	"imap://u@host/a/../INBOX",
+	"imap://u@host/./INBOX",
+	"imap://u@ho%zzst/INBOX",
+	"imap://u@[::1]:99999/INBOX",
+	"imap://user:secret@host:99999/INBOX",
+	"imap://user:secret@[::1/INBOX",
+	"imaps://u@host:1143:1/INBOX",
 };
 
 static void test_url_good(void)

@@ -751,7 +751,7 @@ static const char status_json[] =
 	"\"target\": \"x86_64:tinyconfig+serial\", \"kind\": \"boot-panic\", "
 	"\"fingerprint\": \"fedcba9876543210\", \"title\": \"Kernel panic - not syncing: VFS\", "
 	"\"state\": \"fixed\", \"reproduce\": null, \"fixed_by\": \"" C_FIX "\", "
-	"\"details\": \"line \\\"one\\\"\\\\\\n\\u0009line two\", "
+	"\"details\": \"line \\\"one\\\"\\\\\\n\\tline two\", "
 	"\"bisect_log\": \"" C_PANIC " bad 2/4\\n\", \"parent\": null, \"head\": null, "
 	"\"confidence\": 0.9000, \"rate\": 0.5000, \"failures\": 0, \"runs\": 0, "
 	"\"suspects\": [], \"steps\": []}, "
