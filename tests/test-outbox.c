@@ -29,7 +29,7 @@ struct fixture {
 	struct config *config;
 	struct db *db;
 	struct repo *repo;
-	struct report_ctx ctx;
+	struct bot ctx;
 	gint64 tree_id;
 };
 
@@ -71,7 +71,7 @@ static void fixture_set_up(struct fixture *f, gconstpointer data)
 	g_assert_true(db_tree_insert(f->db, t, &error));
 	g_assert_no_error(error);
 	f->tree_id = t->id;
-	f->ctx = (struct report_ctx){ .config = f->config, .db = f->db, .repo = f->repo };
+	f->ctx = (struct bot){ .config = f->config, .db = f->db, .repo = f->repo };
 }
 
 static void fixture_tear_down(struct fixture *f, gconstpointer data)

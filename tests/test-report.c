@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bot/bot.h"
+#include "bot/mailroom/render.h"
 #include "bot/mailroom/report.h"
 #include "engine/engine.h"
 #include "tests/testlib.h"
@@ -27,7 +28,7 @@ struct fixture {
 	struct config *config;
 	struct db *db;
 	struct repo *repo;
-	struct report_ctx ctx;
+	struct bot ctx;
 };
 
 /* @data: extra lines of [mail], or NULL. */
@@ -70,7 +71,7 @@ static void fixture_set_up(struct fixture *f, gconstpointer data)
 	g_assert_no_error(error);
 	f->db = db_open(":memory:", &error);
 	g_assert_no_error(error);
-	f->ctx = (struct report_ctx){ .config = f->config, .db = f->db, .repo = f->repo };
+	f->ctx = (struct bot){ .config = f->config, .db = f->db, .repo = f->repo };
 }
 
 static void fixture_tear_down(struct fixture *f, gconstpointer data)
@@ -305,7 +306,7 @@ static void test_templates(struct fixture *f, gconstpointer data)
 	const char *name;
 
 	(void)data;
-	g_assert_true(report_check_templates(src, &error));
+	g_assert_true(render_check_templates(src, &error));
 	g_assert_no_error(error);
 	g_assert_cmpint(g_mkdir_with_parents(bad, 0755), ==, 0);
 	while (d && (name = g_dir_read_name(d))) {
@@ -322,7 +323,7 @@ static void test_templates(struct fixture *f, gconstpointer data)
 		}
 		g_assert_true(g_file_set_contents(to, text, -1, NULL));
 	}
-	g_assert_false(report_check_templates(bad, &error));
+	g_assert_false(render_check_templates(bad, &error));
 	g_assert_error(error, BOT_ERROR, BOT_ERROR_CONFIG);
 	g_assert_true(error && strstr(error->message, "build-error") != NULL);
 }
