@@ -547,9 +547,12 @@ static bool send_row(const struct bot *c, struct sink *k, const struct outbox_ro
 	if (!db_outbox_attempt(db, row->id, error) || !db_tx_commit(db, error))
 		goto rollback;
 
+	/* Nobody is sent to until the sink says so: a sink that fails early leaves them due. */
 	tries = g_new0(struct smtp_rcpt, to->len);
-	for (guint i = 0; i < to->len; i++)
+	for (guint i = 0; i < to->len; i++) {
 		tries[i].address = ((struct rcpt_row *)to->pdata[i])->address;
+		tries[i].state = SMTP_RCPT_DEFERRED;
+	}
 	ok = deliver(k, c, row, tries, to->len, &path, &why);
 	refused = refusals(tries, to->len);
 	*down = !ok;
