@@ -7,7 +7,11 @@
  * bot/store/db.c: opening, migrations, transactions, these helpers;
  * bot/store/db-trees.c: trees, branches, head events, selected commits;
  * bot/store/db-builds.c: builds, diagnostics, verdicts, images, boots;
- * bot/store/db-jobs.c: the job queue; bot/store/db-findings.c: findings.
+ * bot/store/db-jobs.c: the job queue; bot/store/db-findings.c: findings;
+ * bot/store/db-outbox.c: the outbox and its recipients (outbox, outbox_rcpt);
+ * bot/store/db-mail.c: mail read, cursors and sources (mails, mail_cursors,
+ * mail_sources); bot/store/db-series.c: patch series (series, series_*);
+ * bot/store/db-commands.c: mail commands, subscriptions, mutes.
  */
 #ifndef ZERODAY_DB_PRIVATE_H
 #define ZERODAY_DB_PRIVATE_H
