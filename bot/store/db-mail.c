@@ -70,17 +70,13 @@ bool db_mail_add(struct db *db, struct mail_row *row, const char *raw, gsize len
 
 bool db_mail_known(struct db *db, const char *message_id, bool *known, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT 1 FROM mails WHERE message_id = ?1 AND message_id != '' LIMIT 1", error);
-	int rc;
+	gint64 one = 0;
 
-	if (!stmt)
+	if (!db_int(db, &one, 0, error,
+		    "SELECT 1 FROM mails WHERE message_id = ?1 AND message_id != '' LIMIT 1", "t",
+		    message_id))
 		return false;
-	db_bind_text(stmt, 1, message_id);
-	rc = sqlite3_step(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_sql_error(db, error, "looking a Message-ID up");
-	*known = rc == SQLITE_ROW;
+	*known = one == 1;
 	return true;
 }
 
@@ -88,7 +84,7 @@ bool db_mail_known(struct db *db, const char *message_id, bool *known, GError **
 	"id, message_id, hash, source, uid, received, state, reason, kind, sender, subject, " \
 	"size FROM mails "
 
-static struct mail_row *mail_read(sqlite3_stmt *stmt)
+static void *mail_read(sqlite3_stmt *stmt)
 {
 	struct mail_row *r = g_new0(struct mail_row, 1);
 
@@ -111,73 +107,41 @@ static struct mail_row *mail_read(sqlite3_stmt *stmt)
 
 struct mail_row *db_mail_by_message_id(struct db *db, const char *message_id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " MAIL_COLUMNS "WHERE message_id = ?1 AND message_id != '' "
-		"ORDER BY id LIMIT 1", error);
-	int rc;
+	gpointer row = NULL;
 
-	if (!stmt)
-		return NULL;
-	db_bind_text(stmt, 1, message_id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		return mail_read(stmt);
-	if (rc != SQLITE_DONE)
-		db_sql_error(db, error, "reading a mail");
-	return NULL;
+	db_one(db, &row, mail_read, error,
+	       "SELECT " MAIL_COLUMNS "WHERE message_id = ?1 AND message_id != '' "
+	       "ORDER BY id LIMIT 1", "t", message_id);
+	return row;
 }
 
 struct mail_row *db_mail_get(struct db *db, gint64 id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "SELECT " MAIL_COLUMNS "WHERE id = ?1",
-						  error);
-	int rc;
+	gpointer row = NULL;
 
-	if (!stmt)
+	if (!db_one(db, &row, mail_read, error, "SELECT " MAIL_COLUMNS "WHERE id = ?1", "i", id))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		return mail_read(stmt);
-	if (rc == SQLITE_DONE)
+	if (!row)
 		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no mail %" G_GINT64_FORMAT, id);
-	else
-		db_sql_error(db, error, "reading a mail");
-	return NULL;
+	return row;
 }
 
 GPtrArray *db_mail_list(struct db *db, int state, unsigned limit, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " MAIL_COLUMNS "WHERE ?1 IS NULL OR state = ?1 ORDER BY id LIMIT ?2", error);
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)mail_row_free);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, mail_read, error,
+		     "SELECT " MAIL_COLUMNS "WHERE ?1 IS NULL OR state = ?1 ORDER BY id LIMIT ?2",
+		     "ti", state < 0 ? NULL : db_mail_state_name((enum mail_state)state),
+		     (gint64)limit))
 		return NULL;
-	db_bind_text(stmt, 1, state < 0 ? NULL : db_mail_state_name((enum mail_state)state));
-	sqlite3_bind_int64(stmt, 2, limit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(out, mail_read(stmt));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing mails");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
 bool db_mail_count(struct db *db, enum mail_state state, gint64 *count, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT count(*) FROM mails WHERE state = ?1", error);
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, db_mail_state_name(state));
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return db_sql_error(db, error, "counting mails");
-	*count = sqlite3_column_int64(stmt, 0);
-	return true;
+	return db_int(db, count, 0, error, "SELECT count(*) FROM mails WHERE state = ?1", "t",
+		      db_mail_state_name(state));
 }
 
 char *db_mail_raw(struct db *db, gint64 id, gsize *len, GError **error)
@@ -211,14 +175,8 @@ char *db_mail_raw(struct db *db, gint64 id, gsize *len, GError **error)
 
 bool db_mail_set_state(struct db *db, gint64 id, enum mail_state state, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE mails SET state = ?2 WHERE id = ?1", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, id);
-	db_bind_text(stmt, 2, db_mail_state_name(state));
-	return db_step_done(db, stmt, error);
+	return db_run(db, error, "UPDATE mails SET state = ?2 WHERE id = ?1", "it", id,
+		      db_mail_state_name(state));
 }
 
 bool db_cursor_get(struct db *db, const char *source, guint32 *uidvalidity, guint32 *last_uid,
@@ -247,19 +205,12 @@ bool db_cursor_get(struct db *db, const char *source, guint32 *uidvalidity, guin
 bool db_cursor_put(struct db *db, const char *source, guint32 uidvalidity, guint32 last_uid,
 		   gint64 now, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO mail_cursors (source, uidvalidity, last_uid, updated) "
-		"VALUES (?1, ?2, ?3, ?4) ON CONFLICT (source) DO UPDATE SET "
-		"uidvalidity = excluded.uidvalidity, last_uid = excluded.last_uid, "
-		"updated = excluded.updated", error);
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, source);
-	sqlite3_bind_int64(stmt, 2, uidvalidity);
-	sqlite3_bind_int64(stmt, 3, last_uid);
-	sqlite3_bind_int64(stmt, 4, now);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "INSERT INTO mail_cursors (source, uidvalidity, last_uid, updated) "
+		      "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (source) DO UPDATE SET "
+		      "uidvalidity = excluded.uidvalidity, last_uid = excluded.last_uid, "
+		      "updated = excluded.updated",
+		      "tiii", source, (gint64)uidvalidity, (gint64)last_uid, now);
 }
 
 void source_row_free(struct source_row *row)
@@ -274,44 +225,34 @@ void source_row_free(struct source_row *row)
 bool db_source_read(struct db *db, const char *source, gint64 now, const char *failure,
 		    GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO mail_sources (source, last_read, failed, last_error) "
-		"VALUES (?1, CASE WHEN ?3 IS NULL THEN ?2 ELSE 0 END, "
-		"CASE WHEN ?3 IS NULL THEN 0 ELSE ?2 END, ?3) "
-		"ON CONFLICT (source) DO UPDATE SET "
-		"last_read = CASE WHEN ?3 IS NULL THEN ?2 ELSE last_read END, "
-		"failed = excluded.failed, last_error = ?3", error);
+	return db_run(db, error,
+		      "INSERT INTO mail_sources (source, last_read, failed, last_error) "
+		      "VALUES (?1, CASE WHEN ?3 IS NULL THEN ?2 ELSE 0 END, "
+		      "CASE WHEN ?3 IS NULL THEN 0 ELSE ?2 END, ?3) "
+		      "ON CONFLICT (source) DO UPDATE SET "
+		      "last_read = CASE WHEN ?3 IS NULL THEN ?2 ELSE last_read END, "
+		      "failed = excluded.failed, last_error = ?3",
+		      "tit", source, now, failure);
+}
 
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, source);
-	sqlite3_bind_int64(stmt, 2, now);
-	db_bind_text(stmt, 3, failure);
-	return db_step_done(db, stmt, error);
+static void *source_read(sqlite3_stmt *stmt)
+{
+	struct source_row *r = g_new0(struct source_row, 1);
+
+	r->source = db_col_text(stmt, 0);
+	r->last_read = sqlite3_column_int64(stmt, 1);
+	r->failed = sqlite3_column_int64(stmt, 2);
+	r->last_error = db_col_text(stmt, 3);
+	return r;
 }
 
 GPtrArray *db_source_list(struct db *db, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)source_row_free);
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT source, last_read, failed, last_error FROM mail_sources ORDER BY source",
-		error);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, source_read, error,
+		     "SELECT source, last_read, failed, last_error FROM mail_sources ORDER BY source",
+		     ""))
 		return NULL;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct source_row *r = g_new0(struct source_row, 1);
-
-		r->source = db_col_text(stmt, 0);
-		r->last_read = sqlite3_column_int64(stmt, 1);
-		r->failed = sqlite3_column_int64(stmt, 2);
-		r->last_error = db_col_text(stmt, 3);
-		g_ptr_array_add(out, r);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing the mail sources");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
