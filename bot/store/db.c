@@ -503,6 +503,8 @@ static void cached_free(gpointer data)
 /* Binds the arguments @ap per @args (see db-private.h). */
 static void bind_args(sqlite3_stmt *stmt, const char *args, va_list ap)
 {
+	/* One letter a parameter: a list of the wrong length is the caller's bug. */
+	g_assert_cmpint((int)(args ? strlen(args) : 0), ==, sqlite3_bind_parameter_count(stmt));
 	for (int i = 1; args && args[i - 1]; i++) {
 		switch (args[i - 1]) {
 		case 'i':
