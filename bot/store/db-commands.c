@@ -31,72 +31,42 @@ const char *db_command_state_name(enum command_state state)
 bool db_command_mail_add(struct db *db, gint64 mail_id, const char *sender, gint64 received,
 			 enum command_mail_state state, const char *reason, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO command_mails (mail_id, sender, received, state, reason) "
-		"VALUES (?1, ?2, ?3, ?4, ?5)", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, mail_id);
-	db_bind_text(stmt, 2, sender);
-	sqlite3_bind_int64(stmt, 3, received);
-	db_bind_text(stmt, 4, mail_states[state]);
-	db_bind_text(stmt, 5, reason);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "INSERT INTO command_mails (mail_id, sender, received, state, reason) "
+		      "VALUES (?1, ?2, ?3, ?4, ?5)",
+		      "ititt", mail_id, sender, received, mail_states[state], reason);
 }
 
 bool db_command_mail_set(struct db *db, gint64 mail_id, enum command_mail_state state,
 			 const char *reason, gint64 reply_id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE command_mails SET state = ?2, reason = ?3, reply_id = nullif(?4, 0) "
-		"WHERE mail_id = ?1", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, mail_id);
-	db_bind_text(stmt, 2, mail_states[state]);
-	db_bind_text(stmt, 3, reason);
-	sqlite3_bind_int64(stmt, 4, reply_id);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "UPDATE command_mails SET state = ?2, reason = ?3, reply_id = nullif(?4, 0) "
+		      "WHERE mail_id = ?1",
+		      "itti", mail_id, mail_states[state], reason, reply_id);
 }
 
 bool db_command_mail_count(struct db *db, const char *sender, gint64 since, gint64 *count,
 			   GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT count(*) FROM command_mails WHERE received >= ?1 "
-		"AND state != 'silent' AND (?2 IS NULL OR sender = ?2)", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, since);
-	db_bind_text(stmt, 2, sender);
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return db_sql_error(db, error, "counting command mails");
-	*count = sqlite3_column_int64(stmt, 0);
-	return true;
+	return db_int(db, count, 0, error,
+		      "SELECT count(*) FROM command_mails WHERE received >= ?1 "
+		      "AND state != 'silent' AND (?2 IS NULL OR sender = ?2)",
+		      "it", since, sender);
 }
 
 bool db_command_mail_state(struct db *db, gint64 mail_id, enum command_mail_state *state,
 			   bool *found, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT state FROM command_mails WHERE mail_id = ?1", error);
-	int rc;
+	g_autofree char *name = NULL;
 
-	if (!stmt)
+	if (!db_text(db, &name, NULL, error, "SELECT state FROM command_mails WHERE mail_id = ?1",
+		     "i", mail_id))
 		return false;
-	sqlite3_bind_int64(stmt, 1, mail_id);
-	rc = sqlite3_step(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_sql_error(db, error, "reading a command mail");
-	*found = rc == SQLITE_ROW;
-	if (*found) {
-		*state = (enum command_mail_state)db_name_index(
-			mail_states, G_N_ELEMENTS(mail_states),
-			(const char *)sqlite3_column_text(stmt, 0), COMMAND_MAIL_SILENT);
-	}
+	*found = name != NULL;
+	if (*found)
+		*state = (enum command_mail_state)db_name_index(mail_states, G_N_ELEMENTS(mail_states),
+								name, COMMAND_MAIL_SILENT);
 	return true;
 }
 
@@ -289,44 +259,27 @@ struct subscription_row *db_subscription_get(struct db *db, const char *token_ha
 
 bool db_subscription_use(struct db *db, const char *token_hash, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE subscriptions SET used = 1 WHERE token_hash = ?1", error);
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, token_hash);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error, "UPDATE subscriptions SET used = 1 WHERE token_hash = ?1", "t",
+		      token_hash);
 }
 
 bool db_mute_add(struct db *db, const char *address, const char *thread, gint64 now,
 		 GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR IGNORE INTO mutes (address, thread, created) VALUES (?1, ?2, ?3)", error);
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, address);
-	db_bind_text(stmt, 2, thread);
-	sqlite3_bind_int64(stmt, 3, now);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "INSERT OR IGNORE INTO mutes (address, thread, created) VALUES (?1, ?2, ?3)",
+		      "tti", address, thread, now);
 }
 
 bool db_muted(struct db *db, const char *address, const char *thread, bool *muted,
 	      GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT 1 FROM mutes WHERE address = ?1 AND thread = ?2", error);
-	int rc;
+	gint64 one = 0;
 
-	if (!stmt)
+	if (!db_int(db, &one, 0, error, "SELECT 1 FROM mutes WHERE address = ?1 AND thread = ?2",
+		    "tt", address, thread))
 		return false;
-	db_bind_text(stmt, 1, address);
-	db_bind_text(stmt, 2, thread);
-	rc = sqlite3_step(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_sql_error(db, error, "reading mutes");
-	*muted = rc == SQLITE_ROW;
+	*muted = one == 1;
 	return true;
 }
 

@@ -1,5 +1,6 @@
 /*
- * The store: the outbox. See db.h.
+ * The store: mail read from the sources (mails), each source's cursor
+ * (mail_cursors) and last read (mail_sources). See db.h.
  */
 #define G_LOG_DOMAIN "bot"
 
@@ -10,504 +11,248 @@
 #include "bot/bot.h"
 #include "bot/store/db-private.h"
 
-static const char *const kind_names[] = {
-	[OUTBOX_REPORT] = "report", [OUTBOX_FIXED] = "fixed", [OUTBOX_DIGEST] = "digest",
-	[OUTBOX_TEST] = "test", [OUTBOX_DROPPED] = "dropped", [OUTBOX_CLEAN] = "clean",
-	[OUTBOX_SERIES] = "series", [OUTBOX_COMMAND] = "command",
+static const char *const mail_state_names[] = {
+	[MAIL_NEW] = "new", [MAIL_DONE] = "done", [MAIL_QUARANTINED] = "quarantined",
 };
 
-static const char *const state_names[] = {
-	[OUTBOX_QUEUED] = "queued", [OUTBOX_SENDING] = "sending", [OUTBOX_SENT] = "sent",
-	[OUTBOX_HELD] = "held", [OUTBOX_ERROR] = "error",
-};
-
-static const char *const rcpt_names[] = {
-	[RCPT_PENDING] = "pending", [RCPT_SENT] = "sent", [RCPT_REFUSED] = "refused",
-	[RCPT_HELD] = "held", [RCPT_DIGESTED] = "digested",
-};
-
-const char *db_outbox_kind_name(enum outbox_kind kind)
+const char *db_mail_state_name(enum mail_state state)
 {
-	g_return_val_if_fail((size_t)kind < G_N_ELEMENTS(kind_names), "?");
-	return kind_names[kind];
+	g_return_val_if_fail((size_t)state < G_N_ELEMENTS(mail_state_names), "?");
+	return mail_state_names[state];
 }
 
-const char *db_outbox_state_name(enum outbox_state state)
-{
-	g_return_val_if_fail((size_t)state < G_N_ELEMENTS(state_names), "?");
-	return state_names[state];
-}
-
-const char *db_rcpt_state_name(enum rcpt_state state)
-{
-	g_return_val_if_fail((size_t)state < G_N_ELEMENTS(rcpt_names), "?");
-	return rcpt_names[state];
-}
-
-static enum outbox_kind kind_parse(const char *name)
-{
-	return (enum outbox_kind)db_name_index(kind_names, G_N_ELEMENTS(kind_names), name,
-					    OUTBOX_REPORT);
-}
-
-static enum outbox_state state_parse(const char *name)
-{
-	return (enum outbox_state)db_name_index(state_names, G_N_ELEMENTS(state_names), name,
-					     OUTBOX_QUEUED);
-}
-
-void outbox_row_free(struct outbox_row *row)
+void mail_row_free(struct mail_row *row)
 {
 	if (!row)
 		return;
 	g_free(row->message_id);
-	g_free(row->in_reply_to);
-	g_strfreev(row->references);
+	g_free(row->hash);
+	g_free(row->source);
+	g_free(row->reason);
+	g_free(row->kind);
+	g_free(row->sender);
 	g_free(row->subject);
-	g_strfreev(row->recipients);
-	g_free(row->raw);
-	g_free(row->last_error);
-	g_free(row->path);
 	g_free(row);
 }
 
-bool db_outbox_add(struct db *db, struct outbox_row *row, bool *added, GError **error)
+bool db_mail_add(struct db *db, struct mail_row *row, const char *raw, gsize len, bool *added,
+		 GError **error)
 {
 	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR IGNORE INTO outbox (finding_id, kind, message_id, in_reply_to, refs, "
-		"subject, recipients, raw, state, created, last_error) "
-		"VALUES (nullif(?1, 0), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)", error);
-	g_autofree char *refs = NULL;
-	g_autofree char *recipients = NULL;
+		"INSERT OR IGNORE INTO mails (message_id, hash, source, uid, received, state, "
+		"reason, kind, sender, subject, size, raw) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)", error);
 
 	if (!stmt)
 		return false;
-	refs = db_join_list(row->references);
-	recipients = db_join_list(row->recipients);
-	sqlite3_bind_int64(stmt, 1, row->finding_id);
-	db_bind_text(stmt, 2, db_outbox_kind_name(row->kind));
-	db_bind_text(stmt, 3, row->message_id);
-	db_bind_text(stmt, 4, row->in_reply_to);
-	db_bind_text(stmt, 5, refs);
-	db_bind_text(stmt, 6, row->subject);
-	db_bind_text(stmt, 7, recipients);
-	db_bind_text(stmt, 8, row->raw);
-	db_bind_text(stmt, 9, db_outbox_state_name(row->state));
-	sqlite3_bind_int64(stmt, 10, row->created);
-	db_bind_text(stmt, 11, row->last_error);
+	db_bind_text(stmt, 1, row->message_id ? row->message_id : "");
+	db_bind_text(stmt, 2, row->hash);
+	db_bind_text(stmt, 3, row->source);
+	sqlite3_bind_int64(stmt, 4, row->uid);
+	sqlite3_bind_int64(stmt, 5, row->received);
+	db_bind_text(stmt, 6, db_mail_state_name(row->state));
+	db_bind_text(stmt, 7, row->reason);
+	db_bind_text(stmt, 8, row->kind);
+	db_bind_text(stmt, 9, row->sender);
+	db_bind_text(stmt, 10, row->subject);
+	/* A mail refused unread keeps the size its source listed. */
+	sqlite3_bind_int64(stmt, 11, len ? (sqlite3_int64)len : row->size);
+	sqlite3_bind_blob64(stmt, 12, raw, len, SQLITE_STATIC);
 	if (!db_step_done(db, stmt, error))
 		return false;
 	*added = sqlite3_changes(db->sql) == 1;
+	if (len)
+		row->size = (gint64)len;
 	if (*added)
 		row->id = sqlite3_last_insert_rowid(db->sql);
 	return true;
 }
 
-#define OUTBOX_COLUMNS \
-	"id, coalesce(finding_id, 0), kind, message_id, in_reply_to, refs, subject, recipients, " \
-	"raw, state, created, sent, attempts, last_error, path, next_try FROM outbox "
-
-static struct outbox_row *outbox_read(sqlite3_stmt *stmt)
+bool db_mail_known(struct db *db, const char *message_id, bool *known, GError **error)
 {
-	struct outbox_row *r = g_new0(struct outbox_row, 1);
+	gint64 one = 0;
+
+	if (!db_int(db, &one, 0, error,
+		    "SELECT 1 FROM mails WHERE message_id = ?1 AND message_id != '' LIMIT 1", "t",
+		    message_id))
+		return false;
+	*known = one == 1;
+	return true;
+}
+
+#define MAIL_COLUMNS \
+	"id, message_id, hash, source, uid, received, state, reason, kind, sender, subject, " \
+	"size FROM mails "
+
+static void *mail_read(sqlite3_stmt *stmt)
+{
+	struct mail_row *r = g_new0(struct mail_row, 1);
 
 	r->id = sqlite3_column_int64(stmt, 0);
-	r->finding_id = sqlite3_column_int64(stmt, 1);
-	r->kind = kind_parse((const char *)sqlite3_column_text(stmt, 2));
-	r->message_id = db_col_text(stmt, 3);
-	r->in_reply_to = db_col_text(stmt, 4);
-	r->references = db_col_list(stmt, 5);
-	r->subject = db_col_text(stmt, 6);
-	r->recipients = db_col_list(stmt, 7);
-	r->raw = db_col_text(stmt, 8);
-	r->state = state_parse((const char *)sqlite3_column_text(stmt, 9));
-	r->created = sqlite3_column_int64(stmt, 10);
-	r->sent = sqlite3_column_int64(stmt, 11);
-	r->attempts = (unsigned)sqlite3_column_int64(stmt, 12);
-	r->last_error = db_col_text(stmt, 13);
-	r->path = db_col_text(stmt, 14);
-	r->next_try = sqlite3_column_int64(stmt, 15);
+	r->message_id = db_col_text(stmt, 1);
+	r->hash = db_col_text(stmt, 2);
+	r->source = db_col_text(stmt, 3);
+	r->uid = (guint32)sqlite3_column_int64(stmt, 4);
+	r->received = sqlite3_column_int64(stmt, 5);
+	r->state = (enum mail_state)db_name_index(mail_state_names,
+					       G_N_ELEMENTS(mail_state_names),
+					       (const char *)sqlite3_column_text(stmt, 6), MAIL_NEW);
+	r->reason = db_col_text(stmt, 7);
+	r->kind = db_col_text(stmt, 8);
+	r->sender = db_col_text(stmt, 9);
+	r->subject = db_col_text(stmt, 10);
+	r->size = sqlite3_column_int64(stmt, 11);
 	return r;
 }
 
-GPtrArray *db_outbox_list(struct db *db, int state, unsigned limit, GError **error)
+struct mail_row *db_mail_by_message_id(struct db *db, const char *message_id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " OUTBOX_COLUMNS "WHERE ?1 IS NULL OR state = ?1 ORDER BY id LIMIT ?2", error);
-	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)outbox_row_free);
-	int rc;
+	gpointer row = NULL;
 
-	if (!stmt)
-		return NULL;
-	db_bind_text(stmt, 1, state < 0 ? NULL : db_outbox_state_name((enum outbox_state)state));
-	sqlite3_bind_int64(stmt, 2, limit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(out, outbox_read(stmt));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing the outbox");
-		return NULL;
-	}
-	return g_steal_pointer(&out);
+	db_one(db, &row, mail_read, error,
+	       "SELECT " MAIL_COLUMNS "WHERE message_id = ?1 AND message_id != '' "
+	       "ORDER BY id LIMIT 1", "t", message_id);
+	return row;
 }
 
-struct outbox_row *db_outbox_of_finding(struct db *db, gint64 finding_id, enum outbox_kind kind,
-					GError **error)
+struct mail_row *db_mail_get(struct db *db, gint64 id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " OUTBOX_COLUMNS "WHERE finding_id = ?1 AND kind = ?2", error);
-	int rc;
+	gpointer row = NULL;
 
-	if (!stmt)
+	if (!db_one(db, &row, mail_read, error, "SELECT " MAIL_COLUMNS "WHERE id = ?1", "i", id))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, finding_id);
-	db_bind_text(stmt, 2, db_outbox_kind_name(kind));
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		return outbox_read(stmt);
-	if (rc != SQLITE_DONE)
-		db_sql_error(db, error, "reading a finding's mail");
-	return NULL;
-}
-
-GPtrArray *db_outbox_due(struct db *db, gint64 now, unsigned limit, GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " OUTBOX_COLUMNS "WHERE state IN ('queued', 'sending') AND next_try <= ?1 "
-		"ORDER BY id LIMIT ?2", error);
-	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)outbox_row_free);
-	int rc;
-
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int64(stmt, 1, now);
-	sqlite3_bind_int64(stmt, 2, limit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(out, outbox_read(stmt));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing the mails due");
-		return NULL;
-	}
-	return g_steal_pointer(&out);
-}
-
-bool db_outbox_counts(struct db *db, struct outbox_counts *out, GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT coalesce(sum(state IN ('queued', 'sending')), 0), "
-		"coalesce(sum(state = 'held'), 0), coalesce(sum(state = 'sent'), 0), "
-		"coalesce(sum(state = 'error'), 0), "
-		"coalesce(min(CASE WHEN state IN ('queued', 'sending') THEN created END), 0) "
-		"FROM outbox", error);
-
-	memset(out, 0, sizeof(*out));
-	if (!stmt)
-		return false;
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return db_sql_error(db, error, "counting the outbox");
-	out->queued = sqlite3_column_int64(stmt, 0);
-	out->held = sqlite3_column_int64(stmt, 1);
-	out->sent = sqlite3_column_int64(stmt, 2);
-	out->failed = sqlite3_column_int64(stmt, 3);
-	out->oldest_queued = sqlite3_column_int64(stmt, 4);
-	return true;
-}
-
-/* The first column of each row of @sql (?1 bound to @since), as a GArray of gint64. */
-static GArray *latencies(struct db *db, const char *sql, gint64 since, const char *what,
-			 GError **error)
-{
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(gint64));
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, sql, error);
-	int rc;
-
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int64(stmt, 1, since);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		gint64 seconds = sqlite3_column_int64(stmt, 0);
-
-		g_array_append_val(out, seconds);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, what);
-		return NULL;
-	}
-	return g_steal_pointer(&out);
-}
-
-GArray *db_latency_push_report(struct db *db, gint64 since, GError **error)
-{
-	return latencies(db,
-		"SELECT o.sent - t.queued FROM outbox o "
-		"JOIN findings f ON f.id = o.finding_id "
-		"JOIN tests t ON t.tree_id = f.tree_id AND t.commit_id = f.head "
-		"WHERE o.kind = 'report' AND o.state = 'sent' AND o.sent >= ?1",
-		since, "reading the report times", error);
-}
-
-GArray *db_latency_post_reply(struct db *db, gint64 since, GError **error)
-{
-	/* A series reply is In-Reply-To one of the series' mails. */
-	return latencies(db,
-		"SELECT min(o.sent) - (SELECT min(m2.received) FROM series_parts p2 "
-		"  JOIN mails m2 ON m2.id = p2.mail_id WHERE p2.series_id = p.series_id) "
-		"FROM outbox o JOIN mails m ON m.message_id = o.in_reply_to "
-		"JOIN series_parts p ON p.mail_id = m.id "
-		"WHERE o.kind = 'series' AND o.state = 'sent' "
-		"GROUP BY p.series_id HAVING min(o.sent) >= ?1",
-		since, "reading the series reply times", error);
-}
-
-struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "SELECT " OUTBOX_COLUMNS "WHERE id = ?1",
-						  error);
-	int rc;
-
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		return outbox_read(stmt);
-	if (rc != SQLITE_DONE)
-		db_sql_error(db, error, "reading a mail");
-	else
+	if (!row)
 		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no mail %" G_GINT64_FORMAT, id);
-	return NULL;
+	return row;
 }
 
-/*
- * Sets *@out to column 0 of @stmt (which takes a Message-ID as ?1) for
- * the first of @message_ids (with or without angle brackets) it has a
- * row for; 0 when none has.
- */
-static bool first_message_id(struct db *db, sqlite3_stmt *stmt, const char *const *message_ids,
-			     gint64 *out, GError **error)
+GPtrArray *db_mail_list(struct db *db, int state, unsigned limit, GError **error)
 {
-	*out = 0;
-	for (const char *const *m = message_ids; m && *m; m++) {
-		g_autofree char *bare = g_strdup(*m);
-		size_t len;
-		int rc;
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)mail_row_free);
 
-		g_strstrip(bare);
-		len = strlen(bare);
-		if (len >= 2 && bare[0] == '<' && bare[len - 1] == '>') {
-			bare[len - 1] = '\0';
-			memmove(bare, bare + 1, len - 1);
-		}
-		sqlite3_reset(stmt);
-		db_bind_text(stmt, 1, bare);
-		rc = sqlite3_step(stmt);
-		if (rc == SQLITE_ROW) {
-			*out = sqlite3_column_int64(stmt, 0);
-			return true;
-		}
-		if (rc != SQLITE_DONE)
-			return db_sql_error(db, error, "looking up a Message-ID");
+	if (!db_list(db, out, mail_read, error,
+		     "SELECT " MAIL_COLUMNS "WHERE ?1 IS NULL OR state = ?1 ORDER BY id LIMIT ?2",
+		     "ti", state < 0 ? NULL : db_mail_state_name((enum mail_state)state),
+		     (gint64)limit))
+		return NULL;
+	return g_steal_pointer(&out);
+}
+
+bool db_mail_count(struct db *db, enum mail_state state, gint64 *count, GError **error)
+{
+	return db_int(db, count, 0, error, "SELECT count(*) FROM mails WHERE state = ?1", "t",
+		      db_mail_state_name(state));
+}
+
+char *db_mail_raw(struct db *db, gint64 id, gsize *len, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "SELECT raw FROM mails WHERE id = ?1",
+						  error);
+	const void *blob;
+	char *out;
+	int rc;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_int64(stmt, 1, id);
+	rc = sqlite3_step(stmt);
+	if (rc != SQLITE_ROW) {
+		if (rc == SQLITE_DONE)
+			g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND,
+				    "no mail %" G_GINT64_FORMAT, id);
+		else
+			db_sql_error(db, error, "reading a mail's text");
+		return NULL;
+	}
+	blob = sqlite3_column_blob(stmt, 0);
+	*len = (gsize)sqlite3_column_bytes(stmt, 0);
+	out = g_malloc(*len + 1);
+	if (*len)
+		memcpy(out, blob, *len);
+	out[*len] = '\0';
+	return out;
+}
+
+bool db_mail_set_state(struct db *db, gint64 id, enum mail_state state, GError **error)
+{
+	return db_run(db, error, "UPDATE mails SET state = ?2 WHERE id = ?1", "it", id,
+		      db_mail_state_name(state));
+}
+
+bool db_cursor_get(struct db *db, const char *source, guint32 *uidvalidity, guint32 *last_uid,
+		   bool *found, GError **error)
+{
+	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+		"SELECT uidvalidity, last_uid FROM mail_cursors WHERE source = ?1", error);
+	int rc;
+
+	*uidvalidity = *last_uid = 0;
+	*found = false;
+	if (!stmt)
+		return false;
+	db_bind_text(stmt, 1, source);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		*uidvalidity = (guint32)sqlite3_column_int64(stmt, 0);
+		*last_uid = (guint32)sqlite3_column_int64(stmt, 1);
+		*found = true;
+	} else if (rc != SQLITE_DONE) {
+		return db_sql_error(db, error, "reading a source's cursor");
 	}
 	return true;
 }
 
-bool db_outbox_finding_of(struct db *db, const char *const *message_ids, gint64 *finding_id,
-			  GError **error)
+bool db_cursor_put(struct db *db, const char *source, guint32 uidvalidity, guint32 last_uid,
+		   gint64 now, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT finding_id FROM outbox WHERE message_id = ?1 AND finding_id IS NOT NULL",
-		error);
-
-	*finding_id = 0;
-	return stmt && first_message_id(db, stmt, message_ids, finding_id, error);
+	return db_run(db, error,
+		      "INSERT INTO mail_cursors (source, uidvalidity, last_uid, updated) "
+		      "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (source) DO UPDATE SET "
+		      "uidvalidity = excluded.uidvalidity, last_uid = excluded.last_uid, "
+		      "updated = excluded.updated",
+		      "tiii", source, (gint64)uidvalidity, (gint64)last_uid, now);
 }
 
-bool db_outbox_of_message_ids(struct db *db, const char *const *message_ids, gint64 *outbox_id,
-			      GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT id FROM outbox WHERE message_id = ?1", error);
-
-	*outbox_id = 0;
-	return stmt && first_message_id(db, stmt, message_ids, outbox_id, error);
-}
-
-bool db_outbox_attempt(struct db *db, gint64 id, GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ?1", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, id);
-	return db_step_done(db, stmt, error);
-}
-
-bool db_outbox_settle(struct db *db, gint64 id, enum outbox_state state, gint64 sent,
-		      gint64 next_try, const char *path, const char *why, GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE outbox SET state = ?1, sent = CASE WHEN ?2 = 0 THEN sent ELSE ?2 END, "
-		"next_try = ?3, path = coalesce(?4, path), last_error = ?5 WHERE id = ?6", error);
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, db_outbox_state_name(state));
-	sqlite3_bind_int64(stmt, 2, sent);
-	sqlite3_bind_int64(stmt, 3, next_try);
-	db_bind_text(stmt, 4, path);
-	db_bind_text(stmt, 5, why);
-	sqlite3_bind_int64(stmt, 6, id);
-	return db_step_done(db, stmt, error);
-}
-
-void rcpt_row_free(struct rcpt_row *row)
+void source_row_free(struct source_row *row)
 {
 	if (!row)
 		return;
-	g_free(row->address);
-	g_free(row->reply);
+	g_free(row->source);
+	g_free(row->last_error);
 	g_free(row);
 }
 
-bool db_rcpt_add(struct db *db, gint64 outbox_id, const char *address, GError **error)
+bool db_source_read(struct db *db, const char *source, gint64 now, const char *failure,
+		    GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR IGNORE INTO outbox_rcpt (outbox_id, address, state) "
-		"VALUES (?1, ?2, 'pending')", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, outbox_id);
-	db_bind_text(stmt, 2, address);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "INSERT INTO mail_sources (source, last_read, failed, last_error) "
+		      "VALUES (?1, CASE WHEN ?3 IS NULL THEN ?2 ELSE 0 END, "
+		      "CASE WHEN ?3 IS NULL THEN 0 ELSE ?2 END, ?3) "
+		      "ON CONFLICT (source) DO UPDATE SET "
+		      "last_read = CASE WHEN ?3 IS NULL THEN ?2 ELSE last_read END, "
+		      "failed = excluded.failed, last_error = ?3",
+		      "tit", source, now, failure);
 }
 
-GPtrArray *db_rcpt_list(struct db *db, gint64 outbox_id, GError **error)
+static void *source_read(sqlite3_stmt *stmt)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT address, state, updated, reply, coalesce(digest_id, 0) FROM outbox_rcpt "
-		"WHERE outbox_id = ?1 ORDER BY address", error);
-	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)rcpt_row_free);
-	int rc;
+	struct source_row *r = g_new0(struct source_row, 1);
 
-	if (!stmt)
+	r->source = db_col_text(stmt, 0);
+	r->last_read = sqlite3_column_int64(stmt, 1);
+	r->failed = sqlite3_column_int64(stmt, 2);
+	r->last_error = db_col_text(stmt, 3);
+	return r;
+}
+
+GPtrArray *db_source_list(struct db *db, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)source_row_free);
+
+	if (!db_list(db, out, source_read, error,
+		     "SELECT source, last_read, failed, last_error FROM mail_sources ORDER BY source",
+		     ""))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, outbox_id);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct rcpt_row *r = g_new0(struct rcpt_row, 1);
-
-		r->outbox_id = outbox_id;
-		r->address = db_col_text(stmt, 0);
-		r->state = (enum rcpt_state)db_name_index(rcpt_names, G_N_ELEMENTS(rcpt_names),
-						       (const char *)sqlite3_column_text(stmt, 1),
-						       RCPT_PENDING);
-		r->updated = sqlite3_column_int64(stmt, 2);
-		r->reply = db_col_text(stmt, 3);
-		r->digest_id = sqlite3_column_int64(stmt, 4);
-		g_ptr_array_add(out, r);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing a mail's recipients");
-		return NULL;
-	}
-	return g_steal_pointer(&out);
-}
-
-bool db_rcpt_set(struct db *db, gint64 outbox_id, const char *address, enum rcpt_state state,
-		 gint64 when, const char *reply, gint64 digest_id, GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE outbox_rcpt SET state = ?1, updated = ?2, reply = ?3, "
-		"digest_id = nullif(?4, 0) WHERE outbox_id = ?5 AND lower(address) = lower(?6)", error);
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, db_rcpt_state_name(state));
-	sqlite3_bind_int64(stmt, 2, when);
-	db_bind_text(stmt, 3, reply);
-	sqlite3_bind_int64(stmt, 4, digest_id);
-	sqlite3_bind_int64(stmt, 5, outbox_id);
-	db_bind_text(stmt, 6, address);
-	return db_step_done(db, stmt, error);
-}
-
-/* Runs @stmt, a SELECT of one number, into *@out. */
-static bool select_count(struct db *db, sqlite3_stmt *stmt, gint64 *out, GError **error)
-{
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return db_sql_error(db, error, "counting mail");
-	*out = sqlite3_column_int64(stmt, 0);
-	return true;
-}
-
-bool db_rcpt_count_sent(struct db *db, const char *address, gint64 since, gint64 *count,
-			GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, address
-		? "SELECT count(*) FROM outbox_rcpt WHERE state = 'sent' AND lower(address) = lower(?1) "
-		  "AND updated > ?2"
-		: "SELECT count(DISTINCT outbox_id) FROM outbox_rcpt WHERE state = 'sent' "
-		  "AND updated > ?2", error);
-
-	if (!stmt)
-		return false;
-	if (address)
-		db_bind_text(stmt, 1, address);
-	sqlite3_bind_int64(stmt, 2, since);
-	return select_count(db, stmt, count, error);
-}
-
-bool db_rcpt_count(struct db *db, gint64 outbox_id, enum rcpt_state state, gint64 *count,
-		   GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT count(*) FROM outbox_rcpt WHERE outbox_id = ?1 AND state = ?2", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, outbox_id);
-	db_bind_text(stmt, 2, db_rcpt_state_name(state));
-	return select_count(db, stmt, count, error);
-}
-
-char **db_rcpt_held_addresses(struct db *db, GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT DISTINCT lower(address) FROM outbox_rcpt WHERE state = 'held' ORDER BY 1",
-		error);
-	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
-	int rc;
-
-	if (!stmt)
-		return NULL;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_strv_builder_add(b, (const char *)sqlite3_column_text(stmt, 0));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing held mail");
-		return NULL;
-	}
-	return g_strv_builder_end(b);
-}
-
-GArray *db_rcpt_held_for(struct db *db, const char *address, GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT outbox_id FROM outbox_rcpt WHERE state = 'held' AND lower(address) = lower(?1) "
-		"ORDER BY outbox_id", error);
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(gint64));
-	int rc;
-
-	if (!stmt)
-		return NULL;
-	db_bind_text(stmt, 1, address);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		gint64 id = sqlite3_column_int64(stmt, 0);
-
-		g_array_append_val(out, id);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing held mail");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }

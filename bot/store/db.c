@@ -6,6 +6,7 @@
 
 #include "autoconfig.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "bot/bot.h"
@@ -481,6 +482,229 @@ char **db_col_list(sqlite3_stmt *stmt, int i)
 	return g_strsplit(t, "\n", -1);
 }
 
+/*
+ * The statement cache. An entry in use (a reader that runs the same SQL
+ * from inside its own loop) is not handed out twice: the inner use gets a
+ * statement of its own, finalized after it.
+ */
+struct db_cached {
+	sqlite3_stmt *stmt;
+	bool busy;
+};
+
+static void cached_free(gpointer data)
+{
+	struct db_cached *c = data;
+
+	sqlite3_finalize(c->stmt);
+	g_free(c);
+}
+
+/* Binds the arguments @ap per @args (see db-private.h). */
+static void bind_args(sqlite3_stmt *stmt, const char *args, va_list ap)
+{
+	/* One letter a parameter: a list of the wrong length is the caller's bug. */
+	g_assert_cmpint((int)(args ? strlen(args) : 0), ==, sqlite3_bind_parameter_count(stmt));
+	for (int i = 1; args && args[i - 1]; i++) {
+		switch (args[i - 1]) {
+		case 'i':
+			sqlite3_bind_int64(stmt, i, va_arg(ap, gint64));
+			break;
+		case 'n':
+			sqlite3_bind_int(stmt, i, va_arg(ap, int));
+			break;
+		case 't':
+			db_bind_text(stmt, i, va_arg(ap, const char *));
+			break;
+		case 'f':
+			sqlite3_bind_double(stmt, i, va_arg(ap, double));
+			break;
+		default:
+			g_assert_not_reached();
+		}
+	}
+}
+
+/*
+ * The statement for @sql, bound; NULL with @error set. Give it back with
+ * stmt_put(), which resets it (or finalizes a spare).
+ */
+static sqlite3_stmt *stmt_get(struct db *db, const char *sql, const char *args, va_list ap,
+			      GError **error)
+{
+	struct db_cached *c = g_hash_table_lookup(db->stmts, sql);
+	sqlite3_stmt *stmt = NULL;
+
+	if (c && !c->busy) {
+		c->busy = true;
+		bind_args(c->stmt, args, ap);
+		return c->stmt;
+	}
+	if (sqlite3_prepare_v3(db->sql, sql, -1, c ? 0 : SQLITE_PREPARE_PERSISTENT, &stmt,
+			       NULL) != SQLITE_OK) {
+		sqlite3_finalize(stmt);
+		db_sql_error(db, error, sql);
+		return NULL;
+	}
+	if (!c) {
+		c = g_new0(struct db_cached, 1);
+		c->stmt = stmt;
+		c->busy = true;
+		g_hash_table_insert(db->stmts, g_strdup(sql), c);
+	}
+	bind_args(stmt, args, ap);
+	return stmt;
+}
+
+static void stmt_put(struct db *db, sqlite3_stmt *stmt)
+{
+	struct db_cached *c = g_hash_table_lookup(db->stmts, sqlite3_sql(stmt));
+
+	if (!c || c->stmt != stmt) {
+		sqlite3_finalize(stmt);
+		return;
+	}
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
+	c->busy = false;
+}
+
+/*
+ * The loop under every helper: calls @read (with @data) for each row, or
+ * the first only if @first; the step's error is translated here once.
+ */
+static bool rows_run(struct db *db, bool first, void (*read)(sqlite3_stmt *, void *),
+		     void *data, GError **error, const char *sql, const char *args, va_list ap)
+{
+	sqlite3_stmt *stmt = stmt_get(db, sql, args, ap, error);
+	int rc;
+
+	if (!stmt)
+		return false;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (read)
+			read(stmt, data);
+		if (first) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		db_sql_error(db, error, sql);
+	stmt_put(db, stmt);
+	return rc == SQLITE_DONE;
+}
+
+bool db_run(struct db *db, GError **error, const char *sql, const char *args, ...)
+{
+	va_list ap;
+	bool ok;
+
+	va_start(ap, args);
+	ok = rows_run(db, false, NULL, NULL, error, sql, args, ap);
+	va_end(ap);
+	return ok;
+}
+
+static void read_int(sqlite3_stmt *row, void *data)
+{
+	if (sqlite3_column_type(row, 0) != SQLITE_NULL)
+		*(gint64 *)data = sqlite3_column_int64(row, 0);
+}
+
+bool db_int(struct db *db, gint64 *out, gint64 dflt, GError **error, const char *sql,
+	    const char *args, ...)
+{
+	va_list ap;
+	bool ok;
+
+	*out = dflt;
+	va_start(ap, args);
+	ok = rows_run(db, true, read_int, out, error, sql, args, ap);
+	va_end(ap);
+	return ok;
+}
+
+static void read_text(sqlite3_stmt *row, void *data)
+{
+	char **out = data;
+
+	if (sqlite3_column_type(row, 0) != SQLITE_NULL) {
+		g_free(*out);
+		*out = db_col_text(row, 0);
+	}
+}
+
+bool db_text(struct db *db, char **out, const char *dflt, GError **error, const char *sql,
+	     const char *args, ...)
+{
+	va_list ap;
+	bool ok;
+
+	*out = g_strdup(dflt);
+	va_start(ap, args);
+	ok = rows_run(db, true, read_text, out, error, sql, args, ap);
+	va_end(ap);
+	if (!ok)
+		g_clear_pointer(out, g_free);
+	return ok;
+}
+
+bool db_rows(struct db *db, db_read_fn read, void *data, GError **error, const char *sql,
+	     const char *args, ...)
+{
+	va_list ap;
+	bool ok;
+
+	va_start(ap, args);
+	ok = rows_run(db, false, read, data, error, sql, args, ap);
+	va_end(ap);
+	return ok;
+}
+
+struct new_rows {
+	db_new_fn read;
+	GPtrArray *out;
+	gpointer first;
+};
+
+static void read_new(sqlite3_stmt *row, void *data)
+{
+	struct new_rows *n = data;
+
+	if (n->out)
+		g_ptr_array_add(n->out, n->read(row));
+	else
+		n->first = n->read(row);
+}
+
+bool db_list(struct db *db, GPtrArray *out, db_new_fn read, GError **error, const char *sql,
+	     const char *args, ...)
+{
+	struct new_rows n = { .read = read, .out = out };
+	va_list ap;
+	bool ok;
+
+	va_start(ap, args);
+	ok = rows_run(db, false, read_new, &n, error, sql, args, ap);
+	va_end(ap);
+	return ok;
+}
+
+bool db_one(struct db *db, gpointer *out, db_new_fn read, GError **error, const char *sql,
+	    const char *args, ...)
+{
+	struct new_rows n = { .read = read };
+	va_list ap;
+	bool ok;
+
+	va_start(ap, args);
+	ok = rows_run(db, true, read_new, &n, error, sql, args, ap);
+	va_end(ap);
+	*out = n.first;
+	return ok;
+}
+
 int db_schema_version(struct db *db)
 {
 	sqlite3_stmt *stmt = NULL;
@@ -525,6 +749,7 @@ struct db *db_open(const char *path, GError **error)
 	zd_autoptr(db) db = g_new0(struct db, 1);
 	bool memory = strcmp(path, ":memory:") == 0;
 
+	db->stmts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, cached_free);
 	if (sqlite3_open_v2(path, &db->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		db_sql_error(db, error, path);
@@ -545,6 +770,7 @@ void db_close(struct db *db)
 {
 	if (!db)
 		return;
+	g_clear_pointer(&db->stmts, g_hash_table_destroy); /* finalized before the close */
 	sqlite3_close(db->sql);
 	g_free(db);
 }

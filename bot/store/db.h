@@ -588,7 +588,7 @@ struct finding_row *db_finding_get(struct db *db, gint64 id, GError **error);
 bool db_finding_close(struct db *db, gint64 id, enum finding_state state, const char *why,
 		      GError **error);
 
-/* The outbox (bot/store/db-mail.c). */
+/* The outbox (bot/store/db-outbox.c). */
 
 enum outbox_kind {
 	OUTBOX_REPORT, /* a finding's report: starts its thread */
@@ -763,7 +763,7 @@ GArray *db_rcpt_held_for(struct db *db, const char *address, GError **error);
 bool db_rcpt_count(struct db *db, gint64 outbox_id, enum rcpt_state state, gint64 *count,
 		   GError **error);
 
-/* Mail read from the sources, and the series made of it (bot/store/db-series.c). */
+/* Mail read from the sources (bot/store/db-mail.c), and the series made of it (db-series.c). */
 
 enum mail_state {
 	MAIL_NEW,         /* stored, not yet looked at by series assembly */
