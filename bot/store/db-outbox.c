@@ -107,7 +107,7 @@ bool db_outbox_add(struct db *db, struct outbox_row *row, bool *added, GError **
 	"id, coalesce(finding_id, 0), kind, message_id, in_reply_to, refs, subject, recipients, " \
 	"raw, state, created, sent, attempts, last_error, path, next_try FROM outbox "
 
-static struct outbox_row *outbox_read(sqlite3_stmt *stmt)
+static void *outbox_read(sqlite3_stmt *stmt)
 {
 	struct outbox_row *r = g_new0(struct outbox_row, 1);
 
@@ -132,61 +132,35 @@ static struct outbox_row *outbox_read(sqlite3_stmt *stmt)
 
 GPtrArray *db_outbox_list(struct db *db, int state, unsigned limit, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " OUTBOX_COLUMNS "WHERE ?1 IS NULL OR state = ?1 ORDER BY id LIMIT ?2", error);
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)outbox_row_free);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, outbox_read, error,
+		     "SELECT " OUTBOX_COLUMNS "WHERE ?1 IS NULL OR state = ?1 ORDER BY id LIMIT ?2",
+		     "ti", state < 0 ? NULL : db_outbox_state_name((enum outbox_state)state),
+		     (gint64)limit))
 		return NULL;
-	db_bind_text(stmt, 1, state < 0 ? NULL : db_outbox_state_name((enum outbox_state)state));
-	sqlite3_bind_int64(stmt, 2, limit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(out, outbox_read(stmt));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing the outbox");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
 struct outbox_row *db_outbox_of_finding(struct db *db, gint64 finding_id, enum outbox_kind kind,
 					GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " OUTBOX_COLUMNS "WHERE finding_id = ?1 AND kind = ?2", error);
-	int rc;
+	gpointer row = NULL;
 
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int64(stmt, 1, finding_id);
-	db_bind_text(stmt, 2, db_outbox_kind_name(kind));
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		return outbox_read(stmt);
-	if (rc != SQLITE_DONE)
-		db_sql_error(db, error, "reading a finding's mail");
-	return NULL;
+	db_one(db, &row, outbox_read, error,
+	       "SELECT " OUTBOX_COLUMNS "WHERE finding_id = ?1 AND kind = ?2", "it", finding_id,
+	       db_outbox_kind_name(kind));
+	return row;
 }
 
 GPtrArray *db_outbox_due(struct db *db, gint64 now, unsigned limit, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " OUTBOX_COLUMNS "WHERE state IN ('queued', 'sending') AND next_try <= ?1 "
-		"ORDER BY id LIMIT ?2", error);
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)outbox_row_free);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, outbox_read, error,
+		     "SELECT " OUTBOX_COLUMNS "WHERE state IN ('queued', 'sending') AND next_try <= ?1 "
+		     "ORDER BY id LIMIT ?2", "ii", now, (gint64)limit))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, now);
-	sqlite3_bind_int64(stmt, 2, limit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(out, outbox_read(stmt));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing the mails due");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
@@ -260,21 +234,14 @@ GArray *db_latency_post_reply(struct db *db, gint64 since, GError **error)
 
 struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "SELECT " OUTBOX_COLUMNS "WHERE id = ?1",
-						  error);
-	int rc;
+	gpointer row = NULL;
 
-	if (!stmt)
+	if (!db_one(db, &row, outbox_read, error, "SELECT " OUTBOX_COLUMNS "WHERE id = ?1", "i",
+		    id))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		return outbox_read(stmt);
-	if (rc != SQLITE_DONE)
-		db_sql_error(db, error, "reading a mail");
-	else
+	if (!row)
 		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no mail %" G_GINT64_FORMAT, id);
-	return NULL;
+	return row;
 }
 
 /*
@@ -333,31 +300,18 @@ bool db_outbox_of_message_ids(struct db *db, const char *const *message_ids, gin
 
 bool db_outbox_attempt(struct db *db, gint64 id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ?1", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, id);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ?1",
+		      "i", id);
 }
 
 bool db_outbox_settle(struct db *db, gint64 id, enum outbox_state state, gint64 sent,
 		      gint64 next_try, const char *path, const char *why, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE outbox SET state = ?1, sent = CASE WHEN ?2 = 0 THEN sent ELSE ?2 END, "
-		"next_try = ?3, path = coalesce(?4, path), last_error = ?5 WHERE id = ?6", error);
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, db_outbox_state_name(state));
-	sqlite3_bind_int64(stmt, 2, sent);
-	sqlite3_bind_int64(stmt, 3, next_try);
-	db_bind_text(stmt, 4, path);
-	db_bind_text(stmt, 5, why);
-	sqlite3_bind_int64(stmt, 6, id);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "UPDATE outbox SET state = ?1, sent = CASE WHEN ?2 = 0 THEN sent ELSE ?2 END, "
+		      "next_try = ?3, path = coalesce(?4, path), last_error = ?5 WHERE id = ?6",
+		      "tiitti", db_outbox_state_name(state), sent, next_try, path, why, id);
 }
 
 void rcpt_row_free(struct rcpt_row *row)
@@ -371,15 +325,9 @@ void rcpt_row_free(struct rcpt_row *row)
 
 bool db_rcpt_add(struct db *db, gint64 outbox_id, const char *address, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR IGNORE INTO outbox_rcpt (outbox_id, address, state) "
-		"VALUES (?1, ?2, 'pending')", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, outbox_id);
-	db_bind_text(stmt, 2, address);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "INSERT OR IGNORE INTO outbox_rcpt (outbox_id, address, state) "
+		      "VALUES (?1, ?2, 'pending')", "it", outbox_id, address);
 }
 
 GPtrArray *db_rcpt_list(struct db *db, gint64 outbox_id, GError **error)
