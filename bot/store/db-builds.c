@@ -78,35 +78,30 @@ bool db_build_add(struct db *db, struct build_row *row, GError **error)
 	return true;
 }
 
+static void *diag_read(sqlite3_stmt *stmt)
+{
+	struct diag *d = g_new0(struct diag, 1);
+	const char *kind = (const char *)sqlite3_column_text(stmt, 0);
+
+	d->kind = kind && strcmp(kind, "error") == 0 ? DIAG_ERROR : DIAG_WARNING;
+	d->checker = db_col_text(stmt, 1);
+	d->file = db_col_text(stmt, 2);
+	d->line = (unsigned)sqlite3_column_int(stmt, 3);
+	d->column = (unsigned)sqlite3_column_int(stmt, 4);
+	d->function = db_col_text(stmt, 5);
+	d->message = db_col_text(stmt, 6);
+	d->fingerprint = db_col_text(stmt, 7);
+	return d;
+}
+
 static GPtrArray *build_diags(struct db *db, gint64 build_id, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT kind, checker, file, line, col, function, message, fingerprint "
-		"FROM diagnostics WHERE build_id = ?1 ORDER BY seq", error);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, diag_read, error,
+		     "SELECT kind, checker, file, line, col, function, message, fingerprint "
+		     "FROM diagnostics WHERE build_id = ?1 ORDER BY seq", "i", build_id))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, build_id);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct diag *d = g_new0(struct diag, 1);
-		const char *kind = (const char *)sqlite3_column_text(stmt, 0);
-
-		d->kind = kind && strcmp(kind, "error") == 0 ? DIAG_ERROR : DIAG_WARNING;
-		d->checker = db_col_text(stmt, 1);
-		d->file = db_col_text(stmt, 2);
-		d->line = (unsigned)sqlite3_column_int(stmt, 3);
-		d->column = (unsigned)sqlite3_column_int(stmt, 4);
-		d->function = db_col_text(stmt, 5);
-		d->message = db_col_text(stmt, 6);
-		d->fingerprint = db_col_text(stmt, 7);
-		g_ptr_array_add(out, d);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "reading diagnostics");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
@@ -157,40 +152,24 @@ bool db_build_find(struct db *db, const char *source, const char *commit, const 
 bool db_verdict_put(struct db *db, gint64 build_id, gint64 parent_build_id,
 		    enum build_verdict verdict, const char *new_seqs, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR REPLACE INTO verdicts (build_id, parent_build_id, verdict, new_seqs) "
-		"VALUES (?1, ?2, ?3, ?4)", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, build_id);
-	if (parent_build_id > 0)
-		sqlite3_bind_int64(stmt, 2, parent_build_id);
-	else
-		sqlite3_bind_null(stmt, 2);
-	db_bind_text(stmt, 3, build_verdict_name(verdict));
-	db_bind_text(stmt, 4, new_seqs);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "INSERT OR REPLACE INTO verdicts (build_id, parent_build_id, verdict, new_seqs) "
+		      "VALUES (?1, nullif(?2, 0), ?3, ?4)",
+		      "iitt", build_id, parent_build_id > 0 ? parent_build_id : (gint64)0,
+		      build_verdict_name(verdict), new_seqs);
 }
 
 char *db_build_image(struct db *db, gint64 build_id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT image_path FROM builds WHERE id = ?1", error);
-	int rc;
+	char *path = NULL;
 
-	if (!stmt)
+	if (!db_text(db, &path, NULL, error, "SELECT image_path FROM builds WHERE id = ?1", "i",
+		     build_id))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, build_id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL)
-		return db_col_text(stmt, 0);
-	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+	if (!path)
 		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND,
 			    "build %" G_GINT64_FORMAT " has no kernel image", build_id);
-	else
-		db_sql_error(db, error, "looking up a build's image");
-	return NULL;
+	return path;
 }
 
 bool db_boot_add(struct db *db, const struct boot_row *row, GError **error)
