@@ -95,6 +95,12 @@ bool db_list(struct db *db, GPtrArray *out, db_new_fn read, GError **error, cons
 bool db_one(struct db *db, gpointer *out, db_new_fn read, GError **error, const char *sql,
 	    const char *args, ...);
 
+/* Appends the first column of each row of @sql, a gint64, to @out. */
+bool db_ids(struct db *db, GArray *out, GError **error, const char *sql, const char *args, ...);
+
+/* The rows the last INSERT, UPDATE or DELETE on this handle changed. */
+int db_changes(struct db *db);
+
 /*
  * The index of @name in @names (@n of them, NULL entries skipped): how an
  * enum stored by its name is read back; @fallback for NULL or an

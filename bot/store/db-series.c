@@ -83,71 +83,56 @@ void series_row_free(struct series_row *row)
 
 bool db_series_add(struct db *db, struct series_row *row, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO series (sender, title, version, total, state, created, last_part, "
-		"note, versioned, resend) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", error);
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, row->sender);
-	db_bind_text(stmt, 2, row->title);
-	sqlite3_bind_int64(stmt, 3, row->version);
-	sqlite3_bind_int64(stmt, 4, row->total);
-	db_bind_text(stmt, 5, db_series_state_name(row->state));
-	sqlite3_bind_int64(stmt, 6, row->created);
-	sqlite3_bind_int64(stmt, 7, row->last_part);
-	db_bind_text(stmt, 8, row->note);
-	sqlite3_bind_int(stmt, 9, row->versioned);
-	sqlite3_bind_int(stmt, 10, row->resend);
-	if (!db_step_done(db, stmt, error))
+	if (!db_run(db, error,
+		    "INSERT INTO series (sender, title, version, total, state, created, last_part, "
+		    "note, versioned, resend) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		    "ttiitiitnn", row->sender, row->title, (gint64)row->version, (gint64)row->total,
+		    db_series_state_name(row->state), row->created, row->last_part, row->note,
+		    (int)row->versioned, (int)row->resend))
 		return false;
 	row->id = sqlite3_last_insert_rowid(db->sql);
+	return true;
+}
+
+/*
+ * The newest series of @version (0: any) and @total that one of @ids is
+ * in the thread of, sent by @sender (NULL: by anyone); 0 when none.
+ */
+static bool series_find(struct db *db, const char *sender, guint version, guint total,
+			const char *const *ids, gint64 *id, GError **error)
+{
+	*id = 0;
+	for (const char *const *i = ids; i && *i && !*id; i++) {
+		if (!db_int(db, id, 0, error,
+			    "SELECT s.id FROM series_ids i JOIN series s ON s.id = i.series_id "
+			    "WHERE i.message_id = ?1 AND (?2 IS NULL OR s.sender = ?2) "
+			    "AND (?3 = 0 OR s.version = ?3) AND s.total = ?4 "
+			    "ORDER BY s.id DESC LIMIT 1",
+			    "ttii", *i, sender, (gint64)version, (gint64)total))
+			return false;
+	}
 	return true;
 }
 
 bool db_series_find(struct db *db, const char *sender, guint version, guint total,
 		    const char *const *ids, gint64 *id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT s.id FROM series_ids i JOIN series s ON s.id = i.series_id "
-		"WHERE i.message_id = ?1 AND s.sender = ?2 AND (?3 = 0 OR s.version = ?3) "
-		"AND s.total = ?4 "
-		"ORDER BY s.id DESC LIMIT 1", error);
+	g_return_val_if_fail(sender != NULL, false);
+	return series_find(db, sender, version, total, ids, id, error);
+}
 
-	*id = 0;
-	if (!stmt)
-		return false;
-	for (const char *const *i = ids; i && *i && !*id; i++) {
-		int rc;
-
-		sqlite3_reset(stmt);
-		db_bind_text(stmt, 1, *i);
-		db_bind_text(stmt, 2, sender);
-		sqlite3_bind_int64(stmt, 3, version);
-		sqlite3_bind_int64(stmt, 4, total);
-		rc = sqlite3_step(stmt);
-		if (rc == SQLITE_ROW)
-			*id = sqlite3_column_int64(stmt, 0);
-		else if (rc != SQLITE_DONE)
-			return db_sql_error(db, error, "finding a series");
-	}
-	return true;
+bool db_series_find_thread(struct db *db, guint version, guint total, const char *const *ids,
+			   gint64 *id, GError **error)
+{
+	return series_find(db, NULL, version, total, ids, id, error);
 }
 
 bool db_series_add_ids(struct db *db, gint64 id, const char *const *ids, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR IGNORE INTO series_ids (series_id, message_id) VALUES (?1, ?2)", error);
-
-	if (!stmt)
-		return false;
 	for (const char *const *i = ids; i && *i; i++) {
-		if (!**i)
-			continue;
-		sqlite3_reset(stmt);
-		sqlite3_bind_int64(stmt, 1, id);
-		db_bind_text(stmt, 2, *i);
-		if (!db_step_done(db, stmt, error))
+		if (**i && !db_run(db, error,
+				   "INSERT OR IGNORE INTO series_ids (series_id, message_id) "
+				   "VALUES (?1, ?2)", "it", id, *i))
 			return false;
 	}
 	return true;
@@ -156,66 +141,33 @@ bool db_series_add_ids(struct db *db, gint64 id, const char *const *ids, GError 
 bool db_series_add_part(struct db *db, gint64 id, guint n, gint64 mail_id,
 			const char *message_id, gint64 now, bool *added, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR IGNORE INTO series_parts (series_id, n, mail_id, message_id) "
-		"VALUES (?1, ?2, ?3, ?4)", error);
-	g_autoptr(sqlite3_stmt) touch = NULL;
-
-	if (!stmt)
+	if (!db_run(db, error,
+		    "INSERT OR IGNORE INTO series_parts (series_id, n, mail_id, message_id) "
+		    "VALUES (?1, ?2, ?3, ?4)", "iiit", id, (gint64)n, mail_id, message_id))
 		return false;
-	sqlite3_bind_int64(stmt, 1, id);
-	sqlite3_bind_int64(stmt, 2, n);
-	sqlite3_bind_int64(stmt, 3, mail_id);
-	db_bind_text(stmt, 4, message_id);
-	if (!db_step_done(db, stmt, error))
-		return false;
-	*added = sqlite3_changes(db->sql) == 1;
-	if (!*added)
-		return true;
-	touch = db_prepare(db, "UPDATE series SET last_part = max(last_part, ?2) WHERE id = ?1",
-			   error);
-	if (!touch)
-		return false;
-	sqlite3_bind_int64(touch, 1, id);
-	sqlite3_bind_int64(touch, 2, now);
-	return db_step_done(db, touch, error);
+	*added = db_changes(db) == 1;
+	return !*added ||
+	       db_run(db, error, "UPDATE series SET last_part = max(last_part, ?2) WHERE id = ?1",
+		      "ii", id, now);
 }
 
 bool db_series_part_commit(struct db *db, gint64 id, guint n, const char *commit,
 			   GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE series_parts SET commit_id = ?3 WHERE series_id = ?1 AND n = ?2", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, id);
-	sqlite3_bind_int64(stmt, 2, n);
-	db_bind_text(stmt, 3, commit);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "UPDATE series_parts SET commit_id = ?3 WHERE series_id = ?1 AND n = ?2",
+		      "iit", id, (gint64)n, commit);
 }
 
 bool db_series_update(struct db *db, const struct series_row *row, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE series SET title = ?2, state = ?3, superseded_by = nullif(?4, 0), "
-		"tree_id = nullif(?5, 0), base = ?6, base_how = ?7, note = ?8, version = ?9, "
-		"versioned = ?10, resend = ?11 WHERE id = ?1", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, row->id);
-	db_bind_text(stmt, 2, row->title);
-	db_bind_text(stmt, 3, db_series_state_name(row->state));
-	sqlite3_bind_int64(stmt, 4, row->superseded_by);
-	sqlite3_bind_int64(stmt, 5, row->tree_id);
-	db_bind_text(stmt, 6, row->base);
-	db_bind_text(stmt, 7, row->base_how);
-	db_bind_text(stmt, 8, row->note);
-	sqlite3_bind_int64(stmt, 9, row->version);
-	sqlite3_bind_int(stmt, 10, row->versioned);
-	sqlite3_bind_int(stmt, 11, row->resend);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "UPDATE series SET title = ?2, state = ?3, superseded_by = nullif(?4, 0), "
+		      "tree_id = nullif(?5, 0), base = ?6, base_how = ?7, note = ?8, version = ?9, "
+		      "versioned = ?10, resend = ?11 WHERE id = ?1",
+		      "ittiitttinn", row->id, row->title, db_series_state_name(row->state),
+		      row->superseded_by, row->tree_id, row->base, row->base_how, row->note,
+		      (gint64)row->version, (int)row->versioned, (int)row->resend);
 }
 
 #define SERIES_COLUMNS \
@@ -224,7 +176,7 @@ bool db_series_update(struct db *db, const struct series_row *row, GError **erro
 	"s.versioned, s.resend " \
 	"FROM series s LEFT JOIN trees t ON t.id = s.tree_id "
 
-static struct series_row *series_read(sqlite3_stmt *stmt)
+static void *series_read(sqlite3_stmt *stmt)
 {
 	struct series_row *r = g_new0(struct series_row, 1);
 
@@ -250,95 +202,75 @@ static struct series_row *series_read(sqlite3_stmt *stmt)
 	return r;
 }
 
+static void *part_read(sqlite3_stmt *row)
+{
+	struct series_part *p = g_new0(struct series_part, 1);
+
+	p->n = (guint)sqlite3_column_int64(row, 0);
+	p->mail_id = sqlite3_column_int64(row, 1);
+	p->message_id = db_col_text(row, 2);
+	p->subject = db_col_text(row, 3);
+	p->commit = db_col_text(row, 4);
+	return p;
+}
+
+static void *base_read(sqlite3_stmt *row)
+{
+	struct series_base *b = g_new0(struct series_base, 1);
+
+	b->seq = (guint)sqlite3_column_int64(row, 0);
+	b->tree = db_col_text(row, 1);
+	b->branch = db_col_text(row, 2);
+	b->commit = db_col_text(row, 3);
+	b->how = db_col_text(row, 4);
+	b->applied = sqlite3_column_int(row, 5) != 0;
+	b->reason = db_col_text(row, 6);
+	return b;
+}
+
+static void *result_read(sqlite3_stmt *row)
+{
+	struct series_result *x = g_new0(struct series_result, 1);
+
+	x->n = (guint)sqlite3_column_int64(row, 0);
+	x->target = db_col_text(row, 1);
+	x->commit = db_col_text(row, 2);
+	x->result = db_col_text(row, 3);
+	x->detail = db_col_text(row, 4);
+	x->boot = db_col_text(row, 5);
+	x->boot_failed = sqlite3_column_int(row, 6) != 0;
+	return x;
+}
+
 /* Reads @r's parts, bases and results. */
 static bool series_complete(struct db *db, struct series_row *r, GError **error)
 {
-	g_autoptr(sqlite3_stmt) parts = db_prepare(db,
-		"SELECT p.n, p.mail_id, p.message_id, m.subject, p.commit_id FROM series_parts p "
-		"JOIN mails m ON m.id = p.mail_id WHERE p.series_id = ?1 ORDER BY p.n", error);
-	g_autoptr(sqlite3_stmt) bases = NULL;
-	g_autoptr(sqlite3_stmt) results = NULL;
-	int rc;
-
-	if (!parts)
-		return false;
 	r->parts = g_ptr_array_new_with_free_func((GDestroyNotify)series_part_free);
 	r->bases = g_ptr_array_new_with_free_func((GDestroyNotify)series_base_free);
 	r->results = g_ptr_array_new_with_free_func((GDestroyNotify)series_result_free);
-	sqlite3_bind_int64(parts, 1, r->id);
-	while ((rc = sqlite3_step(parts)) == SQLITE_ROW) {
-		struct series_part *p = g_new0(struct series_part, 1);
-
-		p->n = (guint)sqlite3_column_int64(parts, 0);
-		p->mail_id = sqlite3_column_int64(parts, 1);
-		p->message_id = db_col_text(parts, 2);
-		p->subject = db_col_text(parts, 3);
-		p->commit = db_col_text(parts, 4);
-		g_ptr_array_add(r->parts, p);
-	}
-	if (rc != SQLITE_DONE)
-		return db_sql_error(db, error, "reading a series' parts");
-	bases = db_prepare(db, "SELECT seq, tree, branch, commit_id, how, applied, reason "
-			   "FROM series_bases WHERE series_id = ?1 ORDER BY seq", error);
-	if (!bases)
-		return false;
-	sqlite3_bind_int64(bases, 1, r->id);
-	while ((rc = sqlite3_step(bases)) == SQLITE_ROW) {
-		struct series_base *b = g_new0(struct series_base, 1);
-
-		b->seq = (guint)sqlite3_column_int64(bases, 0);
-		b->tree = db_col_text(bases, 1);
-		b->branch = db_col_text(bases, 2);
-		b->commit = db_col_text(bases, 3);
-		b->how = db_col_text(bases, 4);
-		b->applied = sqlite3_column_int(bases, 5) != 0;
-		b->reason = db_col_text(bases, 6);
-		g_ptr_array_add(r->bases, b);
-	}
-	if (rc != SQLITE_DONE)
-		return db_sql_error(db, error, "reading a series' bases");
-	results = db_prepare(db, "SELECT n, target, commit_id, result, detail, boot, boot_failed "
-			     "FROM series_results WHERE series_id = ?1 ORDER BY n, target", error);
-	if (!results)
-		return false;
-	sqlite3_bind_int64(results, 1, r->id);
-	while ((rc = sqlite3_step(results)) == SQLITE_ROW) {
-		struct series_result *x = g_new0(struct series_result, 1);
-
-		x->n = (guint)sqlite3_column_int64(results, 0);
-		x->target = db_col_text(results, 1);
-		x->commit = db_col_text(results, 2);
-		x->result = db_col_text(results, 3);
-		x->detail = db_col_text(results, 4);
-		x->boot = db_col_text(results, 5);
-		x->boot_failed = sqlite3_column_int(results, 6) != 0;
-		g_ptr_array_add(r->results, x);
-	}
-	if (rc != SQLITE_DONE)
-		return db_sql_error(db, error, "reading a series' results");
-	return true;
+	return db_list(db, r->parts, part_read, error,
+		       "SELECT p.n, p.mail_id, p.message_id, m.subject, p.commit_id "
+		       "FROM series_parts p JOIN mails m ON m.id = p.mail_id "
+		       "WHERE p.series_id = ?1 ORDER BY p.n", "i", r->id) &&
+	       db_list(db, r->bases, base_read, error,
+		       "SELECT seq, tree, branch, commit_id, how, applied, reason "
+		       "FROM series_bases WHERE series_id = ?1 ORDER BY seq", "i", r->id) &&
+	       db_list(db, r->results, result_read, error,
+		       "SELECT n, target, commit_id, result, detail, boot, boot_failed "
+		       "FROM series_results WHERE series_id = ?1 ORDER BY n, target", "i", r->id);
 }
 
 struct series_row *db_series_get(struct db *db, gint64 id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "SELECT " SERIES_COLUMNS "WHERE s.id = ?1",
-						  error);
 	zd_autoptr(series_row) r = NULL;
-	int rc;
 
-	if (!stmt)
+	if (!db_one(db, (gpointer *)&r, series_read, error, "SELECT " SERIES_COLUMNS "WHERE s.id = ?1",
+		    "i", id))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc != SQLITE_ROW) {
-		if (rc == SQLITE_DONE)
-			g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND,
-				    "no series %" G_GINT64_FORMAT, id);
-		else
-			db_sql_error(db, error, "reading a series");
+	if (!r) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no series %" G_GINT64_FORMAT, id);
 		return NULL;
 	}
-	r = series_read(stmt);
 	if (!series_complete(db, r, error))
 		return NULL;
 	return g_steal_pointer(&r);
@@ -346,45 +278,25 @@ struct series_row *db_series_get(struct db *db, gint64 id, GError **error)
 
 GArray *db_series_by_commit(struct db *db, const char *commit, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT s.id FROM series s JOIN series_parts p ON p.series_id = s.id "
-		"AND p.n = s.total WHERE p.commit_id = ?1 ORDER BY s.id", error);
 	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(gint64));
-	int rc;
 
-	if (!stmt)
+	if (!db_ids(db, out, error,
+		    "SELECT s.id FROM series s JOIN series_parts p ON p.series_id = s.id "
+		    "AND p.n = s.total WHERE p.commit_id = ?1 ORDER BY s.id", "t", commit))
 		return NULL;
-	db_bind_text(stmt, 1, commit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		gint64 id = sqlite3_column_int64(stmt, 0);
-
-		g_array_append_val(out, id);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "finding the series of a commit");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
 GPtrArray *db_series_list(struct db *db, int state, unsigned limit, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " SERIES_COLUMNS "WHERE ?1 IS NULL OR s.state = ?1 ORDER BY s.id DESC "
-		"LIMIT ?2", error);
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)series_row_free);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, series_read, error,
+		     "SELECT " SERIES_COLUMNS "WHERE ?1 IS NULL OR s.state = ?1 ORDER BY s.id DESC "
+		     "LIMIT ?2", "ti",
+		     state < 0 ? NULL : db_series_state_name((enum series_state)state),
+		     (gint64)limit))
 		return NULL;
-	db_bind_text(stmt, 1, state < 0 ? NULL : db_series_state_name((enum series_state)state));
-	sqlite3_bind_int64(stmt, 2, limit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(out, series_read(stmt));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing series");
-		return NULL;
-	}
 	for (guint i = 0; i < out->len; i++) {
 		if (!series_complete(db, out->pdata[i], error))
 			return NULL;
@@ -395,143 +307,67 @@ GPtrArray *db_series_list(struct db *db, int state, unsigned limit, GError **err
 GArray *db_series_older(struct db *db, gint64 id, const char *sender, const char *title,
 			guint version, bool newer, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, newer ?
-		"SELECT DISTINCT s.id FROM series s WHERE s.sender = ?2 AND s.version > ?3 "
-		"AND s.id != ?1 AND ((?4 IS NOT NULL AND s.title = ?4) OR EXISTS ("
-		"  SELECT 1 FROM series_ids a JOIN series_ids b ON a.message_id = b.message_id "
-		"  WHERE a.series_id = s.id AND b.series_id = ?1)) ORDER BY s.id" :
-		"SELECT DISTINCT s.id FROM series s WHERE s.sender = ?2 AND s.version < ?3 "
-		"AND s.id != ?1 AND ((?4 IS NOT NULL AND s.title = ?4) OR EXISTS ("
-		"  SELECT 1 FROM series_ids a JOIN series_ids b ON a.message_id = b.message_id "
-		"  WHERE a.series_id = s.id AND b.series_id = ?1)) ORDER BY s.id", error);
 	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(gint64));
-	int rc;
 
-	if (!stmt)
+	/* ?5: 1 for the newer versions, -1 for the older. */
+	if (!db_ids(db, out, error,
+		    "SELECT DISTINCT s.id FROM series s WHERE s.sender = ?2 "
+		    "AND (s.version - ?3) * ?5 > 0 "
+		    "AND s.id != ?1 AND ((?4 IS NOT NULL AND s.title = ?4) OR EXISTS ("
+		    "  SELECT 1 FROM series_ids a JOIN series_ids b ON a.message_id = b.message_id "
+		    "  WHERE a.series_id = s.id AND b.series_id = ?1)) ORDER BY s.id",
+		    "ititn", id, sender, (gint64)version, title, newer ? 1 : -1))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, id);
-	db_bind_text(stmt, 2, sender);
-	sqlite3_bind_int64(stmt, 3, version);
-	db_bind_text(stmt, 4, title);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		gint64 older = sqlite3_column_int64(stmt, 0);
-
-		g_array_append_val(out, older);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "finding older versions of a series");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
 bool db_series_base_add(struct db *db, gint64 id, const struct series_base *base,
 			GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO series_bases (series_id, seq, tree, branch, commit_id, how, applied, "
-		"reason) VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM series_bases "
-		"WHERE series_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7)", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, id);
-	db_bind_text(stmt, 2, base->tree);
-	db_bind_text(stmt, 3, base->branch);
-	db_bind_text(stmt, 4, base->commit);
-	db_bind_text(stmt, 5, base->how);
-	sqlite3_bind_int(stmt, 6, base->applied);
-	db_bind_text(stmt, 7, base->reason);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "INSERT INTO series_bases (series_id, seq, tree, branch, commit_id, how, "
+		      "applied, reason) VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 "
+		      "FROM series_bases WHERE series_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7)",
+		      "ittttnt", id, base->tree, base->branch, base->commit, base->how,
+		      (int)base->applied, base->reason);
 }
 
 bool db_series_copy_results(struct db *db, gint64 id, const char *commit, const char *target,
 			    bool *copied, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR REPLACE INTO series_results (series_id, n, target, commit_id, result, "
-		"detail, boot, boot_failed) "
-		"SELECT ?1, r.n, r.target, r.commit_id, r.result, r.detail, r.boot, r.boot_failed "
-		"FROM series_results r WHERE r.target = ?3 AND r.series_id = ("
-		"  SELECT s.id FROM series s JOIN series_parts p ON p.series_id = s.id "
-		"  AND p.n = s.total WHERE p.commit_id = ?2 AND s.id != ?1 AND EXISTS ("
-		"    SELECT 1 FROM series_results x WHERE x.series_id = s.id AND x.target = ?3) "
-		"  ORDER BY s.id DESC LIMIT 1)", error);
-
-	if (!stmt)
+	if (!db_run(db, error,
+		    "INSERT OR REPLACE INTO series_results (series_id, n, target, commit_id, "
+		    "result, detail, boot, boot_failed) "
+		    "SELECT ?1, r.n, r.target, r.commit_id, r.result, r.detail, r.boot, "
+		    "r.boot_failed FROM series_results r WHERE r.target = ?3 AND r.series_id = ("
+		    "  SELECT s.id FROM series s JOIN series_parts p ON p.series_id = s.id "
+		    "  AND p.n = s.total WHERE p.commit_id = ?2 AND s.id != ?1 AND EXISTS ("
+		    "    SELECT 1 FROM series_results x WHERE x.series_id = s.id AND x.target = ?3) "
+		    "  ORDER BY s.id DESC LIMIT 1)", "itt", id, commit, target))
 		return false;
-	sqlite3_bind_int64(stmt, 1, id);
-	db_bind_text(stmt, 2, commit);
-	db_bind_text(stmt, 3, target);
-	if (!db_step_done(db, stmt, error))
-		return false;
-	*copied = sqlite3_changes(db->sql) > 0;
+	*copied = db_changes(db) > 0;
 	return true;
 }
 
 bool db_series_result_put(struct db *db, gint64 id, const struct series_result *r,
 			  GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR REPLACE INTO series_results (series_id, n, target, commit_id, result, "
-		"detail, boot, boot_failed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, id);
-	sqlite3_bind_int64(stmt, 2, r->n);
-	db_bind_text(stmt, 3, r->target);
-	db_bind_text(stmt, 4, r->commit);
-	db_bind_text(stmt, 5, r->result);
-	db_bind_text(stmt, 6, r->detail);
-	db_bind_text(stmt, 7, r->boot);
-	sqlite3_bind_int(stmt, 8, r->boot_failed);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "INSERT OR REPLACE INTO series_results (series_id, n, target, commit_id, "
+		      "result, detail, boot, boot_failed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		      "iitttttn", id, (gint64)r->n, r->target, r->commit, r->result, r->detail,
+		      r->boot, (int)r->boot_failed);
 }
 
 bool db_series_of_message_ids(struct db *db, const char *const *message_ids, gint64 *id,
 			      GError **error)
 {
+	*id = 0;
 	/* The newest series a mail is part of: a RESEND's, not its original's. */
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT max(series_id) FROM series_parts WHERE message_id = ?1", error);
-
-	*id = 0;
-	if (!stmt)
-		return false;
 	for (const char *const *m = message_ids; m && *m && !*id; m++) {
-		sqlite3_reset(stmt);
-		db_bind_text(stmt, 1, *m);
-		if (sqlite3_step(stmt) != SQLITE_ROW)
-			return db_sql_error(db, error, "finding a mail's series");
-		*id = sqlite3_column_int64(stmt, 0);
-	}
-	return true;
-}
-
-bool db_series_find_thread(struct db *db, guint version, guint total, const char *const *ids,
-			   gint64 *id, GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT s.id FROM series_ids i JOIN series s ON s.id = i.series_id "
-		"WHERE i.message_id = ?1 AND (?2 = 0 OR s.version = ?2) AND s.total = ?3 "
-		"ORDER BY s.id DESC LIMIT 1", error);
-
-	*id = 0;
-	if (!stmt)
-		return false;
-	for (const char *const *i = ids; i && *i && !*id; i++) {
-		int rc;
-
-		sqlite3_reset(stmt);
-		db_bind_text(stmt, 1, *i);
-		sqlite3_bind_int64(stmt, 2, version);
-		sqlite3_bind_int64(stmt, 3, total);
-		rc = sqlite3_step(stmt);
-		if (rc == SQLITE_ROW)
-			*id = sqlite3_column_int64(stmt, 0);
-		else if (rc != SQLITE_DONE)
-			return db_sql_error(db, error, "finding a series by its thread");
+		if (!db_int(db, id, 0, error,
+			    "SELECT max(series_id) FROM series_parts WHERE message_id = ?1", "t", *m))
+			return false;
 	}
 	return true;
 }

@@ -705,6 +705,29 @@ bool db_one(struct db *db, gpointer *out, db_new_fn read, GError **error, const 
 	return ok;
 }
 
+static void read_id(sqlite3_stmt *row, void *data)
+{
+	gint64 id = sqlite3_column_int64(row, 0);
+
+	g_array_append_val((GArray *)data, id);
+}
+
+bool db_ids(struct db *db, GArray *out, GError **error, const char *sql, const char *args, ...)
+{
+	va_list ap;
+	bool ok;
+
+	va_start(ap, args);
+	ok = rows_run(db, false, read_id, out, error, sql, args, ap);
+	va_end(ap);
+	return ok;
+}
+
+int db_changes(struct db *db)
+{
+	return sqlite3_changes(db->sql);
+}
+
 int db_schema_version(struct db *db)
 {
 	sqlite3_stmt *stmt = NULL;
