@@ -1062,39 +1062,28 @@ static void outbox_text(struct cli *cli, GString *out, const struct outbox_row *
 				       r->state == OUTBOX_ERROR ? "not sent" : "last try", r->last_error);
 }
 
+static void rcpt_json(JsonBuilder *b, const void *row, const void *data)
+{
+	const struct rcpt_row *p = row;
+
+	(void)data;
+	status_json_members(b, "ttti", "address", p->address, "state", db_rcpt_state_name(p->state),
+			    "reply", p->reply, "digest", p->digest_id, NULL);
+}
+
 static void outbox_json(struct cli *cli, JsonBuilder *b, const struct outbox_row *r)
 {
 	g_autoptr(GPtrArray) rcpts = db_rcpt_list(cli->db, r->id, NULL);
 
 	json_builder_begin_object(b);
-	status_json_int(b, "id", r->id);
-	status_json_int(b, "finding", r->finding_id);
-	status_json_string(b, "kind", db_outbox_kind_name(r->kind));
-	status_json_string(b, "state", db_outbox_state_name(r->state));
-	status_json_string(b, "message_id", r->message_id);
-	status_json_string(b, "in_reply_to", r->in_reply_to);
-	status_json_strings(b, "references", r->references);
-	status_json_strings(b, "recipients", r->recipients);
-	status_json_string(b, "subject", r->subject);
-	status_json_int(b, "created", r->created);
-	status_json_int(b, "sent", r->sent);
-	status_json_int(b, "attempts", r->attempts);
-	status_json_int(b, "next_try", r->next_try);
-	status_json_string(b, "last_error", r->last_error);
-	status_json_string(b, "path", r->path);
-	json_builder_set_member_name(b, "each");
-	json_builder_begin_array(b);
-	for (guint i = 0; rcpts && i < rcpts->len; i++) {
-		const struct rcpt_row *p = rcpts->pdata[i];
-
-		json_builder_begin_object(b);
-		status_json_string(b, "address", p->address);
-		status_json_string(b, "state", db_rcpt_state_name(p->state));
-		status_json_string(b, "reply", p->reply);
-		status_json_int(b, "digest", p->digest_id);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
+	status_json_members(b, "iitttvvtiiiitt", "id", r->id, "finding", r->finding_id,
+			    "kind", db_outbox_kind_name(r->kind),
+			    "state", db_outbox_state_name(r->state), "message_id", r->message_id,
+			    "in_reply_to", r->in_reply_to, "references", r->references,
+			    "recipients", r->recipients, "subject", r->subject, "created", r->created,
+			    "sent", r->sent, "attempts", (gint64)r->attempts, "next_try", r->next_try,
+			    "last_error", r->last_error, "path", r->path, NULL);
+	status_json_array(b, "each", rcpts, rcpt_json, NULL);
 	json_builder_end_object(b);
 }
 
@@ -1255,67 +1244,48 @@ static void series_text(GString *out, const void *row)
 	}
 }
 
+static void part_json(JsonBuilder *b, const void *row, const void *data)
+{
+	const struct series_part *p = row;
+	const struct series_row *s = data;
+
+	status_json_members(b, "iittt", "n", (gint64)p->n, "total", (gint64)s->total,
+			    "message_id", p->message_id, "subject", p->subject, "commit", p->commit, NULL);
+}
+
+static void base_json(JsonBuilder *b, const void *row, const void *data)
+{
+	const struct series_base *base = row;
+
+	(void)data;
+	status_json_members(b, "ttttbt", "tree", base->tree, "branch", base->branch,
+			    "commit", base->commit, "how", base->how, "applied", (int)base->applied,
+			    "reason", base->reason, NULL);
+}
+
+static void result_json(JsonBuilder *b, const void *row, const void *data)
+{
+	const struct series_result *r = row;
+
+	(void)data;
+	status_json_members(b, "itttttb", "n", (gint64)r->n, "target", r->target,
+			    "commit", r->commit, "result", r->result, "new", r->detail,
+			    "boot", r->boot, "boot_failed", (int)r->boot_failed, NULL);
+}
+
 static void series_json(JsonBuilder *b, const void *row)
 {
 	const struct series_row *s = row;
 
 	json_builder_begin_object(b);
-	status_json_int(b, "id", s->id);
-	status_json_string(b, "subject", s->title);
-	status_json_int(b, "version", s->version);
-	status_json_int(b, "total", s->total);
-	status_json_string(b, "sender", s->sender);
-	status_json_string(b, "state", db_series_state_name(s->state));
-	status_json_int(b, "superseded_by", s->superseded_by);
-	status_json_string(b, "note", s->note);
-	status_json_string(b, "tree", s->tree);
-	status_json_string(b, "base", s->base);
-	status_json_string(b, "base_how", s->base_how);
-	json_builder_set_member_name(b, "parts");
-	json_builder_begin_array(b);
-	for (guint i = 0; i < s->parts->len; i++) {
-		const struct series_part *p = s->parts->pdata[i];
-
-		json_builder_begin_object(b);
-		status_json_int(b, "n", p->n);
-		status_json_int(b, "total", s->total);
-		status_json_string(b, "message_id", p->message_id);
-		status_json_string(b, "subject", p->subject);
-		status_json_string(b, "commit", p->commit);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
-	json_builder_set_member_name(b, "bases_tried");
-	json_builder_begin_array(b);
-	for (guint i = 0; i < s->bases->len; i++) {
-		const struct series_base *base = s->bases->pdata[i];
-
-		json_builder_begin_object(b);
-		status_json_string(b, "tree", base->tree);
-		status_json_string(b, "branch", base->branch);
-		status_json_string(b, "commit", base->commit);
-		status_json_string(b, "how", base->how);
-		status_json_bool(b, "applied", base->applied);
-		status_json_string(b, "reason", base->reason);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
-	json_builder_set_member_name(b, "results");
-	json_builder_begin_array(b);
-	for (guint i = 0; i < s->results->len; i++) {
-		const struct series_result *r = s->results->pdata[i];
-
-		json_builder_begin_object(b);
-		status_json_int(b, "n", r->n);
-		status_json_string(b, "target", r->target);
-		status_json_string(b, "commit", r->commit);
-		status_json_string(b, "result", r->result);
-		status_json_string(b, "new", r->detail);
-		status_json_string(b, "boot", r->boot);
-		status_json_bool(b, "boot_failed", r->boot_failed);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
+	status_json_members(b, "itiittitttt", "id", s->id, "subject", s->title,
+			    "version", (gint64)s->version, "total", (gint64)s->total,
+			    "sender", s->sender, "state", db_series_state_name(s->state),
+			    "superseded_by", s->superseded_by, "note", s->note, "tree", s->tree,
+			    "base", s->base, "base_how", s->base_how, NULL);
+	status_json_array(b, "parts", s->parts, part_json, s);
+	status_json_array(b, "bases_tried", s->bases, base_json, NULL);
+	status_json_array(b, "results", s->results, result_json, NULL);
 	json_builder_end_object(b);
 }
 
@@ -1407,16 +1377,10 @@ static void command_json(JsonBuilder *b, const void *row)
 	const struct command_row *r = row;
 
 	json_builder_begin_object(b);
-	status_json_int(b, "id", r->id);
-	status_json_int(b, "mail", r->mail_id);
-	status_json_int(b, "n", r->n);
-	status_json_string(b, "line", r->line);
-	status_json_string(b, "verb", r->verb);
-	status_json_string(b, "state", db_command_state_name(r->state));
-	status_json_string(b, "answer", r->answer);
-	status_json_int(b, "finding", r->finding_id);
-	status_json_int(b, "job", r->job_id);
-	status_json_int(b, "series", r->series_id);
+	status_json_members(b, "iiittttiii", "id", r->id, "mail", r->mail_id, "n", (gint64)r->n,
+			    "line", r->line, "verb", r->verb,
+			    "state", db_command_state_name(r->state), "answer", r->answer,
+			    "finding", r->finding_id, "job", r->job_id, "series", r->series_id, NULL);
 	json_builder_end_object(b);
 }
 

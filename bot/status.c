@@ -446,111 +446,121 @@ void status_json_finish(GString *out, JsonBuilder *b)
 	g_string_append_c(out, '\n');
 }
 
-void status_json_string(JsonBuilder *b, const char *key, const char *s)
+void status_json_members(JsonBuilder *b, const char *types, ...)
 {
-	json_builder_set_member_name(b, key);
-	if (s)
-		json_builder_add_string_value(b, s);
-	else
-		json_builder_add_null_value(b);
+	va_list ap;
+
+	va_start(ap, types);
+	for (const char *t = types; *t; t++) {
+		const char *key = va_arg(ap, const char *);
+
+		/* More letters than pairs: the caller's bug, shown here. */
+		g_assert(key != NULL);
+		json_builder_set_member_name(b, key);
+		switch (*t) {
+		case 'i':
+			json_builder_add_int_value(b, va_arg(ap, gint64));
+			break;
+		case 'n':
+			json_builder_add_int_value(b, va_arg(ap, int));
+			break;
+		case 'b':
+			json_builder_add_boolean_value(b, va_arg(ap, int) != 0);
+			break;
+		case 't': {
+			const char *text = va_arg(ap, const char *);
+
+			if (text)
+				json_builder_add_string_value(b, text);
+			else
+				json_builder_add_null_value(b);
+			break;
+		}
+		case 'v': {
+			char *const *list = va_arg(ap, char *const *);
+
+			json_builder_begin_array(b);
+			for (size_t k = 0; list && list[k]; k++)
+				json_builder_add_string_value(b, list[k]);
+			json_builder_end_array(b);
+			break;
+		}
+		case 'f':
+			json_builder_add_double_value(b, va_arg(ap, double));
+			break;
+		case 'a': {
+			gint64 now = va_arg(ap, gint64);
+			gint64 when = va_arg(ap, gint64);
+
+			if (when)
+				json_builder_add_int_value(b, MAX(now - when, 0));
+			else
+				json_builder_add_null_value(b);
+			break;
+		}
+		default:
+			g_assert_not_reached();
+		}
+	}
+	/* Fewer letters than pairs: the next argument is a key, not the end. */
+	g_assert(va_arg(ap, const char *) == NULL);
+	va_end(ap);
 }
 
-void status_json_strings(JsonBuilder *b, const char *key, char *const *list)
+void status_json_array(JsonBuilder *b, const char *key, const GPtrArray *rows,
+		       status_json_row_fn fn, const void *data)
 {
-	json_builder_set_member_name(b, key);
+	if (key)
+		json_builder_set_member_name(b, key);
 	json_builder_begin_array(b);
-	for (size_t k = 0; list && list[k]; k++)
-		json_builder_add_string_value(b, list[k]);
-	json_builder_end_array(b);
-}
-
-void status_json_int(JsonBuilder *b, const char *key, gint64 n)
-{
-	json_builder_set_member_name(b, key);
-	json_builder_add_int_value(b, n);
-}
-
-void status_json_bool(JsonBuilder *b, const char *key, bool value)
-{
-	json_builder_set_member_name(b, key);
-	json_builder_add_boolean_value(b, value);
-}
-
-/* Adds member @key: the jobs of @jobs as an array. */
-static void json_jobs(JsonBuilder *b, const char *key, const GPtrArray *jobs)
-{
-	json_builder_set_member_name(b, key);
-	json_builder_begin_array(b);
-	for (guint i = 0; i < jobs->len; i++) {
-		const struct job_row *j = jobs->pdata[i];
-
+	for (guint i = 0; rows && i < rows->len; i++) {
 		json_builder_begin_object(b);
-		status_json_int(b, "id", j->id);
-		status_json_string(b, "tree", j->tree);
-		status_json_string(b, "commit", j->commit);
-		status_json_string(b, "target", j->target);
-		status_json_int(b, "attempts", j->attempts);
-		status_json_int(b, "failures", j->failures);
-		status_json_int(b, "next_try", j->result != JOB_RESULT_NONE ? 0 : j->not_before);
-		status_json_string(b, "result", db_job_result_name(j->result));
-		status_json_string(b, "last_error", j->last_error);
+		fn(b, rows->pdata[i], data);
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
 }
 
-/* Adds finding @f as an object. */
-static void json_finding(JsonBuilder *b, const struct finding_row *f)
+static void json_job(JsonBuilder *b, const void *row, const void *data)
 {
+	const struct job_row *j = row;
+
+	(void)data;
+	status_json_members(b, "itttiiitt", "id", j->id, "tree", j->tree, "commit", j->commit,
+			    "target", j->target, "attempts", (gint64)j->attempts,
+			    "failures", (gint64)j->failures,
+			    "next_try", j->result != JOB_RESULT_NONE ? (gint64)0 : j->not_before,
+			    "result", db_job_result_name(j->result), "last_error", j->last_error, NULL);
+}
+
+static void json_step(JsonBuilder *b, const void *row, const void *data)
+{
+	const struct finding_step *st = row;
+
+	(void)data;
+	status_json_members(b, "ttttii", "role", bisect_role_name(st->role), "commit", st->commit,
+			    "tested", st->tested, "result", bisect_result_name(st->result),
+			    "runs", (gint64)st->runs, "failures", (gint64)st->failures, NULL);
+}
+
+static void json_finding(JsonBuilder *b, const void *row, const void *data)
+{
+	const struct finding_row *f = row;
 	g_autofree char *reproduce = status_finding_reproduce(f);
 	g_autofree char *details = status_finding_details(f);
 	g_autofree char *log = status_finding_log(f);
-	const struct { const char *key, *value; } fields[] = {
-		{ "tree", f->tree }, { "culprit", f->culprit }, { "target", f->target },
-		{ "kind", db_finding_kind_name(f->kind, f->console) },
-		{ "fingerprint", f->fingerprint }, { "title", f->title },
-		{ "state", db_finding_state_name(f->state) }, { "reproduce", reproduce },
-		{ "fixed_by", f->fixed_by }, { "details", details }, { "bisect_log", log },
-		{ "parent", f->parent }, { "head", f->head },
-	};
 
-	json_builder_begin_object(b);
-	status_json_int(b, "id", f->id);
-	for (size_t k = 0; k < G_N_ELEMENTS(fields); k++)
-		status_json_string(b, fields[k].key, fields[k].value);
-	json_builder_set_member_name(b, "confidence");
-	json_builder_add_double_value(b, f->confidence);
-	json_builder_set_member_name(b, "rate");
-	json_builder_add_double_value(b, f->rate);
-	status_json_int(b, "failures", f->failures);
-	status_json_int(b, "runs", f->runs);
-	status_json_strings(b, "suspects", f->suspects);
-	json_builder_set_member_name(b, "steps");
-	json_builder_begin_array(b);
-	for (guint k = 0; f->steps && k < f->steps->len; k++) {
-		const struct finding_step *st = f->steps->pdata[k];
-
-		json_builder_begin_object(b);
-		status_json_string(b, "role", bisect_role_name(st->role));
-		status_json_string(b, "commit", st->commit);
-		status_json_string(b, "tested", st->tested);
-		status_json_string(b, "result", bisect_result_name(st->result));
-		status_json_int(b, "runs", st->runs);
-		status_json_int(b, "failures", st->failures);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
-	json_builder_end_object(b);
-}
-
-/* Adds member @key: the age at @now of what happened at @when, in seconds; null when @when is 0. */
-static void json_age(JsonBuilder *b, const char *key, gint64 now, gint64 when)
-{
-	json_builder_set_member_name(b, key);
-	if (when)
-		json_builder_add_int_value(b, MAX(now - when, 0));
-	else
-		json_builder_add_null_value(b);
+	(void)data;
+	status_json_members(b, "itttttttttttttffiiv", "id", f->id, "tree", f->tree,
+			    "culprit", f->culprit, "target", f->target,
+			    "kind", db_finding_kind_name(f->kind, f->console),
+			    "fingerprint", f->fingerprint, "title", f->title,
+			    "state", db_finding_state_name(f->state), "reproduce", reproduce,
+			    "fixed_by", f->fixed_by, "details", details, "bisect_log", log,
+			    "parent", f->parent, "head", f->head, "confidence", f->confidence,
+			    "rate", f->rate, "failures", (gint64)f->failures, "runs", (gint64)f->runs,
+			    "suspects", f->suspects, NULL);
+	status_json_array(b, "steps", f->steps, json_step, NULL);
 }
 
 /* Adds member @key: {"from": FROM, "count": N, "p50": S, "p90": S}, null percentiles when N is 0. */
@@ -559,19 +569,56 @@ static void json_latency(JsonBuilder *b, const char *key, const struct status_la
 {
 	json_builder_set_member_name(b, key);
 	json_builder_begin_object(b);
-	status_json_string(b, "from", from);
-	status_json_int(b, "count", l->count);
-	json_builder_set_member_name(b, "p50");
-	if (l->count)
-		json_builder_add_int_value(b, l->p50);
-	else
-		json_builder_add_null_value(b);
-	json_builder_set_member_name(b, "p90");
-	if (l->count)
-		json_builder_add_int_value(b, l->p90);
-	else
-		json_builder_add_null_value(b);
+	status_json_members(b, "ti", "from", from, "count", (gint64)l->count, NULL);
+	for (int k = 0; k < 2; k++) {
+		json_builder_set_member_name(b, k ? "p90" : "p50");
+		if (l->count)
+			json_builder_add_int_value(b, k ? l->p90 : l->p50);
+		else
+			json_builder_add_null_value(b);
+	}
 	json_builder_end_object(b);
+}
+
+static void json_tree(JsonBuilder *b, const void *row, const void *data)
+{
+	const struct tree_row *t = ((const struct status_tree *)row)->tree;
+
+	(void)data;
+	status_json_members(b, "ttvvvbbit", "name", t->name, "policy", db_policy_name(t->policy),
+			    "lists", t->lists, "cc", t->recipients, "prefixes", t->prefixes,
+			    "private", (int)t->private, "mail_clean", (int)t->mail_clean,
+			    "last_poll", t->last_poll, "error", t->last_error, NULL);
+}
+
+static void json_quarantined(JsonBuilder *b, const void *row, const void *data)
+{
+	const struct mail_row *m = row;
+
+	(void)data;
+	status_json_members(b, "itttii", "id", m->id, "message_id", m->message_id,
+			    "source", m->source, "reason", m->reason, "size", m->size,
+			    "received", m->received, NULL);
+}
+
+static void json_active(JsonBuilder *b, const void *row, const void *data)
+{
+	const struct job_row *j = row;
+	const struct status *s = data;
+
+	status_json_members(b, "itttttia", "id", j->id, "state", j->running ? "running" : "queued",
+			    "kind", db_job_kind_name(j->kind), "tree", j->tree, "commit", j->commit,
+			    "target", j->target, "created", j->created, "age", s->now, j->created, NULL);
+}
+
+static void json_source(JsonBuilder *b, const void *row, const void *data)
+{
+	const struct source_row *r = row;
+	const struct status *s = data;
+
+	status_json_members(b, "tiait", "source", r->source, "last_read", r->last_read,
+			    "last_read_age", s->now, r->last_read, "failed", r->failed,
+			    "error", r->last_error, NULL);
 }
 
 void status_format_json(GString *out, const struct status *s)
@@ -579,97 +626,28 @@ void status_format_json(GString *out, const struct status *s)
 	g_autoptr(JsonBuilder) b = json_builder_new();
 
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "trees");
-	json_builder_begin_array(b);
-	for (guint i = 0; i < s->trees->len; i++) {
-		const struct tree_row *t = ((const struct status_tree *)s->trees->pdata[i])->tree;
-
-		json_builder_begin_object(b);
-		status_json_string(b, "name", t->name);
-		status_json_string(b, "policy", db_policy_name(t->policy));
-		status_json_strings(b, "lists", t->lists);
-		status_json_strings(b, "cc", t->recipients);
-		status_json_strings(b, "prefixes", t->prefixes);
-		status_json_bool(b, "private", t->private);
-		status_json_bool(b, "mail_clean", t->mail_clean);
-		status_json_int(b, "last_poll", t->last_poll);
-		status_json_string(b, "error", t->last_error);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
+	status_json_array(b, "trees", s->trees, json_tree, NULL);
 	json_builder_set_member_name(b, "jobs");
 	json_builder_begin_object(b);
-	status_json_int(b, "queued", s->queued);
-	status_json_int(b, "running", s->running);
-	status_json_int(b, "done", s->done);
+	status_json_members(b, "iii", "queued", s->queued, "running", s->running, "done", s->done, NULL);
 	json_builder_end_object(b);
-	json_jobs(b, "retrying", s->retrying);
-	json_jobs(b, "errors", s->errors);
-	json_builder_set_member_name(b, "findings");
-	json_builder_begin_array(b);
-	for (guint i = 0; i < s->findings->len; i++)
-		json_finding(b, s->findings->pdata[i]);
-	json_builder_end_array(b);
-	status_json_int(b, "mails", s->mails);
-	json_builder_set_member_name(b, "quarantined");
-	json_builder_begin_array(b);
-	for (guint i = 0; i < s->quarantined->len; i++) {
-		const struct mail_row *m = s->quarantined->pdata[i];
-
-		json_builder_begin_object(b);
-		status_json_int(b, "id", m->id);
-		status_json_string(b, "message_id", m->message_id);
-		status_json_string(b, "source", m->source);
-		status_json_string(b, "reason", m->reason);
-		status_json_int(b, "size", m->size);
-		status_json_int(b, "received", m->received);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
-	status_json_int(b, "now", s->now);
-	json_age(b, "oldest_queued_age", s->now, s->oldest_queued);
-	json_builder_set_member_name(b, "active_jobs");
-	json_builder_begin_array(b);
-	for (guint i = 0; i < s->active->len; i++) {
-		const struct job_row *j = s->active->pdata[i];
-
-		json_builder_begin_object(b);
-		status_json_int(b, "id", j->id);
-		status_json_string(b, "state", j->running ? "running" : "queued");
-		status_json_string(b, "kind", db_job_kind_name(j->kind));
-		status_json_string(b, "tree", j->tree);
-		status_json_string(b, "commit", j->commit);
-		status_json_string(b, "target", j->target);
-		status_json_int(b, "created", j->created);
-		json_age(b, "age", s->now, j->created);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
-	json_builder_set_member_name(b, "mail_sources");
-	json_builder_begin_array(b);
-	for (guint i = 0; i < s->sources->len; i++) {
-		const struct source_row *r = s->sources->pdata[i];
-
-		json_builder_begin_object(b);
-		status_json_string(b, "source", r->source);
-		status_json_int(b, "last_read", r->last_read);
-		json_age(b, "last_read_age", s->now, r->last_read);
-		status_json_int(b, "failed", r->failed);
-		status_json_string(b, "error", r->last_error);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
+	status_json_array(b, "retrying", s->retrying, json_job, NULL);
+	status_json_array(b, "errors", s->errors, json_job, NULL);
+	status_json_array(b, "findings", s->findings, json_finding, NULL);
+	status_json_members(b, "i", "mails", s->mails, NULL);
+	status_json_array(b, "quarantined", s->quarantined, json_quarantined, NULL);
+	status_json_members(b, "ia", "now", s->now, "oldest_queued_age", s->now, s->oldest_queued, NULL);
+	status_json_array(b, "active_jobs", s->active, json_active, s);
+	status_json_array(b, "mail_sources", s->sources, json_source, s);
 	json_builder_set_member_name(b, "outbox");
 	json_builder_begin_object(b);
-	status_json_int(b, "queued", s->outbox.queued);
-	status_json_int(b, "held", s->outbox.held);
-	status_json_int(b, "sent", s->outbox.sent);
-	status_json_int(b, "failed", s->outbox.failed);
-	json_age(b, "oldest_queued_age", s->now, s->outbox.oldest_queued);
+	status_json_members(b, "iiiia", "queued", s->outbox.queued, "held", s->outbox.held,
+			    "sent", s->outbox.sent, "failed", s->outbox.failed,
+			    "oldest_queued_age", s->now, s->outbox.oldest_queued, NULL);
 	json_builder_end_object(b);
 	json_builder_set_member_name(b, "response_times");
 	json_builder_begin_object(b);
-	status_json_int(b, "days", STATUS_LATENCY_DAYS);
+	status_json_members(b, "n", "days", STATUS_LATENCY_DAYS, NULL);
 	json_latency(b, "push_to_report", &s->push_report, "first_poll");
 	json_latency(b, "post_to_reply", &s->post_reply, "ingest");
 	json_builder_end_object(b);

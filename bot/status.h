@@ -118,16 +118,29 @@ char *status_finding_log(const struct finding_row *f);
 
 /*
  * JSON for scripts, built with json-glib's JsonBuilder (struct
- * _JsonBuilder, so that this header needs no json-glib): each helper sets
- * member @key of the object being built and adds its value.
- * status_json_string(): @s, or null for NULL.
- * status_json_strings(): @list (NULL-terminated; NULL: empty) as an array of strings.
+ * _JsonBuilder, so that this header needs no json-glib).
+ *
+ * status_json_members() sets members of the object being built: @types
+ * names, one letter a member, the type of each value; the arguments after
+ * it are pairs of a key (const char *) and its value, in the same manner
+ * as the store's db_run() arguments:
+ *   i gint64 (cast smaller integers), n int (bool, enums, guint), b bool
+ *   (promoted, as int), t const char * (NULL: null), v char *const *
+ *   (NULL-terminated, NULL: empty) as an array of strings, f double,
+ *   a gint64 pair (the time now, then a time of an event; 0 for no
+ *   event): the age in seconds, null for no event.
+ * The pairs end with a NULL, so that a list of letters that does not
+ * match them fails at once.
  */
 struct _JsonBuilder;
-void status_json_string(struct _JsonBuilder *b, const char *key, const char *s);
-void status_json_strings(struct _JsonBuilder *b, const char *key, char *const *list);
-void status_json_int(struct _JsonBuilder *b, const char *key, gint64 n);
-void status_json_bool(struct _JsonBuilder *b, const char *key, bool value);
+void status_json_members(struct _JsonBuilder *b, const char *types, ...) G_GNUC_NULL_TERMINATED;
+
+/* Writes one row of an array as an object's members (with @data). */
+typedef void (*status_json_row_fn)(struct _JsonBuilder *b, const void *row, const void *data);
+
+/* Sets member @key (NULL: adds a value) to @rows (NULL: empty), each an object by @fn. */
+void status_json_array(struct _JsonBuilder *b, const char *key, const GPtrArray *rows,
+		       status_json_row_fn fn, const void *data);
 
 /*
  * Appends the value @b built, on one line and then a newline, in the
