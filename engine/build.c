@@ -465,6 +465,16 @@ static char *common_dir(const char *a, const char *b)
 }
 
 /*
+ * What every make runs in, whoever started zeroday: a fixed PATH and
+ * locale, and a build user, host and time that keep the kernel's version
+ * string the same from build to build (ccache hits, comparable images).
+ */
+static const char *const make_env[] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/tmp",
+	"KBUILD_BUILD_USER=zeroday", "KBUILD_BUILD_HOST=zeroday", "KBUILD_BUILD_TIMESTAMP=@0",
+};
+
+/*
  * Runs make in the source tree with O=, ARCH= and the given extra
  * arguments (NULL-terminated), sandboxed as the env says.
  */
@@ -504,12 +514,8 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 		g_ptr_array_add(argv, g_strdup(*a));
 	g_ptr_array_add(argv, NULL);
 
-	g_ptr_array_add(envv, g_strdup("PATH=/usr/local/bin:/usr/bin:/bin"));
-	g_ptr_array_add(envv, g_strdup("LC_ALL=C"));
-	g_ptr_array_add(envv, g_strdup("HOME=/tmp"));
-	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_USER=zeroday"));
-	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_HOST=zeroday"));
-	g_ptr_array_add(envv, g_strdup("KBUILD_BUILD_TIMESTAMP=@0"));
+	for (size_t i = 0; i < G_N_ELEMENTS(make_env); i++)
+		g_ptr_array_add(envv, g_strdup(make_env[i]));
 	if (m->ccache) {
 		g_autofree char *base = common_dir(m->src, m->out);
 

@@ -176,17 +176,12 @@ struct repo_people *repo_people_of(struct repo *repo, const char *oid, GError **
 	git_message_trailer_array trailers = { 0 };
 	const git_signature *author, *committer;
 	struct repo_people *p;
-	git_commit *commit = NULL;
+	git_commit *commit;
 	git_oid id;
-	int rc;
 
-	if (!repo_oid_parse(&id, oid, error))
+	commit = repo_commit_get(repo->git, oid, &id, error);
+	if (!commit)
 		return NULL;
-	rc = git_commit_lookup(&commit, repo->git, &id);
-	if (rc < 0) {
-		repo_git_error(error, rc, oid);
-		return NULL;
-	}
 	author = git_commit_author(commit);
 	committer = git_commit_committer(commit);
 	p = g_new0(struct repo_people, 1);
@@ -289,27 +284,16 @@ char *repo_commit_patch(struct repo *repo, const char *oid, gsize max, gsize *le
 {
 	struct patch_buf p = { .text = g_string_new(NULL), .max = max };
 	git_commit *commit = NULL;
-	git_commit *parent = NULL;
-	git_tree *a = NULL, *b = NULL;
 	git_diff *diff = NULL;
 	const git_signature *author;
 	const char *message;
 	char *out = NULL;
-	git_oid id;
 	int rc;
 
-	if (!repo_oid_parse(&id, oid, error))
+	commit = repo_commit_get(repo->git, oid, NULL, error);
+	if (!commit)
 		goto out;
-	rc = git_commit_lookup(&commit, repo->git, &id);
-	if (rc == 0)
-		rc = git_commit_tree(&b, commit);
-	if (rc == 0 && git_commit_parentcount(commit) > 0) {
-		rc = git_commit_parent(&parent, commit, 0);
-		if (rc == 0)
-			rc = git_commit_tree(&a, parent);
-	}
-	if (rc == 0)
-		rc = git_diff_tree_to_tree(&diff, repo->git, a, b, NULL);
+	rc = repo_commit_diff(&diff, repo->git, commit);
 	if (rc < 0) {
 		repo_git_error(error, rc, oid);
 		goto out;
@@ -344,9 +328,6 @@ out:
 	if (p.text)
 		g_string_free(p.text, TRUE);
 	git_diff_free(diff);
-	git_tree_free(a);
-	git_tree_free(b);
-	git_commit_free(parent);
 	git_commit_free(commit);
 	return out;
 }

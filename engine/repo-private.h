@@ -36,6 +36,19 @@ void repo_git_error(GError **error, int code, const char *context);
 bool repo_oid_parse(git_oid *oid, const char *hex, GError **error);
 
 /*
+ * repo.c. The commit @hex names in @git (the caller frees it with
+ * git_commit_free()); NULL with @error set when @hex is no full commit id
+ * or no commit of @git. *@id, when not NULL, is set to its id.
+ */
+git_commit *repo_commit_get(git_repository *git, const char *hex, git_oid *id, GError **error);
+
+/*
+ * repo.c. Sets *@diff (the caller frees it) to what @commit changed
+ * against its first parent, or against nothing for a root; libgit2's code.
+ */
+int repo_commit_diff(git_diff **diff, git_repository *git, git_commit *commit);
+
+/*
  * repo-transport.c. Keeps @lim for the stream and the transfer callbacks,
  * and registers the socket stream with libgit2. Called once, from
  * repo_global_init(); returns libgit2's code.

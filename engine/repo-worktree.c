@@ -123,18 +123,7 @@ char *repo_worktree_resolve(struct worktree *wt, const char *rev, GError **error
 
 static git_commit *worktree_commit(struct worktree *wt, const char *oid, GError **error)
 {
-	git_commit *commit = NULL;
-	git_oid id;
-	int rc;
-
-	if (!repo_oid_parse(&id, oid, error))
-		return NULL;
-	rc = git_commit_lookup(&commit, wt->git, &id);
-	if (rc < 0) {
-		repo_git_error(error, rc, oid);
-		return NULL;
-	}
-	return commit;
+	return repo_commit_get(wt->git, oid, NULL, error);
 }
 
 char *repo_worktree_parent(struct worktree *wt, const char *oid, GError **error)
@@ -259,21 +248,12 @@ char **repo_worktree_changed_files(struct worktree *wt, const char *oid, GError 
 {
 	g_autoptr(GStrvBuilder) files = g_strv_builder_new();
 	git_commit *commit = worktree_commit(wt, oid, error);
-	git_commit *parent = NULL;
-	git_tree *a = NULL, *b = NULL;
 	git_diff *diff = NULL;
 	int rc;
 
 	if (!commit)
 		return NULL;
-	rc = git_commit_tree(&b, commit);
-	if (rc == 0 && git_commit_parentcount(commit) > 0) {
-		rc = git_commit_parent(&parent, commit, 0);
-		if (rc == 0)
-			rc = git_commit_tree(&a, parent);
-	}
-	if (rc == 0)
-		rc = git_diff_tree_to_tree(&diff, wt->git, a, b, NULL);
+	rc = repo_commit_diff(&diff, wt->git, commit);
 	for (size_t i = 0; rc == 0 && i < git_diff_num_deltas(diff); i++) {
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
 
@@ -281,9 +261,6 @@ char **repo_worktree_changed_files(struct worktree *wt, const char *oid, GError 
 			g_strv_builder_add(files, d->new_file.path);
 	}
 	git_diff_free(diff);
-	git_tree_free(a);
-	git_tree_free(b);
-	git_commit_free(parent);
 	git_commit_free(commit);
 	if (rc < 0) {
 		repo_git_error(error, rc, oid);

@@ -48,6 +48,43 @@ bool repo_oid_parse(git_oid *oid, const char *hex, GError **error)
 	return true;
 }
 
+git_commit *repo_commit_get(git_repository *git, const char *hex, git_oid *id, GError **error)
+{
+	git_commit *commit = NULL;
+	git_oid own;
+	int rc;
+
+	if (!id)
+		id = &own;
+	if (!repo_oid_parse(id, hex, error))
+		return NULL;
+	rc = git_commit_lookup(&commit, git, id);
+	if (rc < 0) {
+		repo_git_error(error, rc, hex);
+		return NULL;
+	}
+	return commit;
+}
+
+int repo_commit_diff(git_diff **diff, git_repository *git, git_commit *commit)
+{
+	git_commit *parent = NULL;
+	git_tree *a = NULL, *b = NULL;
+	int rc = git_commit_tree(&b, commit);
+
+	if (rc == 0 && git_commit_parentcount(commit) > 0) {
+		rc = git_commit_parent(&parent, commit, 0);
+		if (rc == 0)
+			rc = git_commit_tree(&a, parent);
+	}
+	if (rc == 0)
+		rc = git_diff_tree_to_tree(diff, git, a, b, NULL);
+	git_tree_free(a);
+	git_tree_free(b);
+	git_commit_free(parent);
+	return rc;
+}
+
 bool repo_global_init(const struct repo_limits *lim, GError **error)
 {
 	static const int levels[] = {

@@ -107,6 +107,10 @@ static bool sandbox_argv(GPtrArray *argv, const struct run_opts *opts, const cha
 		"/etc/ld.so.conf.d", "/etc/passwd", "/etc/group", "/etc/localtime", NULL,
 	};
 	static const char *const merged_usr[] = { "bin", "lib", "lib64", "sbin", NULL };
+	/* The sandbox's own /proc, /dev and a world-writable, sticky /tmp. */
+	static const char *const own_mounts[] = {
+		"--proc", "/proc", "--dev", "/dev", "--perms", "01777", "--tmpfs", "/tmp",
+	};
 	g_autofree char *setpriv = run_find_program("setpriv");
 
 	if (!setpriv) {
@@ -141,14 +145,8 @@ static bool sandbox_argv(GPtrArray *argv, const struct run_opts *opts, const cha
 		g_ptr_array_add(argv, g_strconcat("usr/", *d, NULL));
 		g_ptr_array_add(argv, g_strconcat("/", *d, NULL));
 	}
-	g_ptr_array_add(argv, g_strdup("--proc"));
-	g_ptr_array_add(argv, g_strdup("/proc"));
-	g_ptr_array_add(argv, g_strdup("--dev"));
-	g_ptr_array_add(argv, g_strdup("/dev"));
-	g_ptr_array_add(argv, g_strdup("--perms"));
-	g_ptr_array_add(argv, g_strdup("01777"));
-	g_ptr_array_add(argv, g_strdup("--tmpfs"));
-	g_ptr_array_add(argv, g_strdup("/tmp"));
+	for (size_t i = 0; i < G_N_ELEMENTS(own_mounts); i++)
+		g_ptr_array_add(argv, g_strdup(own_mounts[i]));
 	for (const struct run_bind *b = opts->sandbox->binds; b && b->source; b++)
 		add_bind(argv, b->writable, b->source, b->target ? b->target : b->source);
 	if (opts->cwd) {
