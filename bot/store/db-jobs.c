@@ -101,7 +101,7 @@ void job_row_free(struct job_row *job)
 	"j.lease_until, j.failures, j.not_before, j.last_error, j.result, j.finished, j.created, " \
 	"j.state = 'running'"
 
-static struct job_row *job_from_stmt(sqlite3_stmt *stmt)
+static void *job_read(sqlite3_stmt *stmt)
 {
 	struct job_row *job = g_new0(struct job_row, 1);
 
@@ -127,70 +127,44 @@ static struct job_row *job_from_stmt(sqlite3_stmt *stmt)
 bool db_job_add(struct db *db, enum job_kind kind, gint64 tree_id, const char *commit,
 		const char *target, int priority, bool *added, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR IGNORE INTO jobs (kind, tree_id, commit_id, target, priority, created) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, ?6)", error);
-
-	if (!stmt)
+	if (!db_run(db, error,
+		    "INSERT OR IGNORE INTO jobs (kind, tree_id, commit_id, target, priority, created) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)", "tittni", db_job_kind_name(kind), tree_id,
+		    commit, target, priority, g_get_real_time() / G_USEC_PER_SEC))
 		return false;
-	db_bind_text(stmt, 1, db_job_kind_name(kind));
-	sqlite3_bind_int64(stmt, 2, tree_id);
-	db_bind_text(stmt, 3, commit);
-	db_bind_text(stmt, 4, target);
-	sqlite3_bind_int(stmt, 5, priority);
-	sqlite3_bind_int64(stmt, 6, g_get_real_time() / G_USEC_PER_SEC);
-	if (!db_step_done(db, stmt, error))
-		return false;
-	*added = sqlite3_changes(db->sql) == 1;
+	*added = db_changes(db) == 1;
 	return true;
 }
 
 bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s,
 		  struct job_row **out, GError **error)
 {
-	g_autoptr(sqlite3_stmt) pick = NULL;
-	g_autoptr(sqlite3_stmt) take = NULL;
-	struct job_row *job;
-	int rc;
+	struct job_row *job = NULL;
 
 	*out = NULL;
 	if (!db_tx_begin(db, error))
 		return false;
 	/* Within a priority, the tree whose last claim is oldest goes first. */
-	pick = db_prepare(db,
-		"SELECT " JOB_COLUMNS " FROM jobs j JOIN trees t ON t.id = j.tree_id "
-		"WHERE ((j.state = 'queued' AND j.not_before <= ?1) "
-		"OR (j.state = 'running' AND j.lease_until < ?1)) "
-		"AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state = 'running' "
-		"AND r.lease_until >= ?1 AND r.tree_id = j.tree_id) "
-		"ORDER BY j.priority, (SELECT coalesce(max(k.claimed), 0) FROM jobs k "
-		"WHERE k.tree_id = j.tree_id), j.id LIMIT 1", error);
-	if (!pick)
+	if (!db_one(db, (gpointer *)&job, job_read, error,
+		    "SELECT " JOB_COLUMNS " FROM jobs j JOIN trees t ON t.id = j.tree_id "
+		    "WHERE ((j.state = 'queued' AND j.not_before <= ?1) "
+		    "OR (j.state = 'running' AND j.lease_until < ?1)) "
+		    "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state = 'running' "
+		    "AND r.lease_until >= ?1 AND r.tree_id = j.tree_id) "
+		    "ORDER BY j.priority, (SELECT coalesce(max(k.claimed), 0) FROM jobs k "
+		    "WHERE k.tree_id = j.tree_id), j.id LIMIT 1", "i", now))
 		goto fail;
-	sqlite3_bind_int64(pick, 1, now);
-	rc = sqlite3_step(pick);
-	if (rc == SQLITE_DONE) {
+	if (!job) {
 		db_tx_rollback(db);
 		return true;
 	}
-	if (rc != SQLITE_ROW) {
-		db_sql_error(db, error, "claiming a job");
-		goto fail;
-	}
-	job = job_from_stmt(pick);
 	job->attempts++;
 	job->lease_until = now + lease_s;
-	take = db_prepare(db, "UPDATE jobs SET state = 'running', lease_owner = ?1, lease_until = ?2, "
-		       "claimed = ?3, attempts = attempts + 1 WHERE id = ?4", error);
-	if (!take) {
-		job_row_free(job);
-		goto fail;
-	}
-	db_bind_text(take, 1, owner);
-	sqlite3_bind_int64(take, 2, job->lease_until);
-	sqlite3_bind_int64(take, 3, now);
-	sqlite3_bind_int64(take, 4, job->id);
-	if (!db_step_done(db, take, error) || !db_tx_commit(db, error)) {
+	if (!db_run(db, error,
+		    "UPDATE jobs SET state = 'running', lease_owner = ?1, lease_until = ?2, "
+		    "claimed = ?3, attempts = attempts + 1 WHERE id = ?4", "tiii", owner,
+		    job->lease_until, now, job->id) ||
+	    !db_tx_commit(db, error)) {
 		job_row_free(job);
 		goto fail;
 	}
@@ -201,50 +175,41 @@ fail:
 	return false;
 }
 
-/* Runs an UPDATE guarded by the lease; false with BOT_ERROR_BUSY if it matched nothing. */
-static bool leased_update(struct db *db, sqlite3_stmt *stmt, gint64 job_id, GError **error)
+static bool lease_lost(gint64 job_id, GError **error)
 {
-	if (!db_step_done(db, stmt, error))
+	g_set_error(error, BOT_ERROR, BOT_ERROR_BUSY,
+		    "job %" G_GINT64_FORMAT ": the lease was lost to another worker", job_id);
+	return false;
+}
+
+/* After an UPDATE guarded by the lease: false with BOT_ERROR_BUSY if it matched nothing. */
+static bool leased(struct db *db, bool ran, gint64 job_id, GError **error)
+{
+	if (!ran)
 		return false;
-	if (sqlite3_changes(db->sql) != 1) {
-		g_set_error(error, BOT_ERROR, BOT_ERROR_BUSY,
-			    "job %" G_GINT64_FORMAT ": the lease was lost to another worker", job_id);
-		return false;
-	}
-	return true;
+	return db_changes(db) == 1 || lease_lost(job_id, error);
 }
 
 bool db_job_renew(struct db *db, gint64 job_id, const char *owner, gint64 until, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE jobs SET lease_until = ?1 WHERE id = ?2 AND state = 'running' "
-		"AND lease_owner = ?3", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, until);
-	sqlite3_bind_int64(stmt, 2, job_id);
-	db_bind_text(stmt, 3, owner);
-	return leased_update(db, stmt, job_id, error);
+	return leased(db,
+		      db_run(db, error,
+			     "UPDATE jobs SET lease_until = ?1 WHERE id = ?2 AND state = 'running' "
+			     "AND lease_owner = ?3", "iit", until, job_id, owner),
+		      job_id, error);
 }
 
 bool db_job_complete(struct db *db, gint64 job_id, const char *owner, enum job_result result,
 		     const char *reason, gint64 now, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE jobs SET state = 'done', result = ?1, finished = ?2, lease_until = NULL, "
-		"last_error = coalesce(?5, last_error) "
-		"WHERE id = ?3 AND state = 'running' AND lease_owner = ?4", error);
-
 	g_return_val_if_fail(result != JOB_RESULT_NONE, false);
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, db_job_result_name(result));
-	sqlite3_bind_int64(stmt, 2, now);
-	sqlite3_bind_int64(stmt, 3, job_id);
-	db_bind_text(stmt, 4, owner);
-	db_bind_text(stmt, 5, reason);
-	return leased_update(db, stmt, job_id, error);
+	return leased(db,
+		      db_run(db, error,
+			     "UPDATE jobs SET state = 'done', result = ?1, finished = ?2, "
+			     "lease_until = NULL, last_error = coalesce(?5, last_error) "
+			     "WHERE id = ?3 AND state = 'running' AND lease_owner = ?4",
+			     "tiitt", db_job_result_name(result), now, job_id, owner, reason),
+		      job_id, error);
 }
 
 gint64 db_job_backoff(const struct job_backoff *backoff, unsigned failures)
@@ -260,154 +225,128 @@ bool db_job_retry(struct db *db, gint64 job_id, const char *owner, gint64 now,
 		  const char *reason, const struct job_backoff *backoff, bool *gave_up,
 		  gint64 *not_before, GError **error)
 {
-	g_autoptr(sqlite3_stmt) get = db_prepare(db,
-		"SELECT failures FROM jobs WHERE id = ?1 AND state = 'running' AND lease_owner = ?2",
-		error);
-	g_autoptr(sqlite3_stmt) put = NULL;
 	g_autofree char *why = NULL;
+	gint64 before = -1;
 	unsigned failures;
 	gint64 when = 0;
-	int rc;
+	bool ran;
 
 	g_return_val_if_fail(backoff->limit > 0, false);
-	if (!get)
+	if (!db_int(db, &before, -1, error,
+		    "SELECT failures FROM jobs WHERE id = ?1 AND state = 'running' "
+		    "AND lease_owner = ?2", "it", job_id, owner))
 		return false;
-	sqlite3_bind_int64(get, 1, job_id);
-	db_bind_text(get, 2, owner);
-	rc = sqlite3_step(get);
-	if (rc == SQLITE_DONE) {
-		g_set_error(error, BOT_ERROR, BOT_ERROR_BUSY,
-			    "job %" G_GINT64_FORMAT ": the lease was lost to another worker", job_id);
-		return false;
-	}
-	if (rc != SQLITE_ROW)
-		return db_sql_error(db, error, "reading a job's failures");
-	failures = (unsigned)sqlite3_column_int(get, 0) + 1;
+	if (before < 0)
+		return lease_lost(job_id, error);
+	failures = (unsigned)before + 1;
 	*gave_up = failures >= backoff->limit;
 	if (*gave_up) {
 		why = g_strdup_printf("gave up after %u attempts: %s", failures, reason);
-		put = db_prepare(db,
-			"UPDATE jobs SET state = 'done', result = 'error', finished = ?1, "
-			"lease_until = NULL, failures = ?2, last_error = ?3 "
-			"WHERE id = ?4 AND state = 'running' AND lease_owner = ?5", error);
+		ran = db_run(db, error,
+			     "UPDATE jobs SET state = 'done', result = 'error', finished = ?1, "
+			     "lease_until = NULL, failures = ?2, last_error = ?3 "
+			     "WHERE id = ?4 AND state = 'running' AND lease_owner = ?5",
+			     "intit", now, (int)failures, why, job_id, owner);
 	} else {
 		when = now + db_job_backoff(backoff, failures);
-		why = g_strdup(reason);
-		put = db_prepare(db,
-			"UPDATE jobs SET state = 'queued', not_before = ?1, lease_owner = NULL, "
-			"lease_until = NULL, failures = ?2, last_error = ?3 "
-			"WHERE id = ?4 AND state = 'running' AND lease_owner = ?5", error);
+		ran = db_run(db, error,
+			     "UPDATE jobs SET state = 'queued', not_before = ?1, lease_owner = NULL, "
+			     "lease_until = NULL, failures = ?2, last_error = ?3 "
+			     "WHERE id = ?4 AND state = 'running' AND lease_owner = ?5",
+			     "intit", when, (int)failures, reason, job_id, owner);
 	}
-	if (!put)
-		return false;
-	sqlite3_bind_int64(put, 1, *gave_up ? now : when);
-	sqlite3_bind_int(put, 2, (int)failures);
-	db_bind_text(put, 3, why);
-	sqlite3_bind_int64(put, 4, job_id);
-	db_bind_text(put, 5, owner);
-	if (!leased_update(db, put, job_id, error))
+	if (!leased(db, ran, job_id, error))
 		return false;
 	if (not_before)
 		*not_before = when;
 	return true;
 }
 
+struct job_counts {
+	gint64 *queued, *waiting, *running, *done;
+};
+
+static void counts_read(sqlite3_stmt *row, void *data)
+{
+	struct job_counts *c = data;
+
+	*c->queued = sqlite3_column_int64(row, 0);
+	*c->waiting = sqlite3_column_int64(row, 1);
+	*c->running = sqlite3_column_int64(row, 2);
+	*c->done = sqlite3_column_int64(row, 3);
+}
+
 bool db_job_counts(struct db *db, gint64 now, gint64 *queued, gint64 *waiting, gint64 *running,
 		   gint64 *done, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT "
-		"coalesce(sum((state = 'queued' AND not_before <= ?1) "
-		"OR (state = 'running' AND lease_until < ?1)), 0), "
-		"coalesce(sum(state = 'queued' AND not_before > ?1), 0), "
-		"coalesce(sum(state = 'running' AND lease_until >= ?1), 0), "
-		"coalesce(sum(state = 'done'), 0) FROM jobs", error);
+	struct job_counts c = { queued, waiting, running, done };
 
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, now);
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return db_sql_error(db, error, "counting jobs");
-	*queued = sqlite3_column_int64(stmt, 0);
-	*waiting = sqlite3_column_int64(stmt, 1);
-	*running = sqlite3_column_int64(stmt, 2);
-	*done = sqlite3_column_int64(stmt, 3);
-	return true;
+	*queued = *waiting = *running = *done = 0;
+	return db_rows(db, counts_read, &c, error,
+		       "SELECT "
+		       "coalesce(sum((state = 'queued' AND not_before <= ?1) "
+		       "OR (state = 'running' AND lease_until < ?1)), 0), "
+		       "coalesce(sum(state = 'queued' AND not_before > ?1), 0), "
+		       "coalesce(sum(state = 'running' AND lease_until >= ?1), 0), "
+		       "coalesce(sum(state = 'done'), 0) FROM jobs", "i", now);
 }
 
 GPtrArray *db_job_list(struct db *db, enum job_list which, unsigned limit, GError **error)
 {
-	static const char *const where[] = {
-		[JOB_LIST_RETRYING] = "j.state = 'queued' AND j.failures > 0 "
-				      "ORDER BY j.not_before, j.id",
-		[JOB_LIST_ERROR] = "j.state = 'done' AND j.result = 'error' "
-				   "ORDER BY j.finished DESC, j.id DESC",
-		[JOB_LIST_ACTIVE] = "j.state IN ('running', 'queued') "
-				    "ORDER BY j.state = 'queued', j.created, j.id",
+	static const char *const sql[] = {
+		[JOB_LIST_RETRYING] = "SELECT " JOB_COLUMNS " FROM jobs j JOIN trees t "
+				      "ON t.id = j.tree_id WHERE j.state = 'queued' "
+				      "AND j.failures > 0 ORDER BY j.not_before, j.id LIMIT ?1",
+		[JOB_LIST_ERROR] = "SELECT " JOB_COLUMNS " FROM jobs j JOIN trees t "
+				   "ON t.id = j.tree_id WHERE j.state = 'done' "
+				   "AND j.result = 'error' ORDER BY j.finished DESC, j.id DESC "
+				   "LIMIT ?1",
+		[JOB_LIST_ACTIVE] = "SELECT " JOB_COLUMNS " FROM jobs j JOIN trees t "
+				    "ON t.id = j.tree_id WHERE j.state IN ('running', 'queued') "
+				    "ORDER BY j.state = 'queued', j.created, j.id LIMIT ?1",
 	};
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)job_row_free);
-	g_autofree char *sql = NULL;
-	g_autoptr(sqlite3_stmt) stmt = NULL;
-	int rc;
 
-	g_return_val_if_fail(which < G_N_ELEMENTS(where), NULL);
-	sql = g_strdup_printf("SELECT " JOB_COLUMNS " FROM jobs j JOIN trees t ON t.id = j.tree_id "
-			      "WHERE %s LIMIT ?1", where[which]);
-	stmt = db_prepare(db, sql, error);
-	if (!stmt)
+	g_return_val_if_fail(which < G_N_ELEMENTS(sql), NULL);
+	if (!db_list(db, out, job_read, error, sql[which], "i", (gint64)limit))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, limit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(out, job_from_stmt(stmt));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing jobs");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
 bool db_job_oldest_queued(struct db *db, gint64 *created, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT coalesce(min(created), 0) FROM jobs WHERE state = 'queued'", error);
+	return db_int(db, created, 0, error,
+		      "SELECT min(created) FROM jobs WHERE state = 'queued'", NULL);
+}
 
-	if (!stmt)
-		return false;
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return db_sql_error(db, error, "finding the oldest queued job");
-	*created = sqlite3_column_int64(stmt, 0);
-	return true;
+struct dead_leases {
+	bool (*dead)(const char *owner);
+	GArray *ids;
+};
+
+static void lease_read(sqlite3_stmt *row, void *data)
+{
+	struct dead_leases *d = data;
+	gint64 id = sqlite3_column_int64(row, 0);
+
+	if (d->dead((const char *)sqlite3_column_text(row, 1)))
+		g_array_append_val(d->ids, id);
 }
 
 bool db_job_release_dead(struct db *db, const char *owner_prefix,
 			 bool (*dead)(const char *owner), GError **error)
 {
-	g_autoptr(sqlite3_stmt) list = db_prepare(db,
-		"SELECT id, lease_owner FROM jobs WHERE state = 'running' AND "
-		"substr(lease_owner, 1, length(?1)) = ?1", error);
-	g_autoptr(sqlite3_stmt) release = NULL;
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
-	int rc;
+	struct dead_leases d = { dead, ids };
 
-	if (!list)
-		return false;
-	db_bind_text(list, 1, owner_prefix);
-	while ((rc = sqlite3_step(list)) == SQLITE_ROW) {
-		gint64 id = sqlite3_column_int64(list, 0);
-
-		if (dead((const char *)sqlite3_column_text(list, 1)))
-			g_array_append_val(ids, id);
-	}
-	if (rc != SQLITE_DONE)
-		return db_sql_error(db, error, "listing leased jobs");
-	release = db_prepare(db, "UPDATE jobs SET lease_until = 0 WHERE id = ?1 AND state = 'running'",
-			  error);
-	if (!release)
+	if (!db_rows(db, lease_read, &d, error,
+		     "SELECT id, lease_owner FROM jobs WHERE state = 'running' AND "
+		     "substr(lease_owner, 1, length(?1)) = ?1", "t", owner_prefix))
 		return false;
 	for (guint i = 0; i < ids->len; i++) {
-		sqlite3_reset(release);
-		sqlite3_bind_int64(release, 1, g_array_index(ids, gint64, i));
-		if (!db_step_done(db, release, error))
+		if (!db_run(db, error,
+			    "UPDATE jobs SET lease_until = 0 WHERE id = ?1 AND state = 'running'",
+			    "i", g_array_index(ids, gint64, i)))
 			return false;
 	}
 	return true;
@@ -416,39 +355,26 @@ bool db_job_release_dead(struct db *db, const char *owner_prefix,
 bool db_job_requeue(struct db *db, enum job_kind kind, gint64 tree_id, const char *commit,
 		    const char *target, int priority, gint64 *job_id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) reset = NULL;
-	g_autoptr(sqlite3_stmt) find = NULL;
+	const char *name = db_job_kind_name(kind);
 	bool added = false;
 
 	*job_id = 0;
 	if (!db_job_add(db, kind, tree_id, commit, target, priority, &added, error))
 		return false;
 	/* A running one finishes first; a done one runs again, as what it was (its priority kept). */
-	reset = db_prepare(db,
-		"UPDATE jobs SET state = 'queued', result = NULL, finished = NULL, attempts = 0, "
-		"failures = 0, last_error = NULL, not_before = 0, lease_owner = NULL, "
-		"lease_until = NULL "
-		"WHERE kind = ?1 AND tree_id = ?2 AND commit_id = ?3 AND target = ?4 "
-		"AND state = 'done'", error);
-	if (!reset)
+	if (!db_run(db, error,
+		    "UPDATE jobs SET state = 'queued', result = NULL, finished = NULL, attempts = 0, "
+		    "failures = 0, last_error = NULL, not_before = 0, lease_owner = NULL, "
+		    "lease_until = NULL "
+		    "WHERE kind = ?1 AND tree_id = ?2 AND commit_id = ?3 AND target = ?4 "
+		    "AND state = 'done'", "titt", name, tree_id, commit, target) ||
+	    !db_int(db, job_id, 0, error,
+		    "SELECT id FROM jobs WHERE kind = ?1 AND tree_id = ?2 AND commit_id = ?3 "
+		    "AND target = ?4", "titt", name, tree_id, commit, target))
 		return false;
-	db_bind_text(reset, 1, db_job_kind_name(kind));
-	sqlite3_bind_int64(reset, 2, tree_id);
-	db_bind_text(reset, 3, commit);
-	db_bind_text(reset, 4, target);
-	if (!db_step_done(db, reset, error))
+	if (!*job_id) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "the requeued job is gone");
 		return false;
-	find = db_prepare(db,
-		"SELECT id FROM jobs WHERE kind = ?1 AND tree_id = ?2 AND commit_id = ?3 "
-		"AND target = ?4", error);
-	if (!find)
-		return false;
-	db_bind_text(find, 1, db_job_kind_name(kind));
-	sqlite3_bind_int64(find, 2, tree_id);
-	db_bind_text(find, 3, commit);
-	db_bind_text(find, 4, target);
-	if (sqlite3_step(find) != SQLITE_ROW)
-		return db_sql_error(db, error, "finding a requeued job");
-	*job_id = sqlite3_column_int64(find, 0);
+	}
 	return true;
 }
