@@ -32,47 +32,25 @@ void build_row_free(struct build_row *row)
 
 bool db_build_add(struct db *db, struct build_row *row, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO builds (source, commit_id, target, status, reason, seconds, log_path, "
-		"config_path, created, image_path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-		error);
-	g_autoptr(sqlite3_stmt) diag = NULL;
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, row->source);
-	db_bind_text(stmt, 2, row->commit);
-	db_bind_text(stmt, 3, row->target);
-	db_bind_text(stmt, 4, build_status_name(row->status));
-	db_bind_text(stmt, 5, row->reason);
-	sqlite3_bind_double(stmt, 6, row->seconds);
-	db_bind_text(stmt, 7, row->log_path);
-	db_bind_text(stmt, 8, row->config_path);
-	sqlite3_bind_int64(stmt, 9, row->created);
-	db_bind_text(stmt, 10, row->image_path);
-	if (!db_step_done(db, stmt, error))
+	if (!db_run(db, error,
+		    "INSERT INTO builds (source, commit_id, target, status, reason, seconds, log_path, "
+		    "config_path, created, image_path) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		    "tttttfttit", row->source, row->commit, row->target,
+		    build_status_name(row->status), row->reason, row->seconds, row->log_path,
+		    row->config_path, row->created, row->image_path))
 		return false;
 	row->id = sqlite3_last_insert_rowid(db->sql);
-	diag = db_prepare(db, "INSERT INTO diagnostics (build_id, seq, kind, checker, file, line, "
-		       "col, function, message, fingerprint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-		       "?8, ?9, ?10)", error);
-	if (!diag)
-		return false;
 	for (guint i = 0; row->diags && i < row->diags->len; i++) {
 		const struct diag *d = row->diags->pdata[i];
 
-		sqlite3_reset(diag);
-		sqlite3_bind_int64(diag, 1, row->id);
-		sqlite3_bind_int(diag, 2, (int)i);
-		db_bind_text(diag, 3, diag_kind_name(d->kind));
-		db_bind_text(diag, 4, d->checker);
-		db_bind_text(diag, 5, d->file);
-		sqlite3_bind_int(diag, 6, (int)d->line);
-		sqlite3_bind_int(diag, 7, (int)d->column);
-		db_bind_text(diag, 8, d->function);
-		db_bind_text(diag, 9, d->message);
-		db_bind_text(diag, 10, d->fingerprint);
-		if (!db_step_done(db, diag, error))
+		if (!db_run(db, error,
+			    "INSERT INTO diagnostics (build_id, seq, kind, checker, file, line, col, "
+			    "function, message, fingerprint) "
+			    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+			    "intttnnttt", row->id, (int)i, diag_kind_name(d->kind), d->checker,
+			    d->file, (int)d->line, (int)d->column, d->function, d->message,
+			    d->fingerprint))
 			return false;
 	}
 	return true;
@@ -105,41 +83,40 @@ static GPtrArray *build_diags(struct db *db, gint64 build_id, GError **error)
 	return g_steal_pointer(&out);
 }
 
+static void *build_read(sqlite3_stmt *stmt)
+{
+	struct build_row *row = g_new0(struct build_row, 1);
+
+	row->id = sqlite3_column_int64(stmt, 0);
+	row->source = db_col_text(stmt, 1);
+	row->commit = db_col_text(stmt, 2);
+	row->target = db_col_text(stmt, 3);
+	/* The query picks ok and failed builds only. */
+	if (!build_status_parse((const char *)sqlite3_column_text(stmt, 4), &row->status))
+		g_assert_not_reached();
+	row->reason = db_col_text(stmt, 5);
+	row->seconds = sqlite3_column_double(stmt, 6);
+	row->log_path = db_col_text(stmt, 7);
+	row->config_path = db_col_text(stmt, 8);
+	row->created = sqlite3_column_int64(stmt, 9);
+	row->image_path = db_col_text(stmt, 10);
+	return row;
+}
+
 bool db_build_find(struct db *db, const char *source, const char *commit, const char *target,
 		   struct build_row **out, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT id, status, reason, seconds, log_path, config_path, created, image_path "
-		"FROM builds WHERE source = ?1 AND commit_id = ?2 AND target = ?3 "
-		"AND status IN ('ok', 'failed') ORDER BY id DESC LIMIT 1", error);
-	struct build_row *row;
-	int rc;
+	struct build_row *row = NULL;
 
 	*out = NULL;
-	if (!stmt)
+	if (!db_one(db, (gpointer *)&row, build_read, error,
+		    "SELECT id, source, commit_id, target, status, reason, seconds, log_path, "
+		    "config_path, created, image_path FROM builds WHERE source = ?1 "
+		    "AND commit_id = ?2 AND target = ?3 AND status IN ('ok', 'failed') "
+		    "ORDER BY id DESC LIMIT 1", "ttt", source, commit, target))
 		return false;
-	db_bind_text(stmt, 1, source);
-	db_bind_text(stmt, 2, commit);
-	db_bind_text(stmt, 3, target);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_DONE)
+	if (!row)
 		return true;
-	if (rc != SQLITE_ROW)
-		return db_sql_error(db, error, "looking up a build");
-	row = g_new0(struct build_row, 1);
-	row->id = sqlite3_column_int64(stmt, 0);
-	row->source = g_strdup(source);
-	row->commit = g_strdup(commit);
-	row->target = g_strdup(target);
-	/* The query picks ok and failed builds only. */
-	if (!build_status_parse((const char *)sqlite3_column_text(stmt, 1), &row->status))
-		g_assert_not_reached();
-	row->reason = db_col_text(stmt, 2);
-	row->seconds = sqlite3_column_double(stmt, 3);
-	row->log_path = db_col_text(stmt, 4);
-	row->config_path = db_col_text(stmt, 5);
-	row->created = sqlite3_column_int64(stmt, 6);
-	row->image_path = db_col_text(stmt, 7);
 	row->diags = build_diags(db, row->id, error);
 	if (!row->diags) {
 		build_row_free(row);
@@ -174,30 +151,14 @@ char *db_build_image(struct db *db, gint64 build_id, GError **error)
 
 bool db_boot_add(struct db *db, const struct boot_row *row, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO boots (build_id, image, host, seed, kind, title, fingerprint, "
-		"console_path, seconds, attempts, created, profile, excerpt) VALUES (?1, ?2, ?3, ?4, "
-		"?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)", error);
-
-	if (!stmt)
-		return false;
-	if (row->build_id > 0)
-		sqlite3_bind_int64(stmt, 1, row->build_id);
-	else
-		sqlite3_bind_null(stmt, 1);
-	db_bind_text(stmt, 2, row->image);
-	db_bind_text(stmt, 3, row->host);
-	sqlite3_bind_int64(stmt, 4, row->seed);
-	db_bind_text(stmt, 5, diag_console_kind_name(row->kind));
-	db_bind_text(stmt, 6, row->title);
-	db_bind_text(stmt, 7, row->fingerprint);
-	db_bind_text(stmt, 8, row->console_path);
-	sqlite3_bind_double(stmt, 9, row->seconds);
-	sqlite3_bind_int(stmt, 10, (int)row->attempts);
-	sqlite3_bind_int64(stmt, 11, g_get_real_time() / G_USEC_PER_SEC);
-	db_bind_text(stmt, 12, row->profile);
-	db_bind_text(stmt, 13, row->excerpt);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "INSERT INTO boots (build_id, image, host, seed, kind, title, fingerprint, "
+		      "console_path, seconds, attempts, created, profile, excerpt) VALUES "
+		      "(nullif(?1, 0), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+		      "ittittttfnitt", row->build_id > 0 ? row->build_id : (gint64)0, row->image,
+		      row->host, (gint64)row->seed, diag_console_kind_name(row->kind), row->title,
+		      row->fingerprint, row->console_path, row->seconds, (int)row->attempts,
+		      g_get_real_time() / G_USEC_PER_SEC, row->profile, row->excerpt);
 }
 
 void boot_record_free(struct boot_record *r)
@@ -212,37 +173,31 @@ void boot_record_free(struct boot_record *r)
 	g_free(r);
 }
 
+static void *boot_read(sqlite3_stmt *stmt)
+{
+	struct boot_record *r = g_new0(struct boot_record, 1);
+
+	r->seed = (unsigned)sqlite3_column_int(stmt, 0);
+	r->host = db_col_text(stmt, 1);
+	if (!diag_console_kind_parse((const char *)sqlite3_column_text(stmt, 2), &r->kind))
+		r->kind = CONSOLE_INFRA;
+	r->title = db_col_text(stmt, 3);
+	r->fingerprint = db_col_text(stmt, 4);
+	r->excerpt = db_col_text(stmt, 5);
+	r->console_path = db_col_text(stmt, 6);
+	r->seconds = sqlite3_column_double(stmt, 7);
+	r->attempts = (unsigned)sqlite3_column_int(stmt, 8);
+	return r;
+}
+
 GPtrArray *db_boot_list(struct db *db, gint64 build_id, const char *profile, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)boot_record_free);
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT seed, host, kind, title, fingerprint, excerpt, console_path, seconds, "
-		"attempts FROM boots WHERE build_id = ?1 AND profile = ?2 AND kind != 'infra-error' "
-		"ORDER BY id", error);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, boot_read, error,
+		     "SELECT seed, host, kind, title, fingerprint, excerpt, console_path, seconds, "
+		     "attempts FROM boots WHERE build_id = ?1 AND profile = ?2 "
+		     "AND kind != 'infra-error' ORDER BY id", "it", build_id, profile))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, build_id);
-	db_bind_text(stmt, 2, profile);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct boot_record *r = g_new0(struct boot_record, 1);
-
-		r->seed = (unsigned)sqlite3_column_int(stmt, 0);
-		r->host = db_col_text(stmt, 1);
-		if (!diag_console_kind_parse((const char *)sqlite3_column_text(stmt, 2), &r->kind))
-			r->kind = CONSOLE_INFRA;
-		r->title = db_col_text(stmt, 3);
-		r->fingerprint = db_col_text(stmt, 4);
-		r->excerpt = db_col_text(stmt, 5);
-		r->console_path = db_col_text(stmt, 6);
-		r->seconds = sqlite3_column_double(stmt, 7);
-		r->attempts = (unsigned)sqlite3_column_int(stmt, 8);
-		g_ptr_array_add(out, r);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing boots");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
