@@ -6,7 +6,7 @@
  * owns GMime's once-per-process initialisation (mail_global_init(), in
  * mime.c), so that no other file of mail/, and nothing outside it,
  * depends on GMime's API. Everyone else uses address.h, compose.h and
- * patchmail.h.
+ * patchmail.h; a test may include this header for its test-only part.
  */
 #ifndef ZERODAY_MIME_PRIVATE_H
 #define ZERODAY_MIME_PRIVATE_H
@@ -56,5 +56,14 @@ GMimeMessage *mime_message_parse(GByteArray *bytes, GMimeParserOptions *options)
  * untouched (caller unrefs), or NULL when the part has no content.
  */
 GByteArray *mime_part_decoded(GMimePart *part);
+
+/*
+ * For tests, which see no GMime type: reads back the message in @data
+ * (@len bytes) as a mail reader would. Returns the decoded content of
+ * each of its leaf parts in order, as GBytes (caller unrefs the array),
+ * and its Message-ID in @message_id (caller frees; NULL when it has
+ * none); NULL when GMime finds no message there.
+ */
+GPtrArray *mime_read_back(const char *data, gsize len, char **message_id);
 
 #endif

@@ -69,3 +69,33 @@ GByteArray *mime_part_decoded(GMimePart *part)
 	g_mime_stream_mem_set_owner(GMIME_STREAM_MEM(stream), FALSE);
 	return g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(stream));
 }
+
+static void add_leaf(GMimeObject *parent, GMimeObject *object, gpointer data)
+{
+	GPtrArray *leaves = data;
+	GByteArray *bytes;
+
+	(void)parent;
+	if (!GMIME_IS_PART(object))
+		return;
+	bytes = mime_part_decoded(GMIME_PART(object));
+	g_ptr_array_add(leaves, bytes ? g_byte_array_free_to_bytes(bytes) : g_bytes_new(NULL, 0));
+}
+
+GPtrArray *mime_read_back(const char *data, gsize len, char **message_id)
+{
+	GByteArray *bytes = g_byte_array_new();
+	g_autoptr(GMimeMessage) message = NULL;
+	GPtrArray *leaves;
+
+	mail_global_init();
+	g_byte_array_append(bytes, (const guint8 *)data, (guint)len);
+	message = mime_message_parse(bytes, NULL);
+	*message_id = NULL;
+	if (!message)
+		return NULL;
+	*message_id = g_strdup(g_mime_message_get_message_id(message));
+	leaves = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+	g_mime_message_foreach(message, add_leaf, leaves);
+	return leaves;
+}
