@@ -7,22 +7,11 @@
 
 #include <string.h>
 
-#include <gmime/gmime.h>
-
 #include "mail/address.h"
 #include "mail/mail.h"
+#include "mail/mime-private.h"
 
 G_DEFINE_QUARK(zeroday-mail-error-quark, mail_error)
-
-void mail_global_init(void)
-{
-	static gsize once;
-
-	if (g_once_init_enter(&once)) {
-		g_mime_init();
-		g_once_init_leave(&once, 1);
-	}
-}
 
 static char *refuse(GError **error, const char *text, const char *why)
 {
@@ -35,47 +24,31 @@ static char *refuse(GError **error, const char *text, const char *why)
 
 char *address_normalize(const char *text, GError **error)
 {
-	InternetAddressList *list;
-	InternetAddress *ia;
+	g_autoptr(InternetAddress) ia = NULL;
+	const char *why;
 	const char *addr;
 	const char *at;
-	char *out;
 
 	mail_global_init();
-	for (const char *p = text; *p; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return refuse(error, text, "control character");
-	}
+	if (mime_has_control(text))
+		return refuse(error, text, "control character");
 	if (strlen(text) > 512)
 		return refuse(error, text, "longer than 512 bytes");
 
-	list = internet_address_list_parse(NULL, text);
-	if (!list || internet_address_list_length(list) != 1) {
-		if (list)
-			g_object_unref(list);
-		return refuse(error, text, "not exactly one address");
-	}
-	ia = internet_address_list_get_address(list, 0);
-	if (!INTERNET_ADDRESS_IS_MAILBOX(ia)) {
-		g_object_unref(list);
-		return refuse(error, text, "groups are not accepted");
-	}
+	ia = mime_mailbox_parse(text, &why);
+	if (!ia)
+		return refuse(error, text, why);
 	addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(ia));
 	at = addr ? strrchr(addr, '@') : NULL;
-	if (!at || at == addr || at[1] == '\0' || addr[0] == '-' || strchr(at + 1, '.') == NULL) {
-		g_object_unref(list);
+	if (!at || at == addr || at[1] == '\0' || addr[0] == '-' || strchr(at + 1, '.') == NULL)
 		return refuse(error, text, "not of the form user@domain.tld");
-	}
-	out = internet_address_to_string(ia, NULL, FALSE);
-	g_object_unref(list);
-	return out;
+	return internet_address_to_string(ia, NULL, FALSE);
 }
 
 char *address_format(const char *name, const char *addr, GError **error)
 {
 	g_autofree char *bare = address_normalize(addr, error);
-	InternetAddress *ia;
-	char *out;
+	g_autoptr(InternetAddress) ia = NULL;
 
 	if (!bare)
 		return NULL;
@@ -83,14 +56,10 @@ char *address_format(const char *name, const char *addr, GError **error)
 		return refuse(error, addr, "not a bare address");
 	if (!name || !*name)
 		return g_steal_pointer(&bare);
-	for (const char *p = name; *p; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return refuse(error, name, "control character");
-	}
+	if (mime_has_control(name))
+		return refuse(error, name, "control character");
 	ia = internet_address_mailbox_new(name, bare);
-	out = internet_address_to_string(ia, NULL, FALSE);
-	g_object_unref(ia);
-	return out;
+	return internet_address_to_string(ia, NULL, FALSE);
 }
 
 char *address_key(const char *normalized)

@@ -8,15 +8,12 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include <gmime/gmime.h>
-
 #include "mail/compose.h"
 #include "mail/mail.h"
+#include "mail/mime-private.h"
 
 /* RFC 5322's limit on a line, without its CRLF. */
 #define LINE_MAX_OCTETS 998
-/* The longest Message-ID accepted. */
-#define MESSAGE_ID_MAX 250
 
 static void attachment_free(struct reply_attachment *a)
 {
@@ -106,7 +103,7 @@ static bool valid_message_id(const char *id)
 {
 	const char *at = id ? strchr(id, '@') : NULL;
 
-	if (!at || at == id || !at[1] || strchr(at + 1, '@') || strlen(id) > MESSAGE_ID_MAX)
+	if (!at || at == id || !at[1] || strchr(at + 1, '@') || strlen(id) > MIME_MESSAGE_ID_MAX)
 		return false;
 	for (const char *p = id; *p; p++) {
 		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f || strchr("<>()[]\\,;:\"", *p))
@@ -118,25 +115,13 @@ static bool valid_message_id(const char *id)
 /* Adds @text, one address, to @list; false when it is not exactly one mailbox. */
 static bool add_address(InternetAddressList *list, const char *text)
 {
-	InternetAddressList *parsed;
-	InternetAddress *ia;
-	bool ok;
+	g_autoptr(InternetAddress) ia = NULL;
 
-	for (const char *p = text; *p; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return false;
-	}
-	parsed = internet_address_list_parse(NULL, text);
-	if (!parsed)
+	if (mime_has_control(text) || !(ia = mime_mailbox_parse(text, NULL)) ||
+	    !strchr(internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(ia)), '@'))
 		return false;
-	ok = internet_address_list_length(parsed) == 1;
-	ia = ok ? internet_address_list_get_address(parsed, 0) : NULL;
-	ok = ok && INTERNET_ADDRESS_IS_MAILBOX(ia) &&
-	     strchr(internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(ia)), '@');
-	if (ok)
-		internet_address_list_add(list, ia);
-	g_object_unref(parsed);
-	return ok;
+	internet_address_list_add(list, ia);
+	return true;
 }
 
 static bool add_addresses(GMimeMessage *m, GMimeAddressType type, GPtrArray *addresses,

@@ -13,24 +13,11 @@
 
 #include <string.h>
 
-#include <gmime/gmime.h>
-
 #include "mail/address.h"
 #include "mail/mail.h"
+#include "mail/mime-private.h"
 #include "mail/patchmail.h"
 
-/*
- * GMime 3.2 declares no autoptr cleanups. These are this file's own
- * until mail/ has the one GMime header STYLE.md plans (mail/mime.h).
- */
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeStream, g_object_unref)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeParser, g_object_unref)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeMessage, g_object_unref)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeContentType, g_object_unref)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeParserOptions, g_mime_parser_options_free)
-
-/* The longest Message-ID kept; longer ones are refused or dropped. */
-#define MESSAGE_ID_MAX 250
 /* References kept: the thread's root and the nearest ancestors. */
 #define REFERENCES_MAX 100
 /* To or Cc addresses kept, each. */
@@ -986,15 +973,13 @@ static void walk(GMimeObject *object, guint depth, bool own, struct mime_shape *
  */
 static GMimeMessage *parse_mime(GByteArray *bytes, struct mime_shape *shape, char **reason)
 {
-	g_autoptr(GMimeStream) stream = g_mime_stream_mem_new_with_byte_array(bytes);
-	g_autoptr(GMimeParser) parser = g_mime_parser_new_with_stream(stream);
 	g_autoptr(GMimeParserOptions) options = g_mime_parser_options_new();
 	g_autofree char *warning = NULL;
 	g_autoptr(GMimeMessage) message = NULL;
 	GMimeObject *body;
 
 	g_mime_parser_options_set_warning_callback(options, on_warning, &warning);
-	message = g_mime_parser_construct_message(parser, options);
+	message = mime_message_parse(bytes, options);
 	body = message ? g_mime_message_get_mime_part(message) : NULL;
 	if (!body) {
 		*reason = g_strdup("malformed: not a message");
@@ -1015,7 +1000,7 @@ static GMimeMessage *parse_mime(GByteArray *bytes, struct mime_shape *shape, cha
 /* A Message-ID as we keep it: printable ASCII without blanks or angle brackets. */
 static bool message_id_ok(const char *id)
 {
-	if (!id || !*id || strlen(id) > MESSAGE_ID_MAX)
+	if (!id || !*id || strlen(id) > MIME_MESSAGE_ID_MAX)
 		return false;
 	for (const char *p = id; *p; p++) {
 		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f || *p == '<' || *p == '>')
@@ -1248,20 +1233,13 @@ static bool utf8_compatible(const char *charset)
  */
 static char *part_text(GMimePart *part)
 {
-	GMimeDataWrapper *content = g_mime_part_get_content(part);
 	const char *charset = g_mime_object_get_content_type_parameter(GMIME_OBJECT(part), "charset");
-	g_autoptr(GMimeStream) stream = NULL;
+	g_autoptr(GByteArray) bytes = mime_part_decoded(part);
 	g_autofree char *converted = NULL;
 	const char *iconv_name;
-	GByteArray *bytes;
 	gsize len = 0;
 
-	if (!content)
-		return g_strdup("");
-	stream = g_mime_stream_mem_new();
-	g_mime_data_wrapper_write_to_stream(content, stream);
-	bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(stream));
-	if (bytes->len == 0)
+	if (!bytes || bytes->len == 0)
 		return g_strdup("");
 	if (!utf8_compatible(charset) && (iconv_name = g_mime_charset_iconv_name(charset)))
 		converted = g_convert((const char *)bytes->data, (gssize)bytes->len, "UTF-8",
@@ -1413,7 +1391,7 @@ static char *leaves_reason(GPtrArray *leaves)
 	for (guint i = 0; i < leaves->len; i++) {
 		GMimeDataWrapper *content = g_mime_part_get_content(leaves->pdata[i]);
 		g_autoptr(GMimeStream) encoded = NULL;
-		g_autoptr(GMimeStream) decoded = NULL;
+		g_autoptr(GByteArray) decoded = NULL;
 		GByteArray *bytes;
 
 		if (!content || !may_hold_patch(leaves->pdata[i]))
@@ -1429,10 +1407,8 @@ static char *leaves_reason(GPtrArray *leaves)
 			if (!base64_ok(bytes->data, bytes->len))
 				return g_strdup("malformed: a text part's base64 does not decode");
 		}
-		decoded = g_mime_stream_mem_new();
-		g_mime_data_wrapper_write_to_stream(content, decoded);
-		bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(decoded));
-		if (bytes->len && memchr(bytes->data, '\0', bytes->len))
+		decoded = mime_part_decoded(leaves->pdata[i]);
+		if (decoded->len && memchr(decoded->data, '\0', decoded->len))
 			return g_strdup("malformed: NUL byte in a text part");
 	}
 	return NULL;
