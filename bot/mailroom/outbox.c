@@ -45,15 +45,31 @@ static char **recipient_lines(const struct reply *r)
 	return g_strv_builder_end(b);
 }
 
+/* A row of @kind queued at @now, with a new Message-ID tagged @tag (caller frees). */
+static struct outbox_row *new_row(const struct bot *c, enum outbox_kind kind, const char *tag,
+				  gint64 now)
+{
+	struct outbox_row *row = g_new0(struct outbox_row, 1);
+
+	row->kind = kind;
+	row->created = now;
+	row->message_id = outbox_message_id(c->config, tag);
+	return row;
+}
+
 /*
- * Fills @row from @reply composed, or, when rendering failed (@cause),
- * as an OUTBOX_ERROR row that says why.
+ * Fills @row from @reply composed with the row's Message-ID and date,
+ * or, when rendering failed (@cause), as an OUTBOX_ERROR row that says
+ * why.
  */
-static void fill_row(struct outbox_row *row, struct reply *reply, GError *cause)
+static void fill_row(struct outbox_row *row, struct reply *reply, const GError *cause)
 {
 	g_autoptr(GError) error = NULL;
 
 	if (!cause) {
+		g_free(reply->message_id);
+		reply->message_id = g_strdup(row->message_id);
+		reply->date = row->created;
 		row->raw = compose_message(reply, &error);
 		cause = error;
 	}
@@ -132,7 +148,7 @@ bool outbox_queue_report(const struct bot *c, gint64 finding_id, gint64 now,
 			 GError **error)
 {
 	zd_autoptr(finding_row) f = db_finding_get(c->db, finding_id, error);
-	zd_autoptr(outbox_row) row = g_new0(struct outbox_row, 1);
+	zd_autoptr(outbox_row) row = NULL;
 	g_autofree char *tag = g_strdup_printf("f%" G_GINT64_FORMAT, finding_id);
 	g_autoptr(GError) cause = NULL;
 	struct reply reply;
@@ -142,10 +158,8 @@ bool outbox_queue_report(const struct bot *c, gint64 finding_id, gint64 now,
 		return false;
 	if (!reported)
 		return true;
+	row = new_row(c, OUTBOX_REPORT, tag, now);
 	row->finding_id = finding_id;
-	row->kind = OUTBOX_REPORT;
-	row->created = now;
-	row->message_id = outbox_message_id(c->config, tag);
 	report_finding(&reply, c, f, row->message_id, now, &cause);
 	fill_row(row, &reply, cause);
 	reply_release(&reply);
@@ -202,8 +216,7 @@ static bool queue_followup(const struct bot *c, gint64 finding_id, enum outbox_k
 	zd_autoptr(finding_row) f = db_finding_get(c->db, finding_id, error);
 	zd_autoptr(outbox_row) report = NULL;
 	zd_autoptr(outbox_row) row = NULL;
-	g_autofree char *tag = g_strdup_printf("f%" G_GINT64_FORMAT "-%s", finding_id,
-					       db_outbox_kind_name(kind));
+	g_autofree char *tag = NULL;
 	g_autoptr(GError) cause = NULL;
 	struct reply reply;
 	gint64 lead;
@@ -231,14 +244,10 @@ static bool queue_followup(const struct bot *c, gint64 finding_id, enum outbox_k
 		f = db_finding_get(c->db, lead, error);
 		if (!f)
 			return false;
-		g_free(tag);
-		tag = g_strdup_printf("f%" G_GINT64_FORMAT "-%s", lead, db_outbox_kind_name(kind));
 	}
-	row = g_new0(struct outbox_row, 1);
+	tag = g_strdup_printf("f%" G_GINT64_FORMAT "-%s", lead, db_outbox_kind_name(kind));
+	row = new_row(c, kind, tag, now);
 	row->finding_id = lead;
-	row->kind = kind;
-	row->created = now;
-	row->message_id = outbox_message_id(c->config, tag);
 	if (kind == OUTBOX_DROPPED)
 		report_dropped(&reply, c, f, report, row->message_id, now, &cause);
 	else
@@ -520,21 +529,15 @@ bool outbox_queue_reply(const struct bot *c, enum outbox_kind kind, struct reply
 			const GError *cause, const char *tag, gint64 now, gint64 *id,
 			GError **error)
 {
-	zd_autoptr(outbox_row) row = g_new0(struct outbox_row, 1);
+	zd_autoptr(outbox_row) row = new_row(c, kind, tag, now);
 	g_autoptr(GError) copy = cause ? g_error_copy(cause) : NULL;
 
-	row->kind = kind;
-	row->created = now;
 	if (!copy && !policy_without_muted(c, kind, reply, &copy, error))
 		return false;
-	cause = copy;
 	/* A Message-ID the caller made already (to name it in the text) is kept. */
-	row->message_id = reply->message_id ? g_strdup(reply->message_id)
-					    : outbox_message_id(c->config, tag);
-	if (!cause) {
-		g_free(reply->message_id);
-		reply->message_id = g_strdup(row->message_id);
-		reply->date = now;
+	if (reply->message_id) {
+		g_free(row->message_id);
+		row->message_id = g_strdup(reply->message_id);
 	}
 	fill_row(row, reply, copy);
 	if (!queue(c, row, error))
@@ -553,16 +556,14 @@ static bool make_digest(const struct bot *c, const char *address, gint64 now,
 {
 	struct db *db = c->db;
 	g_autoptr(GPtrArray) held = policy_held_for(c, address, error);
-	zd_autoptr(outbox_row) row = g_new0(struct outbox_row, 1);
+	zd_autoptr(outbox_row) row = NULL;
 	g_autoptr(GError) cause = NULL;
 	struct reply reply;
 	bool ok = false;
 
 	if (!held)
 		return false;
-	row->kind = OUTBOX_DIGEST;
-	row->created = now;
-	row->message_id = outbox_message_id(c->config, "digest");
+	row = new_row(c, OUTBOX_DIGEST, "digest", now);
 	policy_digest(&reply, c, address, held, row->message_id, now, &cause);
 	if (!db_tx_begin(db, error))
 		goto out;
@@ -607,7 +608,7 @@ gint64 outbox_queue_test(const struct bot *c, const char *const *to, gint64 now,
 			 GError **error)
 {
 	zd_autoptr(template_values) v = template_values_new();
-	zd_autoptr(outbox_row) row = g_new0(struct outbox_row, 1);
+	zd_autoptr(outbox_row) row = new_row(c, OUTBOX_TEST, "test", now);
 	g_autofree char *where = c->config->mail_smtp_host
 		? g_strdup_printf("%s://%s:%u", c->config->mail_smtps ? "smtps" : "smtp",
 				  c->config->mail_smtp_host, c->config->mail_smtp_port)
@@ -628,11 +629,6 @@ gint64 outbox_queue_test(const struct bot *c, const char *const *to, gint64 now,
 			goto out;
 		g_ptr_array_add(reply.to, normal);
 	}
-	row->kind = OUTBOX_TEST;
-	row->created = now;
-	row->message_id = outbox_message_id(c->config, "test");
-	reply.message_id = g_strdup(row->message_id);
-	reply.date = now;
 	if (!db_tx_begin(c->db, error))
 		goto out;
 	fill_row(row, &reply, NULL);
@@ -733,14 +729,8 @@ bool outbox_queue_clean(const struct bot *c, const char *tree_name, const char *
 		reply_release(&reply);
 		return true;
 	}
-	row = g_new0(struct outbox_row, 1);
-	row->kind = OUTBOX_CLEAN;
-	row->created = now;
-	row->message_id = outbox_message_id(c->config, "clean");
-	if (render_mail(&reply, c->config, "clean", v, &cause)) {
-		reply.message_id = g_strdup(row->message_id);
-		reply.date = now;
-	}
+	row = new_row(c, OUTBOX_CLEAN, "clean", now);
+	render_mail(&reply, c->config, "clean", v, &cause);
 	fill_row(row, &reply, cause);
 	reply_release(&reply);
 	return queue(c, row, error);
