@@ -1,10 +1,12 @@
 /*
- * The outbox's policy against an in-memory store, the real templates and
- * a Maildir sink in the scratch directory: a finding's report queued
+ * The outbox against an in-memory store, the real templates and a
+ * Maildir sink in the scratch directory: a finding's report queued
  * once, a blacklisted branch not reported, the fixed follow-up in the
  * report's thread (once, and only after a report), delivery to the
  * Maildir and the rows' state after it, the backoff of a sink that
- * fails, and the hourly limit that holds mail back for a digest.
+ * fails, and the hourly limit that holds mail back for a digest. The
+ * policy's decisions alone are asked in tests/test-policy.c; here the
+ * outbox acts on them.
  */
 #include "autoconfig.h"
 

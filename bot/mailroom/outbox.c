@@ -10,9 +10,9 @@
 
 #include "bot/bot.h"
 #include "bot/mailroom/outbox.h"
+#include "bot/mailroom/policy.h"
 #include "bot/mailroom/render.h"
 #include "engine/build.h"
-#include "engine/names.h"
 #include "mail/address.h"
 #include "mail/compose.h"
 #include "mail/maildir.h"
@@ -22,8 +22,6 @@
 #define SEND_BATCH 1000
 /* The longest wait between two tries of one mail, in seconds. */
 #define RETRY_MAX (4 * 3600)
-/* The text of one held mail that a digest carries, at most. */
-#define DIGEST_ITEM_MAX (256 * 1024)
 
 char *outbox_message_id(const struct config *config, const char *tag)
 {
@@ -47,58 +45,31 @@ static char **recipient_lines(const struct reply *r)
 	return g_strv_builder_end(b);
 }
 
-/* Removes from @list the addresses that muted @thread. */
-static bool drop_muted_from(struct db *db, GPtrArray *list, const char *thread, GError **error)
+/* A row of @kind queued at @now, with a new Message-ID tagged @tag (caller frees). */
+static struct outbox_row *new_row(const struct bot *c, enum outbox_kind kind, const char *tag,
+				  gint64 now)
 {
-	for (guint i = 0; i < list->len;) {
-		g_autofree char *key = address_key(list->pdata[i]);
-		bool muted = false;
+	struct outbox_row *row = g_new0(struct outbox_row, 1);
 
-		if (key && !db_muted(db, key, thread, &muted, error))
-			return false;
-		if (muted) {
-			g_message("outbox: %s muted the thread <%s>: left out", key, thread);
-			g_ptr_array_remove_index(list, i);
-		} else {
-			i++;
-		}
-	}
-	return true;
+	row->kind = kind;
+	row->created = now;
+	row->message_id = outbox_message_id(c->config, tag);
+	return row;
 }
 
 /*
- * Leaves out of @r the recipients who muted its thread (#zeroday mute):
- * the thread is named by its first Message-ID, as the mute recorded it.
- * When nobody is left, sets @cause (the mail is kept, unsent, saying
- * so). False only when the store fails.
+ * Fills @row from @reply composed with the row's Message-ID and date,
+ * or, when rendering failed (@cause), as an OUTBOX_ERROR row that says
+ * why.
  */
-static bool without_muted(const struct bot *c, struct reply *r, GError **cause,
-			  GError **error)
-{
-	const char *thread = r->references->len ? r->references->pdata[0] : r->in_reply_to;
-
-	if (!thread)
-		return true; /* a new thread: nobody can have muted it */
-	if (!drop_muted_from(c->db, r->to, thread, error) ||
-	    !drop_muted_from(c->db, r->cc, thread, error))
-		return false;
-	if (r->to->len == 0 && r->cc->len > 0)
-		g_ptr_array_add(r->to, g_ptr_array_steal_index(r->cc, 0));
-	if (r->to->len == 0)
-		g_set_error(cause, BOT_ERROR, BOT_ERROR_USAGE,
-			    "not sent: every recipient muted the thread");
-	return true;
-}
-
-/*
- * Fills @row from @reply composed, or, when rendering failed (@cause),
- * as an OUTBOX_ERROR row that says why.
- */
-static void fill_row(struct outbox_row *row, struct reply *reply, GError *cause)
+static void fill_row(struct outbox_row *row, struct reply *reply, const GError *cause)
 {
 	g_autoptr(GError) error = NULL;
 
 	if (!cause) {
+		g_free(reply->message_id);
+		reply->message_id = g_strdup(row->message_id);
+		reply->date = row->created;
 		row->raw = compose_message(reply, &error);
 		cause = error;
 	}
@@ -177,32 +148,18 @@ bool outbox_queue_report(const struct bot *c, gint64 finding_id, gint64 now,
 			 GError **error)
 {
 	zd_autoptr(finding_row) f = db_finding_get(c->db, finding_id, error);
-	zd_autoptr(outbox_row) row = g_new0(struct outbox_row, 1);
+	zd_autoptr(outbox_row) row = NULL;
 	g_autofree char *tag = g_strdup_printf("f%" G_GINT64_FORMAT, finding_id);
 	g_autoptr(GError) cause = NULL;
 	struct reply reply;
+	bool reported;
 
-	if (!f)
+	if (!f || !policy_reports(c, f, &reported, error))
 		return false;
-	/* A branch blacklisted while its job ran (#zeroday blacklist) is reported on no more. */
-	if (f->tree && f->branch) {
-		g_autoptr(GError) local = NULL;
-		zd_autoptr(tree_row) t = db_tree_get(c->db, f->tree, &local);
-
-		if (!t && !g_error_matches(local, BOT_ERROR, BOT_ERROR_NOT_FOUND)) {
-			g_propagate_error(error, g_steal_pointer(&local));
-			return false;
-		}
-		if (t && names_pattern_match_any((const char *const *)t->blacklist, f->branch)) {
-			g_message("outbox: finding %" G_GINT64_FORMAT " is on %s/%s, blacklisted: "
-				  "not reported", finding_id, t->name, f->branch);
-			return true;
-		}
-	}
+	if (!reported)
+		return true;
+	row = new_row(c, OUTBOX_REPORT, tag, now);
 	row->finding_id = finding_id;
-	row->kind = OUTBOX_REPORT;
-	row->created = now;
-	row->message_id = outbox_message_id(c->config, tag);
 	report_finding(&reply, c, f, row->message_id, now, &cause);
 	fill_row(row, &reply, cause);
 	reply_release(&reply);
@@ -259,8 +216,7 @@ static bool queue_followup(const struct bot *c, gint64 finding_id, enum outbox_k
 	zd_autoptr(finding_row) f = db_finding_get(c->db, finding_id, error);
 	zd_autoptr(outbox_row) report = NULL;
 	zd_autoptr(outbox_row) row = NULL;
-	g_autofree char *tag = g_strdup_printf("f%" G_GINT64_FORMAT "-%s", finding_id,
-					       db_outbox_kind_name(kind));
+	g_autofree char *tag = NULL;
 	g_autoptr(GError) cause = NULL;
 	struct reply reply;
 	gint64 lead;
@@ -288,19 +244,15 @@ static bool queue_followup(const struct bot *c, gint64 finding_id, enum outbox_k
 		f = db_finding_get(c->db, lead, error);
 		if (!f)
 			return false;
-		g_free(tag);
-		tag = g_strdup_printf("f%" G_GINT64_FORMAT "-%s", lead, db_outbox_kind_name(kind));
 	}
-	row = g_new0(struct outbox_row, 1);
+	tag = g_strdup_printf("f%" G_GINT64_FORMAT "-%s", lead, db_outbox_kind_name(kind));
+	row = new_row(c, kind, tag, now);
 	row->finding_id = lead;
-	row->kind = kind;
-	row->created = now;
-	row->message_id = outbox_message_id(c->config, tag);
 	if (kind == OUTBOX_DROPPED)
 		report_dropped(&reply, c, f, report, row->message_id, now, &cause);
 	else
 		report_fixed(&reply, c, f, report, row->message_id, now, &cause);
-	if (!cause && !without_muted(c, &reply, &cause, error)) {
+	if (!cause && !policy_without_muted(c, kind, &reply, &cause, error)) {
 		reply_release(&reply);
 		return false;
 	}
@@ -389,24 +341,6 @@ static char *maildir_name(const struct outbox_row *row)
 	g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, row->message_id, -1);
 
 	return g_strdup_printf("zeroday-%08" G_GINT64_FORMAT ".%.16s", row->id, sum);
-}
-
-/*
- * Whether one more mail may go to @address (NULL: to anybody) at @now:
- * [mail] max-per-recipient-day and max-per-hour.
- */
-static bool under_limits(const struct bot *c, const char *address, gint64 now, bool *ok,
-			 GError **error)
-{
-	gint64 hour;
-	gint64 day = 0;
-
-	if (!db_rcpt_count_sent(c->db, NULL, now - 3600, &hour, error))
-		return false;
-	if (address && !db_rcpt_count_sent(c->db, address, now - 86400, &day, error))
-		return false;
-	*ok = hour < c->config->mail_max_hour && day < c->config->mail_max_recipient_day;
-	return true;
 }
 
 /*
@@ -505,7 +439,6 @@ static bool send_row(const struct bot *c, struct sink *k, const struct outbox_ro
 		     gint64 now, unsigned *sent, bool *down, GError **error)
 {
 	struct db *db = c->db;
-	bool exempt = row->kind == OUTBOX_DIGEST; /* made only when under the limits */
 	g_autoptr(GPtrArray) rcpts = NULL;
 	g_autoptr(GPtrArray) to = g_ptr_array_new();
 	g_autofree struct smtp_rcpt *tries = NULL;
@@ -523,11 +456,11 @@ static bool send_row(const struct bot *c, struct sink *k, const struct outbox_ro
 		goto rollback;
 	for (guint i = 0; i < rcpts->len; i++) {
 		struct rcpt_row *r = rcpts->pdata[i];
-		bool ok_now = true;
+		bool ok_now;
 
 		if (r->state != RCPT_PENDING)
 			continue;
-		if (!exempt && !under_limits(c, r->address, now, &ok_now, error))
+		if (!policy_may_send(c, row->kind, r->address, now, &ok_now, error))
 			goto rollback;
 		if (ok_now) {
 			g_ptr_array_add(to, r);
@@ -592,27 +525,19 @@ out:
 	return false;
 }
 
-
 bool outbox_queue_reply(const struct bot *c, enum outbox_kind kind, struct reply *reply,
 			const GError *cause, const char *tag, gint64 now, gint64 *id,
 			GError **error)
 {
-	zd_autoptr(outbox_row) row = g_new0(struct outbox_row, 1);
+	zd_autoptr(outbox_row) row = new_row(c, kind, tag, now);
 	g_autoptr(GError) copy = cause ? g_error_copy(cause) : NULL;
 
-	row->kind = kind;
-	row->created = now;
-	/* A command's answer goes to who gave it, muted or not: they asked. */
-	if (!copy && kind != OUTBOX_COMMAND && !without_muted(c, reply, &copy, error))
+	if (!copy && !policy_without_muted(c, kind, reply, &copy, error))
 		return false;
-	cause = copy;
 	/* A Message-ID the caller made already (to name it in the text) is kept. */
-	row->message_id = reply->message_id ? g_strdup(reply->message_id)
-					    : outbox_message_id(c->config, tag);
-	if (!cause) {
-		g_free(reply->message_id);
-		reply->message_id = g_strdup(row->message_id);
-		reply->date = now;
+	if (reply->message_id) {
+		g_free(row->message_id);
+		row->message_id = g_strdup(reply->message_id);
 	}
 	fill_row(row, reply, copy);
 	if (!queue(c, row, error))
@@ -622,70 +547,24 @@ bool outbox_queue_reply(const struct bot *c, enum outbox_kind kind, struct reply
 	return true;
 }
 
-
-static char *iso_date(gint64 when)
-{
-	g_autoptr(GDateTime) t = g_date_time_new_from_unix_utc(when);
-
-	return t ? g_date_time_format(t, "%Y-%m-%d %H:%M UTC") : g_strdup("?");
-}
-
 /*
- * The mails held back for @address, as one digest to it: their list in
- * the body and each mail attached, queued in one transaction with them
- * marked as carried by it.
+ * The mails held back for @address, as one digest to it (policy.h),
+ * queued in one transaction with them marked as carried by it.
  */
 static bool make_digest(const struct bot *c, const char *address, gint64 now,
 			GError **error)
 {
 	struct db *db = c->db;
-	g_autoptr(GArray) ids = db_rcpt_held_for(db, address, error);
-	g_autoptr(GPtrArray) held = g_ptr_array_new_with_free_func((GDestroyNotify)outbox_row_free);
-	zd_autoptr(template_values) v = template_values_new();
-	zd_autoptr(outbox_row) row = g_new0(struct outbox_row, 1);
+	g_autoptr(GPtrArray) held = policy_held_for(c, address, error);
+	zd_autoptr(outbox_row) row = NULL;
 	g_autoptr(GError) cause = NULL;
 	struct reply reply;
 	bool ok = false;
 
-	if (!ids)
+	if (!held)
 		return false;
-	reply_init(&reply);
-	for (guint i = 0; i < ids->len; i++) {
-		struct outbox_row *h = db_outbox_get(db, g_array_index(ids, gint64, i), error);
-		g_autofree char *file = g_strdup_printf("mail-%u.eml", i + 1);
-		g_autofree char *queued = NULL;
-		struct template_values *item;
-
-		if (!h)
-			goto out;
-		g_ptr_array_add(held, h);
-		queued = iso_date(h->created);
-		item = template_values_add(v, "mails");
-		template_values_set(item, "subject", h->subject);
-		template_values_set(item, "message_id", h->message_id);
-		template_values_set(item, "kind", db_outbox_kind_name(h->kind));
-		template_values_set(item, "queued", queued);
-		template_values_set(item, "attachment", file);
-		if (h->raw) {
-			g_autofree char *text = g_strndup(h->raw, DIGEST_ITEM_MAX);
-
-			reply_attach(&reply, file, text);
-		}
-	}
-	template_values_set(v, "bot_name", c->config->mail_name);
-	template_values_set(v, "bot_address", c->config->mail_address);
-	template_values_set(v, "recipient", address);
-	template_values_printf(v, "count", "%u", ids->len);
-	template_values_printf(v, "max_per_recipient_day", "%u", c->config->mail_max_recipient_day);
-	template_values_printf(v, "max_per_hour", "%u", c->config->mail_max_hour);
-	row->kind = OUTBOX_DIGEST;
-	row->created = now;
-	row->message_id = outbox_message_id(c->config, "digest");
-	if (render_mail(&reply, c->config, "digest", v, &cause)) {
-		g_ptr_array_add(reply.to, g_strdup(address));
-		reply.message_id = g_strdup(row->message_id);
-		reply.date = now;
-	}
+	row = new_row(c, OUTBOX_DIGEST, "digest", now);
+	policy_digest(&reply, c, address, held, row->message_id, now, &cause);
 	if (!db_tx_begin(db, error))
 		goto out;
 	fill_row(row, &reply, cause);
@@ -700,7 +579,7 @@ static bool make_digest(const struct bot *c, const char *address, gint64 now,
 	}
 	if (!db_tx_commit(db, error))
 		goto rollback;
-	g_message("outbox: %u held mails to %s go out as one digest <%s>", ids->len, address,
+	g_message("outbox: %u held mails to %s go out as one digest <%s>", held->len, address,
 		  row->message_id);
 	ok = true;
 	goto out;
@@ -711,26 +590,16 @@ out:
 	return ok;
 }
 
-/* A digest for every address with held mail that its limits let through now. */
+/* A digest for every address with held mail that the policy lets through now. */
 static bool make_digests(const struct bot *c, gint64 now, GError **error)
 {
-	g_auto(GStrv) addresses = db_rcpt_held_addresses(c->db, error);
-	gint64 hour;
-	guint made = 0;
+	g_auto(GStrv) addresses = policy_digests_due(c, now, error);
 
-	if (!addresses || !db_rcpt_count_sent(c->db, NULL, now - 3600, &hour, error))
+	if (!addresses)
 		return false;
 	for (char **a = addresses; *a; a++) {
-		bool ok;
-
-		/* The digests queued here count against the hour's limit too. */
-		if (hour + made >= c->config->mail_max_hour)
-			break;
-		if (!under_limits(c, *a, now, &ok, error))
+		if (!make_digest(c, *a, now, error))
 			return false;
-		if (ok && !make_digest(c, *a, now, error))
-			return false;
-		made += ok;
 	}
 	return true;
 }
@@ -739,7 +608,7 @@ gint64 outbox_queue_test(const struct bot *c, const char *const *to, gint64 now,
 			 GError **error)
 {
 	zd_autoptr(template_values) v = template_values_new();
-	zd_autoptr(outbox_row) row = g_new0(struct outbox_row, 1);
+	zd_autoptr(outbox_row) row = new_row(c, OUTBOX_TEST, "test", now);
 	g_autofree char *where = c->config->mail_smtp_host
 		? g_strdup_printf("%s://%s:%u", c->config->mail_smtps ? "smtps" : "smtp",
 				  c->config->mail_smtp_host, c->config->mail_smtp_port)
@@ -760,11 +629,6 @@ gint64 outbox_queue_test(const struct bot *c, const char *const *to, gint64 now,
 			goto out;
 		g_ptr_array_add(reply.to, normal);
 	}
-	row->kind = OUTBOX_TEST;
-	row->created = now;
-	row->message_id = outbox_message_id(c->config, "test");
-	reply.message_id = g_strdup(row->message_id);
-	reply.date = now;
 	if (!db_tx_begin(c->db, error))
 		goto out;
 	fill_row(row, &reply, NULL);
@@ -865,14 +729,8 @@ bool outbox_queue_clean(const struct bot *c, const char *tree_name, const char *
 		reply_release(&reply);
 		return true;
 	}
-	row = g_new0(struct outbox_row, 1);
-	row->kind = OUTBOX_CLEAN;
-	row->created = now;
-	row->message_id = outbox_message_id(c->config, "clean");
-	if (render_mail(&reply, c->config, "clean", v, &cause)) {
-		reply.message_id = g_strdup(row->message_id);
-		reply.date = now;
-	}
+	row = new_row(c, OUTBOX_CLEAN, "clean", now);
+	render_mail(&reply, c->config, "clean", v, &cause);
 	fill_row(row, &reply, cause);
 	reply_release(&reply);
 	return queue(c, row, error);

@@ -15,9 +15,12 @@
  * Message-ID: a crash between the server's acceptance and the store's
  * commit may deliver it twice, never with two Message-IDs. A 4xx or a
  * dropped connection is tried again after [mail] retry seconds, doubled
- * each time; a 5xx refuses one recipient, not the others. Mail over
- * [mail] max-per-recipient-day or max-per-hour is held, never dropped,
- * and goes out later to each held recipient as one digest.
+ * each time; a 5xx refuses one recipient, not the others.
+ *
+ * Who hears what, and how often, is the policy's (policy.h): the outbox
+ * asks it whether a finding is reported, who is left out of a thread,
+ * whether a recipient is held back by a limit, and which digests to make
+ * and what they say; it queues and sends what the policy lets through.
  */
 #ifndef ZERODAY_OUTBOX_H
 #define ZERODAY_OUTBOX_H

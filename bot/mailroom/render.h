@@ -4,7 +4,8 @@
  * fields it may use). The templates are checked in one loop at start-up
  * and on a reload; a mail is rendered by name. What fills the fields is
  * the sender's: report.c (findings), series.c (series replies),
- * commands.c (command answers), outbox.c (digests, test and clean mails).
+ * commands.c (command answers), policy.c (digests), outbox.c (test and
+ * clean mails).
  */
 #ifndef ZERODAY_RENDER_H
 #define ZERODAY_RENDER_H
