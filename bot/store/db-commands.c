@@ -84,54 +84,48 @@ void command_row_free(struct command_row *row)
 	"id, mail_id, n, line, verb, state, answer, coalesce(finding_id, 0), " \
 	"coalesce(job_id, 0), coalesce(series_id, 0) "
 
-static GPtrArray *command_query(struct db *db, sqlite3_stmt *stmt, GError **error)
+static void *command_read(sqlite3_stmt *stmt)
+{
+	struct command_row *row = g_new0(struct command_row, 1);
+
+	row->id = sqlite3_column_int64(stmt, 0);
+	row->mail_id = sqlite3_column_int64(stmt, 1);
+	row->n = (guint)sqlite3_column_int(stmt, 2);
+	row->line = db_col_text(stmt, 3);
+	row->verb = db_col_text(stmt, 4);
+	row->state = (enum command_state)db_name_index(command_states,
+						       G_N_ELEMENTS(command_states),
+						       (const char *)sqlite3_column_text(stmt, 5),
+						       COMMAND_REFUSED);
+	row->answer = db_col_text(stmt, 6);
+	row->finding_id = sqlite3_column_int64(stmt, 7);
+	row->job_id = sqlite3_column_int64(stmt, 8);
+	row->series_id = sqlite3_column_int64(stmt, 9);
+	return row;
+}
+
+/*
+ * The commands @sql selects (with COMMAND_COLUMNS); its parameters are
+ * integers, @a then @b, as many of them as @args names ("", "i" or "ii").
+ */
+static GPtrArray *command_query(struct db *db, GError **error, const char *sql,
+				const char *args, gint64 a, gint64 b)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)command_row_free);
-	int rc;
 
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct command_row *row = g_new0(struct command_row, 1);
-
-		row->id = sqlite3_column_int64(stmt, 0);
-		row->mail_id = sqlite3_column_int64(stmt, 1);
-		row->n = (guint)sqlite3_column_int(stmt, 2);
-		row->line = db_col_text(stmt, 3);
-		row->verb = db_col_text(stmt, 4);
-		row->state = (enum command_state)db_name_index(
-			command_states, G_N_ELEMENTS(command_states),
-			(const char *)sqlite3_column_text(stmt, 5), COMMAND_REFUSED);
-		row->answer = db_col_text(stmt, 6);
-		row->finding_id = sqlite3_column_int64(stmt, 7);
-		row->job_id = sqlite3_column_int64(stmt, 8);
-		row->series_id = sqlite3_column_int64(stmt, 9);
-		g_ptr_array_add(out, row);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing commands");
+	if (!db_list(db, out, command_read, error, sql, args, a, b))
 		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
 bool db_command_add(struct db *db, struct command_row *row, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO commands (mail_id, n, line, verb, state, answer, finding_id, job_id, "
-		"series_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, nullif(?7, 0), nullif(?8, 0), "
-		"nullif(?9, 0))", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, row->mail_id);
-	sqlite3_bind_int(stmt, 2, (int)row->n);
-	db_bind_text(stmt, 3, row->line);
-	db_bind_text(stmt, 4, row->verb);
-	db_bind_text(stmt, 5, command_states[row->state]);
-	db_bind_text(stmt, 6, row->answer);
-	sqlite3_bind_int64(stmt, 7, row->finding_id);
-	sqlite3_bind_int64(stmt, 8, row->job_id);
-	sqlite3_bind_int64(stmt, 9, row->series_id);
-	if (!db_step_done(db, stmt, error))
+	if (!db_run(db, error,
+		    "INSERT INTO commands (mail_id, n, line, verb, state, answer, finding_id, job_id, "
+		    "series_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, nullif(?7, 0), nullif(?8, 0), "
+		    "nullif(?9, 0))", "inttttiii", row->mail_id, (int)row->n, row->line, row->verb,
+		    command_states[row->state], row->answer, row->finding_id, row->job_id,
+		    row->series_id))
 		return false;
 	row->id = sqlite3_last_insert_rowid(db->sql);
 	return true;
@@ -139,55 +133,33 @@ bool db_command_add(struct db *db, struct command_row *row, GError **error)
 
 bool db_command_update(struct db *db, const struct command_row *row, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE commands SET state = ?2, answer = ?3, finding_id = nullif(?4, 0), "
-		"job_id = nullif(?5, 0), series_id = nullif(?6, 0) WHERE id = ?1", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, row->id);
-	db_bind_text(stmt, 2, command_states[row->state]);
-	db_bind_text(stmt, 3, row->answer);
-	sqlite3_bind_int64(stmt, 4, row->finding_id);
-	sqlite3_bind_int64(stmt, 5, row->job_id);
-	sqlite3_bind_int64(stmt, 6, row->series_id);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "UPDATE commands SET state = ?2, answer = ?3, finding_id = nullif(?4, 0), "
+		      "job_id = nullif(?5, 0), series_id = nullif(?6, 0) WHERE id = ?1", "ittiii",
+		      row->id, command_states[row->state], row->answer, row->finding_id,
+		      row->job_id, row->series_id);
 }
 
 GPtrArray *db_command_list(struct db *db, gint64 mail_id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " COMMAND_COLUMNS "FROM commands WHERE mail_id = ?1 ORDER BY n", error);
-
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int64(stmt, 1, mail_id);
-	return command_query(db, stmt, error);
+	return command_query(db, error,
+			     "SELECT " COMMAND_COLUMNS "FROM commands WHERE mail_id = ?1 ORDER BY n",
+			     "i", mail_id, 0);
 }
 
 GPtrArray *db_command_waiting(struct db *db, gint64 job_id, gint64 series_id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " COMMAND_COLUMNS "FROM commands WHERE state = 'running' "
-		"AND ((?1 != 0 AND job_id = ?1) OR (?2 != 0 AND series_id = ?2)) ORDER BY id",
-		error);
-
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int64(stmt, 1, job_id);
-	sqlite3_bind_int64(stmt, 2, series_id);
-	return command_query(db, stmt, error);
+	return command_query(db, error,
+			     "SELECT " COMMAND_COLUMNS "FROM commands WHERE state = 'running' "
+			     "AND ((?1 != 0 AND job_id = ?1) OR (?2 != 0 AND series_id = ?2)) "
+			     "ORDER BY id", "ii", job_id, series_id);
 }
 
 GPtrArray *db_command_recent(struct db *db, unsigned limit, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " COMMAND_COLUMNS "FROM commands ORDER BY id DESC LIMIT ?1", error);
-
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int(stmt, 1, (int)MIN(limit, (unsigned)G_MAXINT));
-	return command_query(db, stmt, error);
+	return command_query(db, error,
+			     "SELECT " COMMAND_COLUMNS "FROM commands ORDER BY id DESC LIMIT ?1",
+			     "i", (gint64)limit, 0);
 }
 
 void subscription_row_free(struct subscription_row *row)
@@ -205,44 +177,17 @@ void subscription_row_free(struct subscription_row *row)
 
 bool db_subscription_add(struct db *db, const struct subscription_row *row, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO subscriptions (token_hash, sender, name, url, pattern, policy, list, "
-		"created, expires) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", error);
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, row->token_hash);
-	db_bind_text(stmt, 2, row->sender);
-	db_bind_text(stmt, 3, row->name);
-	db_bind_text(stmt, 4, row->url);
-	db_bind_text(stmt, 5, row->pattern);
-	db_bind_text(stmt, 6, db_policy_name(row->policy));
-	db_bind_text(stmt, 7, row->list);
-	sqlite3_bind_int64(stmt, 8, row->created);
-	sqlite3_bind_int64(stmt, 9, row->expires);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "INSERT INTO subscriptions (token_hash, sender, name, url, pattern, policy, "
+		      "list, created, expires) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+		      "tttttttii", row->token_hash, row->sender, row->name, row->url, row->pattern,
+		      db_policy_name(row->policy), row->list, row->created, row->expires);
 }
 
-struct subscription_row *db_subscription_get(struct db *db, const char *token_hash,
-					     GError **error)
+static void *subscription_read(sqlite3_stmt *stmt)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT token_hash, sender, name, url, pattern, policy, list, created, expires, used "
-		"FROM subscriptions WHERE token_hash = ?1", error);
-	struct subscription_row *row;
-	int rc;
+	struct subscription_row *row = g_new0(struct subscription_row, 1);
 
-	if (!stmt)
-		return NULL;
-	db_bind_text(stmt, 1, token_hash);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_DONE)
-		return NULL;
-	if (rc != SQLITE_ROW) {
-		db_sql_error(db, error, "reading a subscription");
-		return NULL;
-	}
-	row = g_new0(struct subscription_row, 1);
 	row->token_hash = db_col_text(stmt, 0);
 	row->sender = db_col_text(stmt, 1);
 	row->name = db_col_text(stmt, 2);
@@ -254,6 +199,17 @@ struct subscription_row *db_subscription_get(struct db *db, const char *token_ha
 	row->created = sqlite3_column_int64(stmt, 7);
 	row->expires = sqlite3_column_int64(stmt, 8);
 	row->used = sqlite3_column_int(stmt, 9) != 0;
+	return row;
+}
+
+struct subscription_row *db_subscription_get(struct db *db, const char *token_hash,
+					     GError **error)
+{
+	gpointer row = NULL;
+
+	db_one(db, &row, subscription_read, error,
+	       "SELECT token_hash, sender, name, url, pattern, policy, list, created, expires, "
+	       "used FROM subscriptions WHERE token_hash = ?1", "t", token_hash);
 	return row;
 }
 
@@ -285,14 +241,10 @@ bool db_muted(struct db *db, const char *address, const char *thread, bool *mute
 
 GPtrArray *db_command_stale(struct db *db, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " COMMAND_COLUMNS "FROM commands c WHERE c.state = 'running' AND ("
-		"(c.series_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM series s "
-		"WHERE s.id = c.series_id AND s.state IN ('waiting', 'testing'))) OR "
-		"(c.job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = c.job_id)))"
-		" ORDER BY c.id LIMIT 1000", error);
-
-	if (!stmt)
-		return NULL;
-	return command_query(db, stmt, error);
+	return command_query(db, error,
+			     "SELECT " COMMAND_COLUMNS "FROM commands c WHERE c.state = 'running' "
+			     "AND ((c.series_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM series s "
+			     "WHERE s.id = c.series_id AND s.state IN ('waiting', 'testing'))) OR "
+			     "(c.job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs j "
+			     "WHERE j.id = c.job_id))) ORDER BY c.id LIMIT 1000", NULL, 0, 0);
 }
