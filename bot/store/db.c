@@ -595,14 +595,24 @@ static bool rows_run(struct db *db, bool first, void (*read)(sqlite3_stmt *, voi
 	return rc == SQLITE_DONE;
 }
 
+/*
+ * Sets @ok to rows_run() over the arguments after @args, in a function
+ * whose parameters are named db, error, sql and args, as each helper's are.
+ */
+#define ROWS_RUN(ok, first, read, data)                                               \
+	do {                                                                          \
+		va_list ap_;                                                          \
+									      \
+		va_start(ap_, args);                                                  \
+		(ok) = rows_run(db, (first), (read), (data), error, sql, args, ap_);  \
+		va_end(ap_);                                                          \
+	} while (0)
+
 bool db_run(struct db *db, GError **error, const char *sql, const char *args, ...)
 {
-	va_list ap;
 	bool ok;
 
-	va_start(ap, args);
-	ok = rows_run(db, false, NULL, NULL, error, sql, args, ap);
-	va_end(ap);
+	ROWS_RUN(ok, false, NULL, NULL);
 	return ok;
 }
 
@@ -615,13 +625,10 @@ static void read_int(sqlite3_stmt *row, void *data)
 bool db_int(struct db *db, gint64 *out, gint64 dflt, GError **error, const char *sql,
 	    const char *args, ...)
 {
-	va_list ap;
 	bool ok;
 
 	*out = dflt;
-	va_start(ap, args);
-	ok = rows_run(db, true, read_int, out, error, sql, args, ap);
-	va_end(ap);
+	ROWS_RUN(ok, true, read_int, out);
 	return ok;
 }
 
@@ -638,13 +645,10 @@ static void read_text(sqlite3_stmt *row, void *data)
 bool db_text(struct db *db, char **out, const char *dflt, GError **error, const char *sql,
 	     const char *args, ...)
 {
-	va_list ap;
 	bool ok;
 
 	*out = g_strdup(dflt);
-	va_start(ap, args);
-	ok = rows_run(db, true, read_text, out, error, sql, args, ap);
-	va_end(ap);
+	ROWS_RUN(ok, true, read_text, out);
 	if (!ok)
 		g_clear_pointer(out, g_free);
 	return ok;
@@ -653,12 +657,9 @@ bool db_text(struct db *db, char **out, const char *dflt, GError **error, const 
 bool db_rows(struct db *db, db_read_fn read, void *data, GError **error, const char *sql,
 	     const char *args, ...)
 {
-	va_list ap;
 	bool ok;
 
-	va_start(ap, args);
-	ok = rows_run(db, false, read, data, error, sql, args, ap);
-	va_end(ap);
+	ROWS_RUN(ok, false, read, data);
 	return ok;
 }
 
@@ -682,12 +683,9 @@ bool db_list(struct db *db, GPtrArray *out, db_new_fn read, GError **error, cons
 	     const char *args, ...)
 {
 	struct new_rows n = { .read = read, .out = out };
-	va_list ap;
 	bool ok;
 
-	va_start(ap, args);
-	ok = rows_run(db, false, read_new, &n, error, sql, args, ap);
-	va_end(ap);
+	ROWS_RUN(ok, false, read_new, &n);
 	return ok;
 }
 
@@ -695,12 +693,9 @@ bool db_one(struct db *db, gpointer *out, db_new_fn read, GError **error, const 
 	    const char *args, ...)
 {
 	struct new_rows n = { .read = read };
-	va_list ap;
 	bool ok;
 
-	va_start(ap, args);
-	ok = rows_run(db, true, read_new, &n, error, sql, args, ap);
-	va_end(ap);
+	ROWS_RUN(ok, true, read_new, &n);
 	*out = n.first;
 	return ok;
 }
@@ -714,12 +709,9 @@ static void read_id(sqlite3_stmt *row, void *data)
 
 bool db_ids(struct db *db, GArray *out, GError **error, const char *sql, const char *args, ...)
 {
-	va_list ap;
 	bool ok;
 
-	va_start(ap, args);
-	ok = rows_run(db, false, read_id, out, error, sql, args, ap);
-	va_end(ap);
+	ROWS_RUN(ok, false, read_id, out);
 	return ok;
 }
 
