@@ -10,7 +10,10 @@
  * none. Then sched_run() --once on a queue prepared in the store: a job
  * that zeroday died running 12 times (claims no failure followed) ends
  * in error saying so, without running; one cut short fewer times runs;
- * the temporary failures a job had are not counted as cuts.
+ * the temporary failures a job had are not counted as cuts. And the
+ * retry rule, on a real poll and a build that fails for infrastructure:
+ * the job is queued again with its backoff and its cause, left waiting
+ * by --once, and its 8th failure ends it in error, saying it gave up.
  */
 #include "autoconfig.h"
 
@@ -71,7 +74,7 @@ static void fixture_tear_down(struct fixture *f, gconstpointer data)
 	g_free(f->dir);
 }
 
-/* A served repository for this test, named after it, with a first commit; returns its path. */
+/* A new, empty repository served as @name; returns its path (caller frees). */
 static char *served_repo(const char *name)
 {
 	char *dir = g_build_filename(served_base, name, NULL);
@@ -352,6 +355,29 @@ static char *job_end(struct fixture *f, gint64 id)
 	return out;
 }
 
+/* Runs sched_run() --once, its warnings logged and captured instead of fatal. */
+static void run_once(struct fixture *f, unsigned retry_delay)
+{
+	struct sched_options opts = { .once = true, .poll_interval = 3600, .lease = 60,
+				      .workers = 1, .retry_delay = retry_delay };
+	volatile sig_atomic_t stop = 0;
+	g_autoptr(GError) error = NULL;
+	guint handler;
+	bool ok;
+
+	g_mutex_lock(&log_lock);
+	g_clear_pointer(&logged, g_ptr_array_unref);
+	logged = g_ptr_array_new_with_free_func(g_free);
+	g_mutex_unlock(&log_lock);
+	g_log_set_always_fatal(G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL);
+	handler = g_log_set_handler("bot", G_LOG_LEVEL_MASK, capture, NULL);
+	ok = sched_run(f->db, f->store, f->config, &opts, &stop, &error);
+	g_log_remove_handler("bot", handler);
+	g_log_set_always_fatal(G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+	g_assert_no_error(error);
+	g_assert_true(ok);
+}
+
 /*
  * sched_run() --once on jobs a crashed zeroday left: cut short 12 times
  * (its 13th claim) it ends in error at once, saying why; cut short 11
@@ -365,16 +391,10 @@ static void test_cut_short(struct fixture *f, gconstpointer data)
 	const char *x1 = "1111111111111111111111111111111111111111";
 	const char *x2 = "2222222222222222222222222222222222222222";
 	const char *x3 = "3333333333333333333333333333333333333333";
-	struct sched_options opts = { .once = true, .poll_interval = 3600, .lease = 60,
-				      .workers = 1 };
-	volatile sig_atomic_t stop = 0;
-	g_autoptr(GError) error = NULL;
 	g_autofree char *end1 = NULL, *end2 = NULL, *end3 = NULL;
 	g_autofree char *missing = NULL;
 	g_autofree char *cut = g_strconcat("done|error|", cut12, NULL);
 	gint64 tree_id, j1, j2, j3;
-	guint handler;
-	bool ok;
 
 	(void)data;
 	/* Its URL serves nothing: its poll fails, which ends no run. */
@@ -384,14 +404,7 @@ static void test_cut_short(struct fixture *f, gconstpointer data)
 	j3 = add_cut_job(f, tree_id, x3, 14, 2);
 
 	/* The run warns of each cut job: logged and checked here, not fatal. */
-	logged = g_ptr_array_new_with_free_func(g_free);
-	g_log_set_always_fatal(G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL);
-	handler = g_log_set_handler("bot", G_LOG_LEVEL_MASK, capture, NULL);
-	ok = sched_run(f->db, f->store, f->config, &opts, &stop, &error);
-	g_log_remove_handler("bot", handler);
-	g_log_set_always_fatal(G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
-	g_assert_no_error(error);
-	g_assert_true(ok);
+	run_once(f, 0);
 
 	end1 = job_end(f, j1);
 	end2 = job_end(f, j2);
@@ -403,7 +416,59 @@ static void test_cut_short(struct fixture *f, gconstpointer data)
 	g_assert_true(was_logged("job *: cut short 12 times: *"));
 	g_assert_true(was_logged("job *: error (no retry): commit 2222* is no longer in the "
 				 "object store"));
-	g_clear_pointer(&logged, g_ptr_array_unref);
+}
+
+/*
+ * A head whose build fails for infrastructure (its target's config file
+ * is gone): queued again, not before its retry delay, with the cause and
+ * one failure counted; --once leaves it waiting and says so. At its 8th
+ * failure it ends in error: it gave up, with the cause.
+ */
+static void test_retry(struct fixture *f, gconstpointer data)
+{
+	g_autofree char *dir = served_repo("retry");
+	g_autofree char *target = g_strdup_printf("x86_64:file=%s/absent.config", f->dir);
+	g_autofree char *c1 = NULL;
+	g_autofree char *end = NULL;
+	g_autofree char *update = NULL;
+	g_autofree char *cause = NULL;
+	g_autofree char *gave_up = NULL;
+	g_autoptr(GPtrArray) jobs = NULL;
+	const struct job_row *j;
+	gint64 before, id;
+
+	(void)data;
+	c1 = testlib_commit(dir, "a.c", "1\n", "one");
+	add_tree(f, "retry", TREE_REBASABLE, NULL, target);
+	before = g_get_real_time() / G_USEC_PER_SEC;
+	run_once(f, 3600);
+	jobs = queued(f);
+	g_assert_cmpuint(jobs->len, ==, 1);
+	j = job_of(jobs, c1, target);
+	g_assert_nonnull(j);
+	if (!j)
+		return;
+	id = j->id;
+	g_assert_false(j->running);
+	g_assert_cmpuint(j->attempts, ==, 1);
+	g_assert_cmpuint(j->failures, ==, 1);
+	g_assert_cmpint(j->not_before, >=, before + 3600);
+	g_assert_cmpint(j->not_before, <=, g_get_real_time() / G_USEC_PER_SEC + 3600);
+	cause = g_strdup_printf("infra-error: build of %.12s: *absent.config*", c1);
+	g_assert_true(j->last_error && g_pattern_match_simple(cause, j->last_error));
+	g_assert_true(was_logged("job *: attempt 1 failed, retry at *: infra-error: *"));
+	g_assert_true(was_logged("job *: * left queued: retry 1 at * after: infra-error: *"));
+
+	/* Its 8th failure: the end. */
+	update = g_strdup_printf("UPDATE jobs SET failures = 7, not_before = 0 WHERE id = %"
+				 G_GINT64_FORMAT, id);
+	sql(f, update);
+	run_once(f, 3600);
+	end = job_end(f, id);
+	gave_up = g_strdup_printf("done|error|gave up after 8 attempts: %s", cause);
+	g_assert_true(end && g_pattern_match_simple(gave_up, end));
+	g_test_message("%s", end ? end : "");
+	g_assert_true(was_logged("job *: error: gave up after 8 attempts: infra-error: *"));
 }
 
 int main(int argc, char **argv)
@@ -428,8 +493,11 @@ int main(int argc, char **argv)
 		   fixture_tear_down);
 	g_test_add("/sched/cut-short", struct fixture, NULL, fixture_set_up, test_cut_short,
 		   fixture_tear_down);
+	g_test_add("/sched/retry", struct fixture, NULL, fixture_set_up, test_retry,
+		   fixture_tear_down);
 	rc = g_test_run();
 
+	g_clear_pointer(&logged, g_ptr_array_unref);
 	testlib_daemon_stop(daemon_);
 	config_free(config);
 	return rc;
