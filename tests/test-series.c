@@ -4,7 +4,8 @@
  * ingest_mail() and handed to series_take() by inbox_dispatch(), then
  * series_start(). Covered: a cover letter and two patches make one
  * series row, which once complete is applied on its tree's branch and
- * gets one patch-test job per target; parts that come out of order wait
+ * gets one patch-test job per target; without its cover letter it waits
+ * [mail] grace seconds for it first; parts that come out of order wait
  * and then join the same row; parts whose From a list or an archive
  * rewrote join their thread's series; a series missing a part waits,
  * and [mail] series-timeout after its last part is closed with a note,
@@ -329,6 +330,36 @@ static void test_complete(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(outbox_rows(f), ==, 0);
 }
 
+/*
+ * Both patches and no cover letter: complete, but it waits for the cover
+ * letter [mail] grace seconds after its last part, then starts without
+ * it, titled by patch 1.
+ */
+static void test_grace(struct fixture *f, gconstpointer data)
+{
+	zd_autoptr(series_row) s = NULL;
+	g_autoptr(GError) error = NULL;
+	gint64 id;
+
+	(void)data;
+	deliver_part(f, "g", 1, ANN, T0);
+	deliver_part(f, "g", 2, ANN, T0 + 10);
+	g_assert_cmpuint(start(f, T0 + 10 + GRACE - 1), ==, 1);
+	s = only_series(f);
+	g_assert_nonnull(s);
+	if (!s)
+		return;
+	id = s->id;
+	g_assert_cmpint(s->state, ==, SERIES_WAITING);
+	g_assert_cmpstr(s->title, ==, "a: add three");
+	g_assert_cmpuint(active_jobs(f, NULL), ==, 0);
+	g_assert_cmpuint(start(f, T0 + 10 + GRACE), ==, 0);
+	series_row_free(g_steal_pointer(&s));
+	s = db_series_get(f->db, id, &error);
+	g_assert_true(s && s->state == SERIES_TESTING && !series_row_part(s, 0));
+	g_assert_cmpuint(active_jobs(f, NULL), ==, 1);
+}
+
 /* Patch 2 first, then the cover letter, then patch 1: one series, waiting until the last. */
 static void test_out_of_order(struct fixture *f, gconstpointer data)
 {
@@ -583,6 +614,8 @@ int main(int argc, char **argv)
 	if (!repo_global_init(&limits, &error))
 		g_error("%s", error->message);
 	g_test_add("/series/complete", struct fixture, NULL, fixture_set_up, test_complete,
+		   fixture_tear_down);
+	g_test_add("/series/grace", struct fixture, NULL, fixture_set_up, test_grace,
 		   fixture_tear_down);
 	g_test_add("/series/out-of-order", struct fixture, NULL, fixture_set_up,
 		   test_out_of_order, fixture_tear_down);
