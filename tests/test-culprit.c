@@ -12,7 +12,9 @@
  * is named. A boot finding is marked fixed by clean boots only when they
  * are enough for its rate: a flaky one is not fixed by 3 clean boots,
  * nor by boots that still show it; a reliable one is. A build finding
- * is fixed by the first commit that builds without it.
+ * is fixed by the first commit that builds without it. And the fork
+ * point a new branch's head is compared with: the nearest merge base
+ * with the tested heads, the tree's --base branch first.
  */
 #include "autoconfig.h"
 
@@ -483,6 +485,82 @@ static void test_build_fixed(struct fixture *f, gconstpointer data)
 	}
 }
 
+/* Records branch @name of tree @tree_id at @head, in @state. */
+static void put_branch(struct fixture *f, gint64 tree_id, const char *name, const char *head,
+		       enum branch_state state)
+{
+	g_autoptr(GError) error = NULL;
+	const struct branch_row b = { .name = (char *)name, .head = (char *)head, .state = state,
+				      .updated = 1700000000 };
+
+	g_assert_true(db_tx_begin(f->db, &error));
+	g_assert_true(db_branch_put(f->db, tree_id, &b, &error));
+	g_assert_true(db_tx_commit(f->db, &error));
+	g_assert_no_error(error);
+}
+
+/* culprit_fork_point() of a job of @commit, checked against @want (NULL: none known). */
+static void check_fork(struct fixture *f, const char *commit, const char *want)
+{
+	g_autoptr(GError) error = NULL;
+	struct job_row job = head_job(f, commit);
+	g_autofree char *fork = culprit_fork_point(&f->ctx, &job, &error);
+
+	g_assert_no_error(error);
+	g_assert_cmpstr(fork, ==, want);
+}
+
+/*
+ * Where a head first seen on its branch left known ground: none while
+ * nothing is tested (its parent is the base then); the merge base with
+ * the tree's tested heads, the nearest of several, a skipped branch not
+ * counted; and the tree's --base branch before its own heads.
+ */
+static void test_fork_point(struct fixture *f, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *t1 = NULL, *t2 = NULL;
+	zd_autoptr(tree_row) up = g_new0(struct tree_row, 1);
+	zd_autoptr(tree_row) kb = NULL;
+
+	(void)data;
+	g_free(testlib_git(f->work, "checkout", "-q", "-b", "topic", f->c[2], NULL));
+	t1 = testlib_commit(f->work, "t.c", "int t1;\n", "t: one");
+	t2 = testlib_commit(f->work, "t.c", "int t2;\n", "t: two");
+	g_free(testlib_git(f->work, "checkout", "-q", "master", NULL));
+
+	check_fork(f, t2, NULL);
+	put_branch(f, f->tree_id, "master", f->c[N - 1], BRANCH_TESTED);
+	check_fork(f, t2, f->c[2]);
+	/* A tested branch at t1 is nearer; a skipped one at t2's parent does not count. */
+	put_branch(f, f->tree_id, "wip", t1, BRANCH_SKIPPED);
+	check_fork(f, t2, f->c[2]);
+	put_branch(f, f->tree_id, "near", t1, BRANCH_TESTED);
+	check_fork(f, t2, t1);
+	/* The job's commit itself tested on a branch: not a base of itself. */
+	put_branch(f, f->tree_id, "topic", t2, BRANCH_TESTED);
+	check_fork(f, t2, t1);
+
+	/* Based on up/master (--base): its heads come first, however near kb's own. */
+	up->name = g_strdup("up");
+	up->url = g_strdup("git://example.org/up.git");
+	up->branches = g_strsplit("master", ",", -1);
+	up->blacklist = g_new0(char *, 1);
+	up->recipients = g_new0(char *, 1);
+	up->created = 1700000000;
+	g_assert_true(db_tree_insert(f->db, up, &error));
+	g_assert_no_error(error);
+	put_branch(f, up->id, "master", f->c[1], BRANCH_TESTED);
+	kb = db_tree_get(f->db, "kb", &error);
+	g_assert_nonnull(kb);
+	if (!kb)
+		return;
+	kb->base = g_strdup("up/master");
+	g_assert_true(db_tree_update(f->db, kb, &error));
+	g_assert_no_error(error);
+	check_fork(f, t2, f->c[1]);
+}
+
 int main(int argc, char **argv)
 {
 	struct repo_limits limits = { 0 };
@@ -502,6 +580,8 @@ int main(int argc, char **argv)
 	g_test_add("/culprit/flaky-boot", struct fixture, NULL, fixture_set_up, test_flaky_boot,
 		   fixture_tear_down);
 	g_test_add("/culprit/build-fixed", struct fixture, NULL, fixture_set_up, test_build_fixed,
+		   fixture_tear_down);
+	g_test_add("/culprit/fork-point", struct fixture, NULL, fixture_set_up, test_fork_point,
 		   fixture_tear_down);
 	rc = g_test_run();
 	g_free(target_spec);
