@@ -11,7 +11,7 @@
  * and [mail] series-timeout after its last part is closed with a note,
  * its parts kept and nothing answered; a v2 supersedes a v1 only when
  * the same sender posts it; a mail that is no patch (a plain mail, a
- * review quoting a diff) makes no series.
+ * review quoting a diff, a reply proposing one) makes no series.
  */
 #include "autoconfig.h"
 
@@ -562,9 +562,9 @@ static void test_v2_same_sender(struct fixture *f, gconstpointer data)
 }
 
 /*
- * Mail that is no patch: a plain question, and a review that quotes a
- * diff in reply to a patch. Each is taken by the inbox (marked done) and
- * makes no series.
+ * Mail that is no patch: a plain question, a review that quotes a diff
+ * in reply to a patch, and a reply that proposes a diff of its own. Each
+ * is taken by the inbox (marked done) and makes no series.
  */
 static void test_not_a_patch(struct fixture *f, gconstpointer data)
 {
@@ -574,6 +574,7 @@ static void test_not_a_patch(struct fixture *f, gconstpointer data)
 					   "q@example.net", NULL, NULL);
 	g_autofree char *quoted = NULL;
 	g_autofree char *review = NULL;
+	g_autofree char *proposal = NULL;
 	gint64 n = -1;
 
 	(void)data;
@@ -595,12 +596,16 @@ static void test_not_a_patch(struct fixture *f, gconstpointer data)
 		g_free(review);
 		review = g_strdup_printf("%s\n\n%s\n\nThis breaks the build.\n", head, quoted);
 	}
+	/* A reply that proposes a diff of its own, unquoted: a reply still. */
+	proposal = list_mail("Rev Iewer <rev@example.org>", "Re: [PATCH 1/2] a: add three",
+			     "proposal@example.org", "s9-1@example.com", f->diff2);
 	deliver(f, plain, T0);
 	deliver(f, review, T0 + 1);
+	deliver(f, proposal, T0 + 2);
 	series = all_series(f);
 	g_assert_cmpuint(series->len, ==, 0);
 	g_assert_true(db_mail_count(f->db, MAIL_DONE, &n, &error));
-	g_assert_cmpint(n, ==, 2);
+	g_assert_cmpint(n, ==, 3);
 	g_assert_cmpuint(start(f, T0 + TIMEOUT * 2), ==, 0);
 	g_assert_cmpuint(active_jobs(f, NULL), ==, 0);
 }
