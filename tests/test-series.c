@@ -10,8 +10,10 @@
  * rewrote join their thread's series; a series missing a part waits,
  * and [mail] series-timeout after its last part is closed with a note,
  * its parts kept and nothing answered; a v2 supersedes a v1 only when
- * the same sender posts it; a mail that is no patch (a plain mail, a
- * review quoting a diff, a reply proposing one) makes no series.
+ * the same sender posts it, and a v2 posted in v1's thread is a series
+ * of its own, its unversioned patches v2 by its cover letter; a mail
+ * that is no patch (a plain mail, a review quoting a diff, a reply
+ * proposing one) makes no series.
  */
 #include "autoconfig.h"
 
@@ -562,6 +564,50 @@ static void test_v2_same_sender(struct fixture *f, gconstpointer data)
 }
 
 /*
+ * A v2 posted in reply to v1's cover letter, as b4 and git send-email
+ * --in-reply-to do, its patches tagged "[PATCH 1/2]" without the version
+ * in reply to "[PATCH v2 0/2]": a series of its own, v2 by its cover
+ * letter, holding its three mails; v1, complete and waiting, superseded
+ * and never started.
+ */
+static void test_v2_in_thread(struct fixture *f, gconstpointer data)
+{
+	g_autofree char *cover2 = list_mail(ANN, "[PATCH v2 0/2] ab: two small parts",
+					    "w2-0@example.com", "w1-0@example.com", NULL);
+	zd_autoptr(series_row) v1 = NULL;
+	zd_autoptr(series_row) v2 = NULL;
+
+	(void)data;
+	for (guint n = 0; n <= 2; n++)
+		deliver_part(f, "w1", n, ANN, T0 + n);
+	deliver(f, cover2, T0 + 10);
+	for (guint n = 1; n <= 2; n++) {
+		g_autofree char *mid = g_strdup_printf("w2-%u@example.com", n);
+		g_autofree char *raw = list_mail(ANN, n == 1 ? "[PATCH 1/2] a: add three"
+							     : "[PATCH 2/2] b: add four",
+						 mid, "w2-0@example.com", n == 1 ? f->diff1 : f->diff2);
+
+		deliver(f, raw, T0 + 10 + n);
+	}
+	v1 = series_of(f, "w1-1@example.com");
+	v2 = series_of(f, "w2-2@example.com");
+	g_assert_true(v1 && v2);
+	if (!v1 || !v2)
+		return;
+	g_assert_cmpint(v1->id, !=, v2->id);
+	g_assert_cmpuint(v2->version, ==, 2);
+	check_parts(v2, "w2");
+	check_parts(v1, "w1");
+	g_assert_cmpstr(db_series_state_name(v1->state), ==, "superseded");
+	g_assert_cmpint(v1->superseded_by, ==, v2->id);
+	g_assert_cmpuint(start(f, T0 + 20), ==, 0);
+	series_row_free(g_steal_pointer(&v2));
+	v2 = series_of(f, "w2-0@example.com");
+	g_assert_true(v2 && v2->state == SERIES_TESTING);
+	g_assert_cmpuint(active_jobs(f, NULL), ==, 1);
+}
+
+/*
  * Mail that is no patch: a plain question, a review that quotes a diff
  * in reply to a patch, and a reply that proposes a diff of its own. Each
  * is taken by the inbox (marked done) and makes no series.
@@ -630,6 +676,8 @@ int main(int argc, char **argv)
 		   fixture_tear_down);
 	g_test_add("/series/v2-same-sender", struct fixture, NULL, fixture_set_up,
 		   test_v2_same_sender, fixture_tear_down);
+	g_test_add("/series/v2-in-thread", struct fixture, NULL, fixture_set_up,
+		   test_v2_in_thread, fixture_tear_down);
 	g_test_add("/series/not-a-patch", struct fixture, NULL, fixture_set_up, test_not_a_patch,
 		   fixture_tear_down);
 	return g_test_run();
