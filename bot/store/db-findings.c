@@ -156,28 +156,15 @@ void finding_row_free(struct finding_row *row)
 static bool finding_steps_add(struct db *db, gint64 finding_id, const GPtrArray *steps,
 			      GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = NULL;
-
-	if (!steps || steps->len == 0)
-		return true;
-	stmt = db_prepare(db,
-		"INSERT INTO finding_steps (finding_id, seq, role, commit_id, tested, result, runs, "
-		"failures) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", error);
-	if (!stmt)
-		return false;
-	for (guint i = 0; i < steps->len; i++) {
+	for (guint i = 0; steps && i < steps->len; i++) {
 		const struct finding_step *st = steps->pdata[i];
 
-		sqlite3_reset(stmt);
-		sqlite3_bind_int64(stmt, 1, finding_id);
-		sqlite3_bind_int64(stmt, 2, i);
-		db_bind_text(stmt, 3, bisect_role_name(st->role));
-		db_bind_text(stmt, 4, st->commit);
-		db_bind_text(stmt, 5, st->tested);
-		db_bind_text(stmt, 6, bisect_result_name(st->result));
-		sqlite3_bind_int64(stmt, 7, st->runs);
-		sqlite3_bind_int64(stmt, 8, st->failures);
-		if (!db_step_done(db, stmt, error))
+		if (!db_run(db, error,
+			    "INSERT INTO finding_steps (finding_id, seq, role, commit_id, tested, "
+			    "result, runs, failures) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+			    "iittttii", finding_id, (gint64)i, bisect_role_name(st->role),
+			    st->commit, st->tested, bisect_result_name(st->result),
+			    (gint64)st->runs, (gint64)st->failures))
 			return false;
 	}
 	return true;
@@ -186,53 +173,32 @@ static bool finding_steps_add(struct db *db, gint64 finding_id, const GPtrArray 
 bool db_finding_add(struct db *db, gint64 tree_id, struct finding_row *row, bool *added,
 		    GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR IGNORE INTO findings (tree_id, branch, culprit, target, kind, fingerprint, "
-		"title, details, confidence, reproduce, created, state, rate, bisect_log, parent, head, "
-		"file, line, col, diag_kind, message, excerpt, failures, runs, intermittent, "
-		"repro_commit, repro_boots, suspects, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-		"?9, ?10, ?11, coalesce(?12, 'open'), ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
-		"?22, ?23, ?24, ?25, ?26, ?27, nullif(?28, ''), ?29)", error);
-	g_autofree char *suspects = NULL;
+	/* Commit ids hold no space. */
+	g_autofree char *suspects = row->suspects ? g_strjoinv(" ", row->suspects) : NULL;
+	/* Stored for a build finding with a message only: see struct finding_row. */
+	const char *diag_kind = row->kind != FINDING_BOOT && row->message ?
+				diag_kind_name(row->diag_kind) : NULL;
 
 	g_assert(!sqlite3_get_autocommit(db->sql));
-	if (!stmt)
+	if (!db_run(db, error,
+		    "INSERT OR IGNORE INTO findings (tree_id, branch, culprit, target, kind, "
+		    "fingerprint, title, details, confidence, reproduce, created, state, rate, "
+		    "bisect_log, parent, head, file, line, col, diag_kind, message, excerpt, "
+		    "failures, runs, intermittent, repro_commit, repro_boots, suspects, reason) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, coalesce(?12, 'open'), "
+		    "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, "
+		    "nullif(?28, ''), ?29)",
+		    "itttttttftitfttttiitttiintitt", tree_id, row->branch, row->culprit,
+		    row->target, db_finding_kind_name(row->kind, row->console), row->fingerprint,
+		    row->title, row->details, row->confidence, row->reproduce,
+		    g_get_real_time() / G_USEC_PER_SEC, db_finding_state_name(row->state),
+		    row->rate > 0.0 ? row->rate : 1.0, row->bisect_log, row->parent, row->head,
+		    row->file, (gint64)row->line, (gint64)row->column, diag_kind,
+		    row->message, row->excerpt, (gint64)row->failures, (gint64)row->runs,
+		    (int)row->intermittent, row->repro_commit, (gint64)row->repro_boots, suspects,
+		    row->reason))
 		return false;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	db_bind_text(stmt, 2, row->branch);
-	db_bind_text(stmt, 3, row->culprit);
-	db_bind_text(stmt, 4, row->target);
-	db_bind_text(stmt, 5, db_finding_kind_name(row->kind, row->console));
-	db_bind_text(stmt, 6, row->fingerprint);
-	db_bind_text(stmt, 7, row->title);
-	db_bind_text(stmt, 8, row->details);
-	sqlite3_bind_double(stmt, 9, row->confidence);
-	db_bind_text(stmt, 10, row->reproduce);
-	sqlite3_bind_int64(stmt, 11, g_get_real_time() / G_USEC_PER_SEC);
-	db_bind_text(stmt, 12, db_finding_state_name(row->state));
-	sqlite3_bind_double(stmt, 13, row->rate > 0.0 ? row->rate : 1.0);
-	db_bind_text(stmt, 14, row->bisect_log);
-	db_bind_text(stmt, 15, row->parent);
-	db_bind_text(stmt, 16, row->head);
-	db_bind_text(stmt, 17, row->file);
-	sqlite3_bind_int64(stmt, 18, row->line);
-	sqlite3_bind_int64(stmt, 19, row->column);
-	db_bind_text(stmt, 20, row->kind != FINDING_BOOT && row->message ?
-		     diag_kind_name(row->diag_kind) : NULL);
-	db_bind_text(stmt, 21, row->message);
-	db_bind_text(stmt, 22, row->excerpt);
-	sqlite3_bind_int64(stmt, 23, row->failures);
-	sqlite3_bind_int64(stmt, 24, row->runs);
-	sqlite3_bind_int(stmt, 25, row->intermittent);
-	db_bind_text(stmt, 26, row->repro_commit);
-	sqlite3_bind_int64(stmt, 27, row->repro_boots);
-	/* Commit ids hold no space. */
-	suspects = row->suspects ? g_strjoinv(" ", row->suspects) : NULL;
-	db_bind_text(stmt, 28, suspects);
-	db_bind_text(stmt, 29, row->reason);
-	if (!db_step_done(db, stmt, error))
-		return false;
-	*added = sqlite3_changes(db->sql) == 1;
+	*added = db_changes(db) == 1;
 	if (!*added)
 		return true;
 	row->id = sqlite3_last_insert_rowid(db->sql);
@@ -249,7 +215,7 @@ bool db_finding_add(struct db *db, gint64 tree_id, struct finding_row *row, bool
 	"FROM findings f LEFT JOIN trees t ON t.id = f.tree_id "
 
 /* Reads a row of FINDING_COLUMNS; its steps are loaded apart (finding_steps_load()). */
-static struct finding_row *finding_read(sqlite3_stmt *stmt)
+static void *finding_read(sqlite3_stmt *stmt)
 {
 	struct finding_row *f = g_new0(struct finding_row, 1);
 	const char *suspects;
@@ -292,81 +258,53 @@ static struct finding_row *finding_read(sqlite3_stmt *stmt)
 	return f;
 }
 
+static void *step_read(sqlite3_stmt *stmt)
+{
+	struct finding_step *st = g_new0(struct finding_step, 1);
+
+	st->role = step_role_parse((const char *)sqlite3_column_text(stmt, 0));
+	st->commit = db_col_text(stmt, 1);
+	st->tested = db_col_text(stmt, 2);
+	st->result = step_result_parse((const char *)sqlite3_column_text(stmt, 3));
+	st->runs = (unsigned)sqlite3_column_int64(stmt, 4);
+	st->failures = (unsigned)sqlite3_column_int64(stmt, 5);
+	return st;
+}
+
 /* Loads the steps of each finding of @findings, in order. */
 static bool finding_steps_load(struct db *db, GPtrArray *findings, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = NULL;
-	int rc;
-
-	if (findings->len == 0)
-		return true;
-	stmt = db_prepare(db,
-		"SELECT role, commit_id, tested, result, runs, failures FROM finding_steps "
-		"WHERE finding_id = ?1 ORDER BY seq", error);
-	if (!stmt)
-		return false;
 	for (guint i = 0; i < findings->len; i++) {
 		struct finding_row *f = findings->pdata[i];
 
-		sqlite3_reset(stmt);
-		sqlite3_bind_int64(stmt, 1, f->id);
-		while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-			struct finding_step *st = g_new0(struct finding_step, 1);
-
-			st->role = step_role_parse((const char *)sqlite3_column_text(stmt, 0));
-			st->commit = db_col_text(stmt, 1);
-			st->tested = db_col_text(stmt, 2);
-			st->result = step_result_parse((const char *)sqlite3_column_text(stmt, 3));
-			st->runs = (unsigned)sqlite3_column_int64(stmt, 4);
-			st->failures = (unsigned)sqlite3_column_int64(stmt, 5);
-			g_ptr_array_add(f->steps, st);
-		}
-		if (rc != SQLITE_DONE)
-			return db_sql_error(db, error, "listing bisection steps");
+		if (!db_list(db, f->steps, step_read, error,
+			     "SELECT role, commit_id, tested, result, runs, failures "
+			     "FROM finding_steps WHERE finding_id = ?1 ORDER BY seq", "i", f->id))
+			return false;
 	}
 	return true;
 }
 
-/* Runs @stmt, a query of FINDING_COLUMNS, and returns its findings with their steps. */
-static GPtrArray *finding_query(struct db *db, sqlite3_stmt *stmt, const char *what,
-				GError **error)
+GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
-	int rc;
 
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(out, finding_read(stmt));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, what);
-		return NULL;
-	}
-	if (!finding_steps_load(db, out, error))
+	if (!db_list(db, out, finding_read, error,
+		     "SELECT " FINDING_COLUMNS "ORDER BY f.id DESC LIMIT ?1", "i",
+		     (gint64)limit) ||
+	    !finding_steps_load(db, out, error))
 		return NULL;
 	return g_steal_pointer(&out);
 }
 
-GPtrArray *db_finding_list(struct db *db, unsigned limit, GError **error)
-{
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " FINDING_COLUMNS "ORDER BY f.id DESC LIMIT ?1", error);
-
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int64(stmt, 1, limit);
-	return finding_query(db, stmt, "listing findings", error);
-}
-
 struct finding_row *db_finding_get(struct db *db, gint64 id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "SELECT " FINDING_COLUMNS "WHERE f.id = ?1",
-						  error);
 	g_autoptr(GPtrArray) found = NULL;
 
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int64(stmt, 1, id);
-	found = finding_query(db, stmt, "reading a finding", error);
-	if (!found)
+	found = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
+	if (!db_list(db, found, finding_read, error, "SELECT " FINDING_COLUMNS "WHERE f.id = ?1",
+		     "i", id) ||
+	    !finding_steps_load(db, found, error))
 		return NULL;
 	if (found->len == 0) {
 		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no finding %" G_GINT64_FORMAT, id);
@@ -377,71 +315,57 @@ struct finding_row *db_finding_get(struct db *db, gint64 id, GError **error)
 
 GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " FINDING_COLUMNS "WHERE f.tree_id = ?1 AND f.target = ?2 AND "
-		"f.state = 'open' ORDER BY f.id", error);
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
 
-	if (!stmt)
+	if (!db_list(db, out, finding_read, error,
+		     "SELECT " FINDING_COLUMNS "WHERE f.tree_id = ?1 AND f.target = ?2 AND "
+		     "f.state = 'open' ORDER BY f.id", "it", tree_id, target) ||
+	    !finding_steps_load(db, out, error))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	db_bind_text(stmt, 2, target);
-	return finding_query(db, stmt, "listing open findings", error);
+	return g_steal_pointer(&out);
 }
 
 /* Moves open finding @id to @state, seen so at @head. */
 static bool finding_close(struct db *db, gint64 id, enum finding_state state, const char *head,
 			  GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE findings SET state = ?3, fixed_by = ?1 WHERE id = ?2 AND state = 'open'",
-		error);
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, head);
-	sqlite3_bind_int64(stmt, 2, id);
-	db_bind_text(stmt, 3, db_finding_state_name(state));
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "UPDATE findings SET state = ?3, fixed_by = ?1 WHERE id = ?2 "
+		      "AND state = 'open'", "tit", head, id, db_finding_state_name(state));
 }
 
 GPtrArray *db_finding_unreported(struct db *db, gint64 tree_id, const char *culprit,
 				 const char *target, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " FINDING_COLUMNS "WHERE f.tree_id = ?1 AND f.culprit = ?2 AND f.target = ?3 "
-		"AND f.report_finding IS NULL AND f.state IN ('open', 'inconclusive') "
-		"AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.finding_id = f.id "
-		"AND o.kind = 'report') ORDER BY f.id", error);
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
 
-	if (!stmt)
+	if (!db_list(db, out, finding_read, error,
+		     "SELECT " FINDING_COLUMNS "WHERE f.tree_id = ?1 AND f.culprit = ?2 "
+		     "AND f.target = ?3 AND f.report_finding IS NULL "
+		     "AND f.state IN ('open', 'inconclusive') "
+		     "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.finding_id = f.id "
+		     "AND o.kind = 'report') ORDER BY f.id", "itt", tree_id, culprit, target) ||
+	    !finding_steps_load(db, out, error))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	db_bind_text(stmt, 2, culprit);
-	db_bind_text(stmt, 3, target);
-	return finding_query(db, stmt, "listing unreported findings", error);
+	return g_steal_pointer(&out);
 }
 
 bool db_finding_set_report(struct db *db, gint64 id, gint64 lead, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE findings SET report_finding = ?1 WHERE id = ?2", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, lead);
-	sqlite3_bind_int64(stmt, 2, id);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error, "UPDATE findings SET report_finding = ?1 WHERE id = ?2", "ii",
+		      lead, id);
 }
 
 GPtrArray *db_finding_carried(struct db *db, gint64 lead, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " FINDING_COLUMNS "WHERE f.report_finding = ?1 ORDER BY f.id", error);
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)finding_row_free);
 
-	if (!stmt)
+	if (!db_list(db, out, finding_read, error,
+		     "SELECT " FINDING_COLUMNS "WHERE f.report_finding = ?1 ORDER BY f.id", "i",
+		     lead) ||
+	    !finding_steps_load(db, out, error))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, lead);
-	return finding_query(db, stmt, "listing the findings a report carries", error);
+	return g_steal_pointer(&out);
 }
 
 bool db_finding_dropped(struct db *db, gint64 id, const char *head, GError **error)
@@ -452,17 +376,11 @@ bool db_finding_dropped(struct db *db, gint64 id, const char *head, GError **err
 bool db_finding_close(struct db *db, gint64 id, enum finding_state state, const char *why,
 		      GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE findings SET state = ?3, fixed_by = ?1 WHERE id = ?2 "
-		"AND state IN ('open', 'inconclusive')", error);
-
 	g_assert(state == FINDING_INVALID || state == FINDING_UNREPRODUCED);
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, why);
-	sqlite3_bind_int64(stmt, 2, id);
-	db_bind_text(stmt, 3, db_finding_state_name(state));
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "UPDATE findings SET state = ?3, fixed_by = ?1 WHERE id = ?2 "
+		      "AND state IN ('open', 'inconclusive')",
+		      "tit", why, id, db_finding_state_name(state));
 }
 
 bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error)

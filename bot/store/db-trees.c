@@ -57,7 +57,7 @@ void tree_row_free(struct tree_row *row)
 	"id, name, url, policy, branches, blacklist, base, recipients, created, " \
 	"last_poll, last_error, targets, lists, private, mail_clean, prefixes, subscriber"
 
-static struct tree_row *tree_from_stmt(sqlite3_stmt *stmt)
+static void *tree_read(sqlite3_stmt *stmt)
 {
 	struct tree_row *row = g_new0(struct tree_row, 1);
 	const char *policy = (const char *)sqlite3_column_text(stmt, 3);
@@ -84,10 +84,12 @@ static struct tree_row *tree_from_stmt(sqlite3_stmt *stmt)
 }
 
 /*
- * Binds name..recipients to parameters 1..7, targets to 9, lists, private
- * and mail_clean to 10..12, prefixes to 13, subscriber to 14.
+ * Runs @sql, an INSERT or UPDATE of @row: name..recipients are parameters
+ * 1..7, @eighth (created, or the id to update) 8, targets 9, lists,
+ * private and mail_clean 10..12, prefixes 13, subscriber 14.
  */
-static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
+static bool tree_write(struct db *db, const char *sql, const struct tree_row *row, gint64 eighth,
+		       GError **error)
 {
 	g_autofree char *branches = db_join_list(row->branches);
 	g_autofree char *blacklist = db_join_list(row->blacklist);
@@ -96,39 +98,28 @@ static void bind_tree(sqlite3_stmt *stmt, const struct tree_row *row)
 	g_autofree char *lists = db_join_list(row->lists);
 	g_autofree char *prefixes = db_join_list(row->prefixes);
 
-	db_bind_text(stmt, 1, row->name);
-	db_bind_text(stmt, 2, row->url);
-	db_bind_text(stmt, 3, db_policy_name(row->policy));
-	db_bind_text(stmt, 4, branches);
-	db_bind_text(stmt, 5, blacklist);
-	db_bind_text(stmt, 6, row->base);
-	db_bind_text(stmt, 7, recipients);
-	db_bind_text(stmt, 9, targets);
-	db_bind_text(stmt, 10, lists);
-	sqlite3_bind_int(stmt, 11, row->private);
-	sqlite3_bind_int(stmt, 12, row->mail_clean);
-	db_bind_text(stmt, 13, prefixes);
-	db_bind_text(stmt, 14, row->subscriber);
+	return db_run(db, error, sql, "tttttttittnntt", row->name, row->url,
+		      db_policy_name(row->policy), branches, blacklist, row->base, recipients,
+		      eighth, targets, lists, (int)row->private, (int)row->mail_clean, prefixes,
+		      row->subscriber);
 }
 
 bool db_tree_insert(struct db *db, struct tree_row *row, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO trees (name, url, policy, branches, blacklist, base, recipients, "
-		"created, targets, lists, private, mail_clean, prefixes, subscriber) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)", error);
+	g_autoptr(GError) local = NULL;
 
-	if (!stmt)
-		return false;
-	bind_tree(stmt, row);
-	sqlite3_bind_int64(stmt, 8, row->created);
-	if (sqlite3_step(stmt) != SQLITE_DONE) {
-		if (sqlite3_extended_errcode(db->sql) == SQLITE_CONSTRAINT_UNIQUE) {
+	if (!tree_write(db,
+			"INSERT INTO trees (name, url, policy, branches, blacklist, base, "
+			"recipients, created, targets, lists, private, mail_clean, prefixes, "
+			"subscriber) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+			"?13, ?14)", row, row->created, &local)) {
+		/* The only unique column an insert can violate is the name. */
+		if (g_error_matches(local, BOT_ERROR, BOT_ERROR_EXISTS))
 			g_set_error(error, BOT_ERROR, BOT_ERROR_EXISTS,
 				    "a tree named '%s' already exists", row->name);
-			return false;
-		}
-		return db_sql_error(db, error, "inserting a tree");
+		else
+			g_propagate_error(error, g_steal_pointer(&local));
+		return false;
 	}
 	row->id = sqlite3_last_insert_rowid(db->sql);
 	return true;
@@ -136,65 +127,40 @@ bool db_tree_insert(struct db *db, struct tree_row *row, GError **error)
 
 struct tree_row *db_tree_get(struct db *db, const char *name, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " TREE_COLUMNS " FROM trees WHERE name = ?1", error);
-	int rc;
+	gpointer row = NULL;
 
-	if (!stmt)
+	if (!db_one(db, &row, tree_read, error,
+		    "SELECT " TREE_COLUMNS " FROM trees WHERE name = ?1", "t", name))
 		return NULL;
-	db_bind_text(stmt, 1, name);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		return tree_from_stmt(stmt);
-	if (rc == SQLITE_DONE)
+	if (!row)
 		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no tree named '%s'", name);
-	else
-		db_sql_error(db, error, "reading a tree");
-	return NULL;
+	return row;
 }
 
 GPtrArray *db_tree_list(struct db *db, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)tree_row_free);
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT " TREE_COLUMNS " FROM trees ORDER BY name", error);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, tree_read, error, "SELECT " TREE_COLUMNS " FROM trees ORDER BY name",
+		     ""))
 		return NULL;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(out, tree_from_stmt(stmt));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing trees");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
 bool db_tree_update(struct db *db, const struct tree_row *row, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE trees SET name = ?1, url = ?2, policy = ?3, branches = ?4, "
-		"blacklist = ?5, base = ?6, recipients = ?7, targets = ?9, lists = ?10, "
-		"private = ?11, mail_clean = ?12, prefixes = ?13, subscriber = ?14 WHERE id = ?8", error);
-
-	if (!stmt)
-		return false;
-	bind_tree(stmt, row);
-	sqlite3_bind_int64(stmt, 8, row->id);
-	return db_step_done(db, stmt, error);
+	return tree_write(db,
+			  "UPDATE trees SET name = ?1, url = ?2, policy = ?3, branches = ?4, "
+			  "blacklist = ?5, base = ?6, recipients = ?7, targets = ?9, lists = ?10, "
+			  "private = ?11, mail_clean = ?12, prefixes = ?13, subscriber = ?14 "
+			  "WHERE id = ?8", row, row->id, error);
 }
 
 bool db_tree_delete(struct db *db, const char *name, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "DELETE FROM trees WHERE name = ?1", error);
-
-	if (!stmt)
+	if (!db_run(db, error, "DELETE FROM trees WHERE name = ?1", "t", name))
 		return false;
-	db_bind_text(stmt, 1, name);
-	if (!db_step_done(db, stmt, error))
-		return false;
-	if (sqlite3_changes(db->sql) == 0) {
+	if (db_changes(db) == 0) {
 		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no tree named '%s'", name);
 		return false;
 	}
@@ -204,15 +170,8 @@ bool db_tree_delete(struct db *db, const char *name, GError **error)
 bool db_tree_polled(struct db *db, gint64 tree_id, gint64 when, const char *message,
 		    GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE trees SET last_poll = ?1, last_error = ?2 WHERE id = ?3", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, when);
-	db_bind_text(stmt, 2, message);
-	sqlite3_bind_int64(stmt, 3, tree_id);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error, "UPDATE trees SET last_poll = ?1, last_error = ?2 WHERE id = ?3",
+		      "iti", when, message, tree_id);
 }
 
 /* Branches. */
@@ -249,51 +208,38 @@ void branch_row_free(struct branch_row *row)
 	g_free(row);
 }
 
+static void *branch_read(sqlite3_stmt *stmt)
+{
+	struct branch_row *row = g_new0(struct branch_row, 1);
+
+	row->name = db_col_text(stmt, 0);
+	row->head = db_col_text(stmt, 1);
+	row->state = branch_state_parse((const char *)sqlite3_column_text(stmt, 2));
+	row->reason = db_col_text(stmt, 3);
+	row->updated = sqlite3_column_int64(stmt, 4);
+	return row;
+}
+
 GPtrArray *db_branch_list(struct db *db, gint64 tree_id, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)branch_row_free);
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT name, head, state, reason, updated FROM branches WHERE tree_id = ?1 "
-		"ORDER BY name", error);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, branch_read, error,
+		     "SELECT name, head, state, reason, updated FROM branches WHERE tree_id = ?1 "
+		     "ORDER BY name", "i", tree_id))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct branch_row *row = g_new0(struct branch_row, 1);
-
-		row->name = db_col_text(stmt, 0);
-		row->head = db_col_text(stmt, 1);
-		row->state = branch_state_parse((const char *)sqlite3_column_text(stmt, 2));
-		row->reason = db_col_text(stmt, 3);
-		row->updated = sqlite3_column_int64(stmt, 4);
-		g_ptr_array_add(out, row);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing branches");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
 bool db_branch_put(struct db *db, gint64 tree_id, const struct branch_row *row, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO branches (tree_id, name, head, state, reason, updated) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (tree_id, name) DO UPDATE SET "
-		"head = excluded.head, state = excluded.state, reason = excluded.reason, "
-		"updated = excluded.updated", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	db_bind_text(stmt, 2, row->name);
-	db_bind_text(stmt, 3, row->head);
-	db_bind_text(stmt, 4, db_branch_state_name(row->state));
-	db_bind_text(stmt, 5, row->reason);
-	sqlite3_bind_int64(stmt, 6, row->updated);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "INSERT INTO branches (tree_id, name, head, state, reason, updated) "
+		      "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (tree_id, name) DO UPDATE SET "
+		      "head = excluded.head, state = excluded.state, reason = excluded.reason, "
+		      "updated = excluded.updated",
+		      "itttti", tree_id, row->name, row->head, db_branch_state_name(row->state),
+		      row->reason, row->updated);
 }
 
 /* Head events. */
@@ -347,62 +293,46 @@ void head_event_free(struct head_event *event)
 
 bool db_event_add(struct db *db, gint64 tree_id, struct head_event *event, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT INTO head_events (tree_id, branch, old_head, new_head, change, action, "
-		"reason, selected, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	db_bind_text(stmt, 2, event->branch);
-	db_bind_text(stmt, 3, event->old_head);
-	db_bind_text(stmt, 4, event->new_head);
-	db_bind_text(stmt, 5, db_head_change_name(event->change));
-	db_bind_text(stmt, 6, db_head_action_name(event->action));
-	db_bind_text(stmt, 7, event->reason);
-	sqlite3_bind_int64(stmt, 8, event->selected);
-	sqlite3_bind_int64(stmt, 9, event->when);
-	if (!db_step_done(db, stmt, error))
+	if (!db_run(db, error,
+		    "INSERT INTO head_events (tree_id, branch, old_head, new_head, change, action, "
+		    "reason, selected, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+		    "ittttttii", tree_id, event->branch, event->old_head, event->new_head,
+		    db_head_change_name(event->change), db_head_action_name(event->action),
+		    event->reason, (gint64)event->selected, event->when))
 		return false;
 	event->id = sqlite3_last_insert_rowid(db->sql);
 	return true;
 }
 
+static void *event_read(sqlite3_stmt *stmt)
+{
+	struct head_event *e = g_new0(struct head_event, 1);
+
+	e->id = sqlite3_column_int64(stmt, 0);
+	e->tree = db_col_text(stmt, 1);
+	e->branch = db_col_text(stmt, 2);
+	e->old_head = db_col_text(stmt, 3);
+	e->new_head = db_col_text(stmt, 4);
+	e->change = (enum head_change)db_name_index(head_changes, G_N_ELEMENTS(head_changes),
+						    (const char *)sqlite3_column_text(stmt, 5),
+						    HEAD_NEW);
+	e->action = head_action_parse((const char *)sqlite3_column_text(stmt, 6));
+	e->reason = db_col_text(stmt, 7);
+	e->selected = sqlite3_column_int(stmt, 8);
+	e->when = sqlite3_column_int64(stmt, 9);
+	return e;
+}
+
 GPtrArray *db_event_recent(struct db *db, unsigned limit, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)head_event_free);
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT e.id, t.name, e.branch, e.old_head, e.new_head, e.change, e.action, "
-		"e.reason, e.selected, e.at FROM head_events e JOIN trees t ON t.id = e.tree_id "
-		"ORDER BY e.id DESC LIMIT ?1", error);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, event_read, error,
+		     "SELECT e.id, t.name, e.branch, e.old_head, e.new_head, e.change, e.action, "
+		     "e.reason, e.selected, e.at FROM head_events e "
+		     "JOIN trees t ON t.id = e.tree_id ORDER BY e.id DESC LIMIT ?1", "i",
+		     (gint64)limit))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, limit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct head_event *e = g_new0(struct head_event, 1);
-		const char *change = (const char *)sqlite3_column_text(stmt, 5);
-
-		e->id = sqlite3_column_int64(stmt, 0);
-		e->tree = db_col_text(stmt, 1);
-		e->branch = db_col_text(stmt, 2);
-		e->old_head = db_col_text(stmt, 3);
-		e->new_head = db_col_text(stmt, 4);
-		for (size_t i = 0; i < G_N_ELEMENTS(head_changes); i++) {
-			if (change && strcmp(change, head_changes[i]) == 0)
-				e->change = (enum head_change)i;
-		}
-		e->action = head_action_parse((const char *)sqlite3_column_text(stmt, 6));
-		e->reason = db_col_text(stmt, 7);
-		e->selected = sqlite3_column_int(stmt, 8);
-		e->when = sqlite3_column_int64(stmt, 9);
-		g_ptr_array_add(out, e);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing head events");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
@@ -444,171 +374,128 @@ void test_row_free(struct test_row *row)
 bool db_test_add(struct db *db, gint64 tree_id, const char *branch, const char *commit,
 		 const char *summary, gint64 event_id, bool *added, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR IGNORE INTO tests (tree_id, commit_id, branch, summary, event_id, "
-		"queued) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", error);
-
-	if (!stmt)
+	if (!db_run(db, error,
+		    "INSERT OR IGNORE INTO tests (tree_id, commit_id, branch, summary, event_id, "
+		    "queued) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+		    "itttii", tree_id, commit, branch, summary, event_id,
+		    g_get_real_time() / G_USEC_PER_SEC))
 		return false;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	db_bind_text(stmt, 2, commit);
-	db_bind_text(stmt, 3, branch);
-	db_bind_text(stmt, 4, summary);
-	sqlite3_bind_int64(stmt, 5, event_id);
-	sqlite3_bind_int64(stmt, 6, g_get_real_time() / G_USEC_PER_SEC);
-	if (!db_step_done(db, stmt, error))
-		return false;
-	*added = sqlite3_changes(db->sql) == 1;
+	*added = db_changes(db) == 1;
 	return true;
+}
+
+static void commit_read(sqlite3_stmt *row, void *data)
+{
+	g_strv_builder_add(data, (const char *)sqlite3_column_text(row, 0));
 }
 
 char **db_test_series(struct db *db, gint64 tree_id, const char *commit, GError **error)
 {
 	g_autoptr(GStrvBuilder) out = g_strv_builder_new();
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT s.commit_id FROM tests c JOIN tests s ON s.tree_id = c.tree_id "
-		"AND s.event_id = c.event_id WHERE c.tree_id = ?1 AND c.commit_id = ?2 "
-		"ORDER BY s.rowid", error);
-	int rc;
 
-	if (!stmt)
+	if (!db_rows(db, commit_read, out, error,
+		     "SELECT s.commit_id FROM tests c JOIN tests s ON s.tree_id = c.tree_id "
+		     "AND s.event_id = c.event_id WHERE c.tree_id = ?1 AND c.commit_id = ?2 "
+		     "ORDER BY s.rowid", "it", tree_id, commit))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	db_bind_text(stmt, 2, commit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_strv_builder_add(out, (const char *)sqlite3_column_text(stmt, 0));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing a head change's commits");
-		return NULL;
-	}
 	return g_strv_builder_end(out);
 }
 
 char *db_test_branch(struct db *db, gint64 tree_id, const char *commit, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT branch FROM tests WHERE tree_id = ?1 AND commit_id = ?2", error);
-	int rc;
+	char *branch = NULL;
 
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	db_bind_text(stmt, 2, commit);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		return db_col_text(stmt, 0);
-	if (rc != SQLITE_DONE)
-		db_sql_error(db, error, "looking up a test's branch");
-	return NULL;
+	db_text(db, &branch, NULL, error,
+		"SELECT branch FROM tests WHERE tree_id = ?1 AND commit_id = ?2", "it", tree_id,
+		commit);
+	return branch;
 }
 
 bool db_test_known(struct db *db, gint64 tree_id, const char *commit, bool *known,
 		   GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT 1 FROM tests WHERE tree_id = ?1 AND commit_id = ?2", error);
-	int rc;
+	gint64 one = 0;
 
-	if (!stmt)
+	if (!db_int(db, &one, 0, error,
+		    "SELECT 1 FROM tests WHERE tree_id = ?1 AND commit_id = ?2", "it", tree_id,
+		    commit))
 		return false;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	db_bind_text(stmt, 2, commit);
-	rc = sqlite3_step(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_sql_error(db, error, "looking up a test");
-	*known = rc == SQLITE_ROW;
+	*known = one == 1;
 	return true;
+}
+
+static void *test_read(sqlite3_stmt *stmt)
+{
+	struct test_row *row = g_new0(struct test_row, 1);
+
+	row->tree = db_col_text(stmt, 0);
+	row->branch = db_col_text(stmt, 1);
+	row->commit = db_col_text(stmt, 2);
+	row->summary = db_col_text(stmt, 3);
+	row->state = test_state_parse((const char *)sqlite3_column_text(stmt, 4));
+	row->queued = sqlite3_column_int64(stmt, 5);
+	row->tree_id = sqlite3_column_int64(stmt, 6);
+	row->head = sqlite3_column_int(stmt, 7) == 1;
+	return row;
 }
 
 GPtrArray *db_test_pending(struct db *db, unsigned limit, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)test_row_free);
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT t.name, s.branch, s.commit_id, s.summary, s.state, s.queued, t.id, "
-		"b.head = s.commit_id FROM tests s JOIN trees t ON t.id = s.tree_id "
-		"LEFT JOIN branches b ON b.tree_id = s.tree_id AND b.name = s.branch "
-		"WHERE s.state = 'pending' ORDER BY s.queued, s.rowid LIMIT ?1", error);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, test_read, error,
+		     "SELECT t.name, s.branch, s.commit_id, s.summary, s.state, s.queued, t.id, "
+		     "b.head = s.commit_id FROM tests s JOIN trees t ON t.id = s.tree_id "
+		     "LEFT JOIN branches b ON b.tree_id = s.tree_id AND b.name = s.branch "
+		     "WHERE s.state = 'pending' ORDER BY s.queued, s.rowid LIMIT ?1", "i",
+		     (gint64)limit))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, limit);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct test_row *row = g_new0(struct test_row, 1);
-
-		row->tree = db_col_text(stmt, 0);
-		row->branch = db_col_text(stmt, 1);
-		row->commit = db_col_text(stmt, 2);
-		row->summary = db_col_text(stmt, 3);
-		row->state = test_state_parse((const char *)sqlite3_column_text(stmt, 4));
-		row->queued = sqlite3_column_int64(stmt, 5);
-		row->tree_id = sqlite3_column_int64(stmt, 6);
-		row->head = sqlite3_column_int(stmt, 7) == 1;
-		g_ptr_array_add(out, row);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing pending tests");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
 bool db_test_count_pending(struct db *db, gint64 *count, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT count(*) FROM tests WHERE state = 'pending'", error);
-
-	if (!stmt)
-		return false;
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return db_sql_error(db, error, "counting pending tests");
-	*count = sqlite3_column_int64(stmt, 0);
-	return true;
+	return db_int(db, count, 0, error, "SELECT count(*) FROM tests WHERE state = 'pending'",
+		      "");
 }
 
 bool db_test_scheduled(struct db *db, gint64 tree_id, const char *commit, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE tests SET state = 'scheduled' WHERE tree_id = ?1 AND commit_id = ?2", error);
-
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	db_bind_text(stmt, 2, commit);
-	return db_step_done(db, stmt, error);
+	return db_run(db, error,
+		      "UPDATE tests SET state = 'scheduled' WHERE tree_id = ?1 AND commit_id = ?2",
+		      "it", tree_id, commit);
 }
 
 char *db_head_previous(struct db *db, gint64 tree_id, const char *head, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
+	char *previous = NULL;
+
+	db_text(db, &previous, NULL, error,
 		"SELECT e.old_head FROM head_events e WHERE e.tree_id = ?1 AND e.new_head = ?2 "
 		"AND e.old_head IS NOT NULL AND e.change IN ('forward', 'forced') "
 		"AND EXISTS (SELECT 1 FROM tests t WHERE t.tree_id = e.tree_id "
-		"AND t.commit_id = e.old_head) ORDER BY e.id DESC LIMIT 1", error);
-	int rc;
-
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	db_bind_text(stmt, 2, head);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		return db_col_text(stmt, 0);
-	if (rc != SQLITE_DONE)
-		db_sql_error(db, error, "looking up the previous head");
-	return NULL;
+		"AND t.commit_id = e.old_head) ORDER BY e.id DESC LIMIT 1", "it", tree_id, head);
+	return previous;
 }
 
 bool db_tree_non_rebasable(struct db *db, gint64 tree_id, bool *non_rebasable, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "SELECT policy FROM trees WHERE id = ?1", error);
+	g_autofree char *policy = NULL;
 
-	if (!stmt)
+	if (!db_text(db, &policy, NULL, error, "SELECT policy FROM trees WHERE id = ?1", "i",
+		     tree_id))
 		return false;
-	sqlite3_bind_int64(stmt, 1, tree_id);
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return db_sql_error(db, error, "reading a tree's policy");
-	*non_rebasable = g_strcmp0((const char *)sqlite3_column_text(stmt, 0), "non-rebasable") == 0;
+	/*
+	 * policy is NOT NULL, so none means no tree: a job's tree is deleted
+	 * with its jobs, so this is the store failing, not a NOT_FOUND to act on.
+	 */
+	if (!policy) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED,
+			    "database: reading a tree's policy: no tree %" G_GINT64_FORMAT,
+			    tree_id);
+		return false;
+	}
+	*non_rebasable = strcmp(policy, "non-rebasable") == 0;
 	return true;
 }
 
@@ -630,16 +517,10 @@ bool db_branch_cancel(struct db *db, gint64 tree_id, const char *pattern, unsign
 
 	g_assert(!strchr(pattern, '['));
 	for (size_t i = 0; i < G_N_ELEMENTS(sql); i++) {
-		g_autoptr(sqlite3_stmt) stmt = db_prepare(db, sql[i], error);
-
-		if (!stmt)
-			return false;
-		sqlite3_bind_int64(stmt, 1, tree_id);
-		db_bind_text(stmt, 2, pattern);
-		if (!db_step_done(db, stmt, error))
+		if (!db_run(db, error, sql[i], "it", tree_id, pattern))
 			return false;
 		if (counts[i])
-			*counts[i] = (unsigned)sqlite3_changes(db->sql);
+			*counts[i] = (unsigned)db_changes(db);
 	}
 	return true;
 }
