@@ -26,8 +26,6 @@ char *address_normalize(const char *text, GError **error)
 {
 	g_autoptr(InternetAddress) ia = NULL;
 	const char *why;
-	const char *addr;
-	const char *at;
 
 	mail_global_init();
 	if (mime_has_control(text))
@@ -38,9 +36,7 @@ char *address_normalize(const char *text, GError **error)
 	ia = mime_mailbox_parse(text, &why);
 	if (!ia)
 		return refuse(error, text, why);
-	addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(ia));
-	at = addr ? strrchr(addr, '@') : NULL;
-	if (!at || at == addr || at[1] == '\0' || addr[0] == '-' || strchr(at + 1, '.') == NULL)
+	if (!mime_mailbox_addr_ok(INTERNET_ADDRESS_MAILBOX(ia)))
 		return refuse(error, text, "not of the form user@domain.tld");
 	return internet_address_to_string(ia, NULL, FALSE);
 }

@@ -37,6 +37,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(InternetAddress, g_object_unref)
 bool mime_has_control(const char *s);
 
 /*
+ * Whether @mailbox's address reads user@domain.tld: no control character,
+ * no leading '-', at most 512 bytes.
+ */
+bool mime_mailbox_addr_ok(InternetAddressMailbox *mailbox);
+
+/*
  * Parses @text as one mailbox and returns it (caller unrefs), or NULL
  * with @why (may be NULL) set to a static reason: "not exactly one
  * address" or "groups are not accepted". Control characters and the

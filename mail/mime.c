@@ -29,6 +29,15 @@ bool mime_has_control(const char *s)
 	return false;
 }
 
+bool mime_mailbox_addr_ok(InternetAddressMailbox *mailbox)
+{
+	const char *addr = internet_address_mailbox_get_addr(mailbox);
+	const char *at = addr ? strrchr(addr, '@') : NULL;
+
+	return at && at != addr && at[1] != '\0' && addr[0] != '-' && strchr(at + 1, '.') &&
+	       !mime_has_control(addr) && strlen(addr) <= 512;
+}
+
 InternetAddress *mime_mailbox_parse(const char *text, const char **why)
 {
 	InternetAddressList *list = internet_address_list_parse(NULL, text);
