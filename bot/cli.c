@@ -1076,7 +1076,7 @@ static void outbox_json(struct cli *cli, JsonBuilder *b, const struct outbox_row
 	g_autoptr(GPtrArray) rcpts = db_rcpt_list(cli->db, r->id, NULL);
 
 	json_builder_begin_object(b);
-	status_json_members(b, "iitttvvtiiiitt", "id", r->id, "finding", r->finding_id,
+	status_json_members(b, "iittttvvtiiiitt", "id", r->id, "finding", r->finding_id,
 			    "kind", db_outbox_kind_name(r->kind),
 			    "state", db_outbox_state_name(r->state), "message_id", r->message_id,
 			    "in_reply_to", r->in_reply_to, "references", r->references,
