@@ -6,10 +6,13 @@
 
 #include "autoconfig.h"
 
+#include <string.h>
+
 #include "bot/bot.h"
 #include "bot/lab/culprit.h"
 #include "bot/lab/jobs.h"
 #include "bot/lab/probe.h"
+#include "bot/lab/builder.h"
 #include "bot/mailroom/commands.h"
 #include "bot/mailroom/series.h"
 #include "engine/engine.h"
@@ -119,26 +122,320 @@ static bool run_build(const struct bot *bot, const struct job_row *job,
 	return true;
 }
 
-/* A posted series' patches built one after the other: see bot/mailroom/series.h. */
-static bool run_patch_test(const struct bot *bot, const struct job_row *job,
-			   enum job_result *result, char **note, unsigned *booted, GError **cause)
+/* New diagnostics quoted in a series' reply, at most. */
+#define DIAGS_MAX 20
+
+/* The new diagnostics of @br as one text, and their kind. */
+static char *fresh_text(const struct builder_result *br)
 {
-	*booted = 0;
-	if (!commit_in_store(bot, job, cause))
-		return false;
-	return series_run_job(bot, job->tree, job->commit, job->target, result,
-			      note, cause);
+	GString *out = g_string_new(NULL);
+
+	for (guint i = 0; br->fresh && i < br->fresh->len && i < DIAGS_MAX; i++) {
+		const struct diag *d = br->fresh->pdata[i];
+
+		if (out->len)
+			g_string_append_c(out, '\n');
+		if (d->line)
+			g_string_append_printf(out, "%s:%u:%u: %s: %s", d->file, d->line,
+					       d->column, diag_kind_name(d->kind), d->message);
+		else
+			g_string_append_printf(out, "%s%s%s: %s", d->file, *d->file ? ": " : "",
+					       diag_kind_name(d->kind), d->message);
+	}
+	return g_string_free(out, out->len == 0);
 }
 
-/* A finding's culprit tested afresh, for a #zeroday rerun: see bot/mailroom/commands.h. */
-static bool run_rerun(const struct bot *bot, const struct job_row *job,
-		      enum job_result *result, char **note, unsigned *booted, GError **cause)
+/* What @tally of @runs boots says, as one line: "3 boots clean", "boot-panic: T (2/3 boots)". */
+static char *boots_text(GPtrArray *tally, unsigned runs)
 {
+	for (guint i = 0; tally && i < tally->len; i++) {
+		const struct console_tally *t = tally->pdata[i];
+
+		if (t->kind != CONSOLE_BOOT_OK)
+			return g_strdup_printf("%s: %s (%u/%u boots)", diag_console_kind_name(t->kind),
+					       t->title, t->failures, t->runs);
+	}
+	return g_strdup_printf("%u boot%s clean", runs, runs == 1 ? "" : "s");
+}
+
+/* What the boots of a series found. */
+struct series_boots {
+	char **text;       /* per patch (index n - 1): what its boots showed, or NULL */
+	guint blamed;      /* the patch a new boot failure is pinned on; 0: none */
+	char *failure;     /* that failure, with its console lines; or NULL */
+	char *note;        /* a new failure not pinned on one patch, for the summary; or NULL */
+};
+
+static void series_boots_release(struct series_boots *b, guint n)
+{
+	for (guint i = 0; b->text && i < n; i++)
+		g_free(b->text[i]);
+	g_free(b->text);
+	g_free(b->failure);
+	g_free(b->note);
+}
+
+/*
+ * Boots the series where @outcomes' builds kept an image (the target
+ * boots): the last patch and the base [boot] repeat times each. A failure
+ * the last patch shows in every boot and the base in none is pinned on
+ * the first patch that shows it in every boot, every patch before it
+ * having booted clean; anything less certain (an intermittent failure, a
+ * patch between that shows it sometimes) is said on the series, not
+ * blamed on a patch: a wrong culprit is worse than none.
+ */
+static bool boot_series(const struct bot *c, GPtrArray *outcomes,
+			struct series_boots *out, GError **cause)
+{
+	guint n = outcomes->len;
+	unsigned repeat = c->config->boot_repeat;
+	const struct builder_result *first = outcomes->pdata[0];
+	const struct builder_result *last = outcomes->pdata[n - 1];
+	g_autoptr(GPtrArray) last_tally = NULL;
+	g_autoptr(GPtrArray) base_tally = NULL;
+	const struct console_tally *fresh = NULL;
+
+	out->text = g_new0(char *, n);
+	if (!last->build || !last->build->image_path || last->build->status != BUILD_OK)
+		return true;
+	last_tally = probe_boot(c, last->build, repeat, 0, NULL, cause);
+	if (!last_tally)
+		return !*cause;
+	out->text[n - 1] = boots_text(last_tally, repeat);
+	if (!first->parent_build || !first->parent_build->image_path)
+		return true;
+	base_tally = probe_boot(c, first->parent_build, repeat, 0, NULL, cause);
+	if (!base_tally)
+		return !*cause;
+	for (guint i = 0; !fresh && i < last_tally->len; i++) {
+		const struct console_tally *t = last_tally->pdata[i];
+		const struct console_tally *before = probe_tally_find(base_tally, t->fingerprint);
+
+		if (t->kind != CONSOLE_BOOT_OK && (!before || before->failures == 0))
+			fresh = t;
+	}
+	if (!fresh)
+		return true;
+	if (fresh->failures < fresh->runs) {
+		out->note = g_strdup_printf(
+			"%s: %s shows in %u of %u boots with the whole series and in none of %u on "
+			"the base; an intermittent failure is not pinned on one patch",
+			diag_console_kind_name(fresh->kind), fresh->title, fresh->failures,
+			fresh->runs, repeat);
+		return true;
+	}
+	for (guint k = 1; k <= n; k++) {
+		const struct builder_result *br = outcomes->pdata[k - 1];
+		g_autoptr(GPtrArray) tally = NULL;
+		const struct console_tally *t;
+
+		if (k == n) {
+			tally = g_ptr_array_ref(last_tally);
+		} else {
+			if (!br->build || !br->build->image_path || br->build->status != BUILD_OK)
+				break; /* not built: the patches after it cannot be told apart */
+			tally = probe_boot(c, br->build, repeat, 0, NULL, cause);
+			if (!tally)
+				return !*cause;
+			out->text[k - 1] = boots_text(tally, repeat);
+		}
+		t = probe_tally_find(tally, fresh->fingerprint);
+		if (!t || t->failures == 0)
+			continue;
+		if (t->failures == t->runs) {
+			out->blamed = k;
+			out->failure = g_strdup_printf("%s: %s (%u/%u boots)\n%s",
+						       diag_console_kind_name(t->kind), t->title,
+						       t->failures, t->runs, t->excerpt ? t->excerpt : "");
+			return true;
+		}
+		break;
+	}
+	out->note = g_strdup_printf("%s: %s shows in every boot with the whole series and in "
+				    "none on the base, but could not be pinned on one patch",
+				    diag_console_kind_name(fresh->kind), fresh->title);
+	return true;
+}
+
+/*
+ * A patch-test job, whose commit is the last patch of a posted series as
+ * applied: builds each patch of the series on the job's target against
+ * the one before, boots the series (boot_series()), and hands the
+ * results to the series (series_record()), which replies once every
+ * target is in. *@result is the worst of the patches' results.
+ */
+static bool run_patch_test(const struct bot *c, const struct job_row *job,
+			   enum job_result *result, char **note, unsigned *booted, GError **cause)
+{
+	g_autoptr(GPtrArray) testing = NULL;
+	g_autoptr(GPtrArray) outcomes = g_ptr_array_new_with_free_func(
+		(GDestroyNotify)builder_result_free);
+	g_autoptr(GPtrArray) results = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char **details = NULL;
+	enum job_result worst = JOB_RESULT_PASS;
+	struct series_boots boots = { 0 };
+	const struct series_row *s;
+	guint known = 0;
+	bool ok = false;
+
 	*booted = 0;
-	if (!commit_in_store(bot, job, cause))
+	if (!commit_in_store(c, job, cause))
 		return false;
-	return commands_run_rerun(bot, job->id, job->tree, job->commit,
-				  job->target, result, note, cause);
+	testing = series_testing_at(c, job->commit, &known, cause);
+	if (!testing)
+		return false;
+	if (testing->len == 0) {
+		*result = JOB_RESULT_SKIPPED;
+		*note = g_strdup(known ? "its series is no longer testing (superseded)"
+				       : "no series has its last patch here");
+		return true;
+	}
+	/* A RESEND applies as the very commits of its original: one run serves both. */
+	s = testing->pdata[0];
+	for (guint n = 1; n <= s->total; n++) {
+		const struct series_part *p = series_row_part(s, n);
+		struct probe_request req = {
+			.tree = job->tree, .commit = p ? p->commit : NULL, .target = job->target,
+		};
+		zd_auto(probe_result) built = { 0 };
+		enum job_result jr;
+
+		if (!p || !p->commit) {
+			g_set_error(cause, BOT_ERROR, BOT_ERROR_NOT_FOUND,
+				    "series %" G_GINT64_FORMAT ": patch %u was not applied", s->id, n);
+			return false;
+		}
+		if (!probe_run(&built, c, &req, cause)) {
+			g_prefix_error(cause, "series %" G_GINT64_FORMAT ": patch %u: ", s->id, n);
+			return false;
+		}
+		jr = db_job_result_of_verdict(built.build->verdict);
+		g_ptr_array_add(outcomes, g_steal_pointer(&built.build));
+		if (jr == JOB_RESULT_FAIL_NEW_ERROR ||
+		    (jr == JOB_RESULT_NEW_DIAGNOSTICS && worst != JOB_RESULT_FAIL_NEW_ERROR) ||
+		    (jr == JOB_RESULT_FAIL_PARENT_FAILING && worst == JOB_RESULT_PASS))
+			worst = jr;
+	}
+	if (!boot_series(c, outcomes, &boots, cause))
+		goto out;
+	details = g_new0(char *, outcomes->len + 1);
+	for (guint i = 0; i < outcomes->len; i++) {
+		const struct builder_result *br = outcomes->pdata[i];
+		struct series_result *r = g_new0(struct series_result, 1);
+
+		details[i] = fresh_text(br);
+		r->n = i + 1;
+		r->target = job->target;
+		r->commit = br->commit;
+		r->result = (char *)db_job_result_name(db_job_result_of_verdict(br->verdict));
+		r->detail = details[i];
+		r->boot_failed = boots.blamed == i + 1;
+		r->boot = r->boot_failed ? boots.failure : boots.text[i];
+		g_ptr_array_add(results, r);
+	}
+	if (!series_record(c, testing, job->tree, job->target, results, boots.note, cause))
+		goto out;
+	if (boots.blamed && worst == JOB_RESULT_PASS)
+		worst = JOB_RESULT_NEW_DIAGNOSTICS;
+	*result = worst;
+	ok = true;
+out:
+	for (guint i = 0; details && i < outcomes->len; i++)
+		g_free(details[i]);
+	series_boots_release(&boots, outcomes->len);
+	return ok;
+}
+
+/* Whether @r's build shows finding @f again. */
+static bool build_shows(const struct builder_result *r, const struct finding_row *f)
+{
+	for (guint i = 0; r->fresh && i < r->fresh->len; i++) {
+		const struct diag *d = r->fresh->pdata[i];
+
+		if (d->fingerprint && strcmp(d->fingerprint, f->fingerprint) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A rerun job: builds the job's commit afresh on its target and, for the
+ * boot findings waiting for it, boots it afresh; *@result is
+ * JOB_RESULT_PASS when none of the findings waiting showed again,
+ * JOB_RESULT_FAIL_NEW_ERROR when one did, with *@note saying which.
+ */
+static bool run_rerun(const struct bot *c, const struct job_row *job, enum job_result *result,
+		      char **note, unsigned *booted, GError **cause)
+{
+	struct probe_request req = {
+		.tree = job->tree, .commit = job->commit, .target = job->target,
+		.flags = PROBE_REBUILD,
+	};
+	g_autoptr(GPtrArray) waiting = NULL;
+	zd_auto(probe_result) built = { 0 };
+	g_autoptr(GPtrArray) tally = NULL;
+	g_autoptr(GString) said = g_string_new(NULL);
+	const struct builder_result *br;
+	bool boot = false;
+	bool shown = false;
+
+	*booted = 0;
+	if (!commit_in_store(c, job, cause))
+		return false;
+	waiting = db_command_waiting(c->db, job->id, 0, cause);
+	if (!waiting)
+		return false;
+	if (!probe_run(&built, c, &req, cause))
+		return false;
+	br = built.build;
+	for (guint i = 0; i < waiting->len; i++) {
+		const struct command_row *row = waiting->pdata[i];
+		zd_autoptr(finding_row) f = row->finding_id ? db_finding_get(c->db, row->finding_id,
+									    cause) : NULL;
+
+		if (row->finding_id && !f)
+			return false;
+		if (f && f->kind == FINDING_BOOT)
+			boot = true;
+		else if (f && build_shows(br, f)) {
+			shown = true;
+			g_string_append_printf(said, "%s%s", said->len ? "; " : "", f->title);
+		}
+	}
+	if (boot && br->build && br->build->image_path && br->build->status == BUILD_OK) {
+		/* Booted afresh: a rerun asks whether it still shows now. */
+		tally = probe_boot(c, br->build, c->config->boot_repeat, PROBE_FRESH_BOOTS,
+				   NULL, cause);
+		if (!tally)
+			return false;
+		for (guint i = 0; i < waiting->len; i++) {
+			const struct command_row *row = waiting->pdata[i];
+			zd_autoptr(finding_row) f = row->finding_id
+				? db_finding_get(c->db, row->finding_id, cause) : NULL;
+
+			if (row->finding_id && !f)
+				return false;
+			for (guint k = 0; f && f->kind == FINDING_BOOT && k < tally->len; k++) {
+				const struct console_tally *t = tally->pdata[k];
+
+				if (t->failures && strcmp(t->fingerprint, f->fingerprint) == 0) {
+					shown = true;
+					g_string_append_printf(said, "%s%s (%u of %u boots)",
+							       said->len ? "; " : "", f->title,
+							       t->failures, t->runs);
+				}
+			}
+		}
+	} else if (boot) {
+		g_string_append_printf(said, "%s%.12s did not build a kernel to boot (%s)",
+				       said->len ? "; " : "", job->commit, build_verdict_name(br->verdict));
+	}
+	*result = shown ? JOB_RESULT_FAIL_NEW_ERROR : JOB_RESULT_PASS;
+	if (!said->len)
+		g_string_printf(said, "%.12s built%s afresh on %s without it", job->commit,
+				boot ? " and booted" : "", job->target);
+	*note = g_string_free(g_steal_pointer(&said), FALSE);
+	return true;
 }
 
 /* What runs each kind of job. */

@@ -11,7 +11,6 @@
 #include <sys/random.h>
 
 #include "bot/bot.h"
-#include "bot/lab/probe.h"
 #include "bot/mailroom/commands.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/mailroom/render.h"
@@ -1520,18 +1519,6 @@ static bool answer_if_done(const struct bot *c, gint64 mail_id, gint64 now,
 	return queue_answer(c, mail_id, m, NULL, now, error);
 }
 
-/* Whether @r's build shows finding @f again. */
-static bool build_shows(const struct builder_result *r, const struct finding_row *f)
-{
-	for (guint i = 0; r->fresh && i < r->fresh->len; i++) {
-		const struct diag *d = r->fresh->pdata[i];
-
-		if (d->fingerprint && strcmp(d->fingerprint, f->fingerprint) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* What a test's build job said, in words. */
 static const char *result_words(enum job_result result)
 {
@@ -1647,75 +1634,5 @@ bool commands_sweep(const struct bot *c, gint64 now, GError **error)
 			return false;
 		}
 	}
-	return true;
-}
-
-bool commands_run_rerun(const struct bot *c, gint64 job_id,
-			const char *tree, const char *commit, const char *target,
-			enum job_result *result, char **note, GError **cause)
-{
-	struct probe_request req = {
-		.tree = tree, .commit = commit, .target = target, .flags = PROBE_REBUILD,
-	};
-	g_autoptr(GPtrArray) waiting = db_command_waiting(c->db, job_id, 0, cause);
-	zd_auto(probe_result) built = { 0 };
-	g_autoptr(GPtrArray) tally = NULL;
-	g_autoptr(GString) said = g_string_new(NULL);
-	const struct builder_result *br;
-	bool boot = false;
-	bool shown = false;
-
-	if (!waiting)
-		return false;
-	if (!probe_run(&built, c, &req, cause))
-		return false;
-	br = built.build;
-	for (guint i = 0; i < waiting->len; i++) {
-		const struct command_row *row = waiting->pdata[i];
-		zd_autoptr(finding_row) f = row->finding_id ? db_finding_get(c->db, row->finding_id,
-									    cause) : NULL;
-
-		if (row->finding_id && !f)
-			return false;
-		if (f && f->kind == FINDING_BOOT)
-			boot = true;
-		else if (f && build_shows(br, f)) {
-			shown = true;
-			g_string_append_printf(said, "%s%s", said->len ? "; " : "", f->title);
-		}
-	}
-	if (boot && br->build && br->build->image_path && br->build->status == BUILD_OK) {
-		/* Booted afresh: a rerun asks whether it still shows now. */
-		tally = probe_boot(c, br->build, c->config->boot_repeat, PROBE_FRESH_BOOTS,
-				   NULL, cause);
-		if (!tally)
-			return false;
-		for (guint i = 0; i < waiting->len; i++) {
-			const struct command_row *row = waiting->pdata[i];
-			zd_autoptr(finding_row) f = row->finding_id
-				? db_finding_get(c->db, row->finding_id, cause) : NULL;
-
-			if (row->finding_id && !f)
-				return false;
-			for (guint k = 0; f && f->kind == FINDING_BOOT && k < tally->len; k++) {
-				const struct console_tally *t = tally->pdata[k];
-
-				if (t->failures && strcmp(t->fingerprint, f->fingerprint) == 0) {
-					shown = true;
-					g_string_append_printf(said, "%s%s (%u of %u boots)",
-							       said->len ? "; " : "", f->title,
-							       t->failures, t->runs);
-				}
-			}
-		}
-	} else if (boot) {
-		g_string_append_printf(said, "%s%.12s did not build a kernel to boot (%s)",
-				       said->len ? "; " : "", commit, build_verdict_name(br->verdict));
-	}
-	*result = shown ? JOB_RESULT_FAIL_NEW_ERROR : JOB_RESULT_PASS;
-	if (!said->len)
-		g_string_printf(said, "%.12s built%s afresh on %s without it", commit,
-				boot ? " and booted" : "", target);
-	*note = g_string_free(g_steal_pointer(&said), FALSE);
 	return true;
 }

@@ -109,15 +109,4 @@ bool commands_series_claimed(const struct bot *c, gint64 series_id, gint64 now,
  */
 bool commands_sweep(const struct bot *c, gint64 now, GError **error);
 
-/*
- * A rerun job: builds @commit afresh on @target of tree @tree and, for
- * the boot findings waiting for it, boots it; *@result is
- * JOB_RESULT_PASS when none of the findings waiting showed again,
- * JOB_RESULT_FAIL_NEW_ERROR when one did, with *@note saying which.
- * False with @cause when it could not run (infrastructure: retried).
- */
-bool commands_run_rerun(const struct bot *c, gint64 job_id,
-			const char *tree, const char *commit, const char *target,
-			enum job_result *result, char **note, GError **cause);
-
 #endif

@@ -9,9 +9,7 @@
 #include <string.h>
 
 #include "bot/bot.h"
-#include "bot/lab/builder.h"
 #include "bot/mailroom/commands.h"
-#include "bot/lab/probe.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/mailroom/render.h"
 #include "bot/mailroom/series.h"
@@ -25,8 +23,6 @@
 /* Mails looked at per call, and series started per call. */
 /* Branch heads tried as a base, at most, per series. */
 #define BASES_MAX 16
-/* New diagnostics quoted in one reply, at most. */
-#define DIAGS_MAX 20
 
 /* Mail @id parsed again from its stored text (or NULL with @error). */
 static struct patchmail *mail_parse(struct db *db, const struct config *config, gint64 id,
@@ -1013,138 +1009,6 @@ bool series_start(const struct bot *c, gint64 now, bool log_waiting, unsigned *w
 	return true;
 }
 
-/* The new diagnostics of @br as one text, and their kind. */
-static char *fresh_text(const struct builder_result *br)
-{
-	GString *out = g_string_new(NULL);
-
-	for (guint i = 0; br->fresh && i < br->fresh->len && i < DIAGS_MAX; i++) {
-		const struct diag *d = br->fresh->pdata[i];
-
-		if (out->len)
-			g_string_append_c(out, '\n');
-		if (d->line)
-			g_string_append_printf(out, "%s:%u:%u: %s: %s", d->file, d->line,
-					       d->column, diag_kind_name(d->kind), d->message);
-		else
-			g_string_append_printf(out, "%s%s%s: %s", d->file, *d->file ? ": " : "",
-					       diag_kind_name(d->kind), d->message);
-	}
-	return g_string_free(out, out->len == 0);
-}
-
-/* What @tally of @runs boots says, as one line: "3 boots clean", "boot-panic: T (2/3 boots)". */
-static char *boots_text(GPtrArray *tally, unsigned runs)
-{
-	for (guint i = 0; tally && i < tally->len; i++) {
-		const struct console_tally *t = tally->pdata[i];
-
-		if (t->kind != CONSOLE_BOOT_OK)
-			return g_strdup_printf("%s: %s (%u/%u boots)", diag_console_kind_name(t->kind),
-					       t->title, t->failures, t->runs);
-	}
-	return g_strdup_printf("%u boot%s clean", runs, runs == 1 ? "" : "s");
-}
-
-/* What the boots of a series found. */
-struct series_boots {
-	char **text;       /* per patch (index n - 1): what its boots showed, or NULL */
-	guint blamed;      /* the patch a new boot failure is pinned on; 0: none */
-	char *failure;     /* that failure, with its console lines; or NULL */
-	char *note;        /* a new failure not pinned on one patch, for the summary; or NULL */
-};
-
-static void series_boots_release(struct series_boots *b, guint n)
-{
-	for (guint i = 0; b->text && i < n; i++)
-		g_free(b->text[i]);
-	g_free(b->text);
-	g_free(b->failure);
-	g_free(b->note);
-}
-
-/*
- * Boots the series where @outcomes' builds kept an image (the target
- * boots): the last patch and the base [boot] repeat times each. A failure
- * the last patch shows in every boot and the base in none is pinned on
- * the first patch that shows it in every boot, every patch before it
- * having booted clean; anything less certain (an intermittent failure, a
- * patch between that shows it sometimes) is said on the series, not
- * blamed on a patch: a wrong culprit is worse than none.
- */
-static bool boot_series(const struct bot *c, GPtrArray *outcomes,
-			struct series_boots *out, GError **cause)
-{
-	guint n = outcomes->len;
-	unsigned repeat = c->config->boot_repeat;
-	const struct builder_result *first = ((GPtrArray *)outcomes->pdata[0])->pdata[0];
-	const struct builder_result *last = ((GPtrArray *)outcomes->pdata[n - 1])->pdata[0];
-	g_autoptr(GPtrArray) last_tally = NULL;
-	g_autoptr(GPtrArray) base_tally = NULL;
-	const struct console_tally *fresh = NULL;
-
-	out->text = g_new0(char *, n);
-	if (!last->build || !last->build->image_path || last->build->status != BUILD_OK)
-		return true;
-	last_tally = probe_boot(c, last->build, repeat, 0, NULL, cause);
-	if (!last_tally)
-		return !*cause;
-	out->text[n - 1] = boots_text(last_tally, repeat);
-	if (!first->parent_build || !first->parent_build->image_path)
-		return true;
-	base_tally = probe_boot(c, first->parent_build, repeat, 0, NULL, cause);
-	if (!base_tally)
-		return !*cause;
-	for (guint i = 0; !fresh && i < last_tally->len; i++) {
-		const struct console_tally *t = last_tally->pdata[i];
-		const struct console_tally *before = probe_tally_find(base_tally, t->fingerprint);
-
-		if (t->kind != CONSOLE_BOOT_OK && (!before || before->failures == 0))
-			fresh = t;
-	}
-	if (!fresh)
-		return true;
-	if (fresh->failures < fresh->runs) {
-		out->note = g_strdup_printf(
-			"%s: %s shows in %u of %u boots with the whole series and in none of %u on "
-			"the base; an intermittent failure is not pinned on one patch",
-			diag_console_kind_name(fresh->kind), fresh->title, fresh->failures,
-			fresh->runs, repeat);
-		return true;
-	}
-	for (guint k = 1; k <= n; k++) {
-		const struct builder_result *br = ((GPtrArray *)outcomes->pdata[k - 1])->pdata[0];
-		g_autoptr(GPtrArray) tally = NULL;
-		const struct console_tally *t;
-
-		if (k == n) {
-			tally = g_ptr_array_ref(last_tally);
-		} else {
-			if (!br->build || !br->build->image_path || br->build->status != BUILD_OK)
-				break; /* not built: the patches after it cannot be told apart */
-			tally = probe_boot(c, br->build, repeat, 0, NULL, cause);
-			if (!tally)
-				return !*cause;
-			out->text[k - 1] = boots_text(tally, repeat);
-		}
-		t = probe_tally_find(tally, fresh->fingerprint);
-		if (!t || t->failures == 0)
-			continue;
-		if (t->failures == t->runs) {
-			out->blamed = k;
-			out->failure = g_strdup_printf("%s: %s (%u/%u boots)\n%s",
-						       diag_console_kind_name(t->kind), t->title,
-						       t->failures, t->runs, t->excerpt ? t->excerpt : "");
-			return true;
-		}
-		break;
-	}
-	out->note = g_strdup_printf("%s: %s shows in every boot with the whole series and in "
-				    "none on the base, but could not be pinned on one patch",
-				    diag_console_kind_name(fresh->kind), fresh->title);
-	return true;
-}
-
 /* Whether every patch of @s has a result on every one of @targets. */
 static bool all_results_in(const struct series_row *s, char **targets)
 {
@@ -1308,32 +1172,21 @@ static bool queue_results(const struct bot *c, const struct series_row *s,
 }
 
 /*
- * Records the results of one target's builds and boots for series @id, in
- * the caller's transaction; once every target is in, the series is tested
- * and its replies are queued.
+ * Records one target's @results (struct series_result, by patch) for
+ * series @id, in the caller's transaction, with @note on the series when
+ * there is one; once every target is in, the series is tested and its
+ * replies are queued.
  */
 static bool record_results(const struct bot *c, gint64 id, const char *tree,
-			   const char *target, GPtrArray *outcomes,
-			   const struct series_boots *boots, gint64 now, GError **error)
+			   const char *target, GPtrArray *results, const char *note, gint64 now,
+			   GError **error)
 {
 	zd_autoptr(series_row) s = NULL;
 	zd_autoptr(tree_row) t = NULL;
 	g_auto(GStrv) targets = NULL;
 
-	for (guint i = 0; i < outcomes->len; i++) {
-		GPtrArray *results = outcomes->pdata[i];
-		const struct builder_result *br = results->pdata[0];
-		g_autofree char *detail = fresh_text(br);
-		enum job_result jr = db_job_result_of_verdict(br->verdict);
-		struct series_result r = {
-			.n = i + 1, .target = (char *)target, .commit = br->commit,
-			.result = (char *)db_job_result_name(jr), .detail = detail,
-			.boot = boots->text[i], .boot_failed = boots->blamed == i + 1,
-		};
-
-		if (r.boot_failed)
-			r.boot = boots->failure;
-		if (!db_series_result_put(c->db, id, &r, error))
+	for (guint i = 0; i < results->len; i++) {
+		if (!db_series_result_put(c->db, id, results->pdata[i], error))
 			return false;
 	}
 	s = db_series_get(c->db, id, error);
@@ -1341,9 +1194,9 @@ static bool record_results(const struct bot *c, gint64 id, const char *tree,
 	t = targets ? db_tree_get(c->db, tree, error) : NULL;
 	if (!t)
 		return false;
-	if (boots->note) {
+	if (note) {
 		g_free(s->note);
-		s->note = g_strdup_printf("%s: %s", target, boots->note);
+		s->note = g_strdup_printf("%s: %s", target, note);
 		if (!db_series_update(c->db, s, error))
 			return false;
 	}
@@ -1357,13 +1210,17 @@ static bool record_results(const struct bot *c, gint64 id, const char *tree,
 	return true;
 }
 
-/* The series of @ids that are testing (struct series_row), oldest first. */
-static GPtrArray *testing_of(struct db *db, GArray *ids, GError **error)
+GPtrArray *series_testing_at(const struct bot *c, const char *commit, guint *known,
+			      GError **error)
 {
+	g_autoptr(GArray) ids = db_series_by_commit(c->db, commit, error);
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)series_row_free);
 
+	if (!ids)
+		return NULL;
+	*known = ids->len;
 	for (guint i = 0; i < ids->len; i++) {
-		struct series_row *s = db_series_get(db, g_array_index(ids, gint64, i), error);
+		struct series_row *s = db_series_get(c->db, g_array_index(ids, gint64, i), error);
 
 		if (!s)
 			return NULL;
@@ -1375,79 +1232,24 @@ static GPtrArray *testing_of(struct db *db, GArray *ids, GError **error)
 	return g_steal_pointer(&out);
 }
 
-bool series_run_job(const struct bot *c, const char *tree,
-		    const char *commit, const char *target, enum job_result *result,
-		    char **note, GError **cause)
+bool series_record(const struct bot *c, GPtrArray *testing, const char *tree,
+		   const char *target, GPtrArray *results, const char *note, GError **error)
 {
-	g_autoptr(GArray) ids = db_series_by_commit(c->db, commit, cause);
-	g_autoptr(GPtrArray) testing = ids ? testing_of(c->db, ids, cause) : NULL;
-	g_autoptr(GPtrArray) outcomes = g_ptr_array_new_with_free_func(
-		(GDestroyNotify)g_ptr_array_unref);
-	enum job_result worst = JOB_RESULT_PASS;
-	struct series_boots boots = { 0 };
-	const struct series_row *s;
-	bool ok = false;
-	gint64 now;
+	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
 
-	if (!testing)
+	if (!db_tx_begin(c->db, error))
 		return false;
-	if (testing->len == 0) {
-		*result = JOB_RESULT_SKIPPED;
-		*note = g_strdup(ids->len ? "its series is no longer testing (superseded)"
-					  : "no series has its last patch here");
-		return true;
-	}
-	/* A RESEND applies as the very commits of its original: one run serves both. */
-	s = testing->pdata[0];
-	for (guint n = 1; n <= s->total; n++) {
-		const struct series_part *p = series_row_part(s, n);
-		struct probe_request req = {
-			.tree = tree, .commit = p ? p->commit : NULL, .target = target,
-		};
-		zd_auto(probe_result) built = { 0 };
-		GPtrArray *results;
-		enum job_result jr;
-
-		if (!p || !p->commit) {
-			g_set_error(cause, BOT_ERROR, BOT_ERROR_NOT_FOUND,
-				    "series %" G_GINT64_FORMAT ": patch %u was not applied", s->id, n);
-			return false;
-		}
-		if (!probe_run(&built, c, &req, cause)) {
-			g_prefix_error(cause, "series %" G_GINT64_FORMAT ": patch %u: ", s->id, n);
-			return false;
-		}
-		results = g_ptr_array_new_with_free_func((GDestroyNotify)builder_result_free);
-		g_ptr_array_add(results, g_steal_pointer(&built.build));
-		g_ptr_array_add(outcomes, results);
-		jr = db_job_result_of_verdict(((const struct builder_result *)results->pdata[0])->verdict);
-		if (jr == JOB_RESULT_FAIL_NEW_ERROR ||
-		    (jr == JOB_RESULT_NEW_DIAGNOSTICS && worst != JOB_RESULT_FAIL_NEW_ERROR) ||
-		    (jr == JOB_RESULT_FAIL_PARENT_FAILING && worst == JOB_RESULT_PASS))
-			worst = jr;
-	}
-	if (!boot_series(c, outcomes, &boots, cause))
-		goto out;
-	now = g_get_real_time() / G_USEC_PER_SEC;
-	if (!db_tx_begin(c->db, cause))
-		goto out;
 	for (guint i = 0; i < testing->len; i++) {
 		const struct series_row *each = testing->pdata[i];
 
-		if (!record_results(c, each->id, tree, target, outcomes, &boots, now, cause)) {
+		if (!record_results(c, each->id, tree, target, results, note, now, error)) {
 			db_tx_rollback(c->db);
-			goto out;
+			return false;
 		}
 	}
-	if (!db_tx_commit(c->db, cause)) {
+	if (!db_tx_commit(c->db, error)) {
 		db_tx_rollback(c->db);
-		goto out;
+		return false;
 	}
-	if (boots.blamed && worst == JOB_RESULT_PASS)
-		worst = JOB_RESULT_NEW_DIAGNOSTICS;
-	*result = worst;
-	ok = true;
-out:
-	series_boots_release(&boots, outcomes->len);
-	return ok;
+	return true;
 }

@@ -67,15 +67,21 @@ bool series_start(const struct bot *c, gint64 now, bool log_waiting, unsigned *w
 		  GError **error);
 
 /*
- * Runs the patch-test job whose last patch is @commit on @target for
- * tree @tree (with its objects in @c->git_path): builds each patch of its
- * series and records the results; once every target is in, the series
- * is tested and its replies are queued, in the same transaction. Sets
- * *@result to the worst of the patches' results. False with @cause when
- * it could not run (infrastructure: retried).
+ * The series whose last patch applied as @commit and that are testing
+ * (struct series_row, oldest first; a RESEND's and its original's apply
+ * as the same commits); *@known is how many series end there at all.
  */
-bool series_run_job(const struct bot *c, const char *tree,
-		    const char *commit, const char *target, enum job_result *result,
-		    char **note, GError **cause);
+GPtrArray *series_testing_at(const struct bot *c, const char *commit, guint *known,
+			      GError **error);
+
+/*
+ * Records one target's results of a patch test for each series of
+ * @testing (as series_testing_at() gave them), in one transaction:
+ * @results holds a struct series_result per patch, @note (may be NULL)
+ * what the boots could not pin on one patch. A series whose every target
+ * is in is tested, and its replies are queued in the same transaction.
+ */
+bool series_record(const struct bot *c, GPtrArray *testing, const char *tree,
+		   const char *target, GPtrArray *results, const char *note, GError **error);
 
 #endif
