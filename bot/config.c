@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,18 +18,6 @@
 #include "mail/address.h"
 #include "mail/patchmail.h"
 #include "mail/source.h"
-
-G_DEFINE_QUARK(zeroday-bot-error-quark, bot_error)
-
-void bot_crash_point(const char *who, const char *step)
-{
-	const char *want = g_getenv("ZERODAY_TEST_CRASH");
-
-	if (want && strcmp(want, step) == 0) {
-		g_warning("%s: killed at step '%s', as ZERODAY_TEST_CRASH asks", who, step);
-		raise(SIGKILL);
-	}
-}
 
 /* A config is a page of text; this refuses /dev/zero and other mistakes. */
 #define CONFIG_MAX_BYTES (1024 * 1024)
