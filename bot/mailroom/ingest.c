@@ -86,6 +86,7 @@ bool ingest_mail(struct db *db, const struct config *config, const char *source,
 	g_autofree char *hash = NULL;
 	g_autofree char *subject = NULL;
 	g_autofree char *sender = NULL;
+	g_autoptr(GBytes) parse = NULL;
 	bool ok;
 
 	*quarantined = m == NULL;
@@ -96,6 +97,8 @@ bool ingest_mail(struct db *db, const struct config *config, const char *source,
 		subject = clean_text(m->subject);
 		sender = m->from ? clean_text(m->from) : NULL;
 		row.kind = (char *)patchmail_kind_name(m->kind);
+		/* Parsed once: the inbox and series assembly read this, not the raw text. */
+		parse = patchmail_pack(m);
 		patchmail_free(m);
 	} else {
 		row.state = MAIL_QUARANTINED;
@@ -110,7 +113,7 @@ bool ingest_mail(struct db *db, const struct config *config, const char *source,
 	row.hash = hash;
 	row.subject = subject;
 	row.sender = sender;
-	ok = db_mail_add(db, &row, raw, len, added, error);
+	ok = db_mail_add(db, &row, raw, len, parse, added, error);
 	if (ok && *added && *quarantined)
 		g_message("ingest: quarantined mail %" G_GINT64_FORMAT " <%s> from %s: %s", row.id,
 			  message_id, source, refused->message);
@@ -149,7 +152,7 @@ static bool ingest_refused(struct db *db, const char *source, const struct sourc
 		.size = (gint64)MIN(e->size, (guint64)G_MAXINT64),
 	};
 
-	if (!db_mail_add(db, &row, "", 0, added, error))
+	if (!db_mail_add(db, &row, "", 0, NULL, added, error))
 		return false;
 	if (*added)
 		g_message("ingest: quarantined mail %" G_GINT64_FORMAT " <%s> from %s: %s", row.id,

@@ -11,6 +11,7 @@
 #include "bot/bot.h"
 #include "bot/lab/builder.h"
 #include "bot/mailroom/commands.h"
+#include "bot/mailroom/inbox.h"
 #include "bot/lab/probe.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/mailroom/render.h"
@@ -28,16 +29,11 @@
 /* New diagnostics quoted in one reply, at most. */
 #define DIAGS_MAX 20
 
-/* Mail @id parsed again from its stored text (or NULL with @error). */
+/* Mail @id as parsed when it was stored (or NULL with @error). */
 static struct patchmail *mail_parse(struct db *db, const struct config *config, gint64 id,
 				    GError **error)
 {
-	gsize len = 0;
-	g_autofree char *raw = db_mail_raw(db, id, &len, error);
-
-	if (!raw)
-		return NULL;
-	return patchmail_parse(raw, len, config->mail_max_size, error);
+	return inbox_mail(db, config, id, false, error);
 }
 
 /* The Message-IDs that place @m in a thread: its own, its In-Reply-To, its References. */
