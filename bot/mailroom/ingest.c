@@ -265,6 +265,29 @@ fail:
 	return false;
 }
 
+/*
+ * Tells @s which of @entries ingest_entry() will fetch, so that the
+ * source fetches them in batches: all, but after a changed UIDVALIDITY
+ * those whose Message-ID the store holds already.
+ */
+static bool plan_fetches(struct db *db, struct source *s, GPtrArray *entries, bool resync,
+			 GError **error)
+{
+	g_autoptr(GPtrArray) plan = g_ptr_array_sized_new(entries->len);
+
+	for (guint i = 0; i < entries->len; i++) {
+		const struct source_entry *e = entries->pdata[i];
+		bool known = false;
+
+		if (resync && e->message_id && !db_mail_known(db, e->message_id, &known, error))
+			return false;
+		if (!known)
+			g_ptr_array_add(plan, entries->pdata[i]);
+	}
+	source_plan(s, plan);
+	return true;
+}
+
 bool ingest_source(struct db *db, const struct config *config, const char *url,
 		   struct ingest_stats *stats, volatile sig_atomic_t *stop, GError **error)
 {
@@ -301,6 +324,10 @@ bool ingest_source(struct db *db, const struct config *config, const char *url,
 			resync = true;
 			last_uid = 0;
 			continue;
+		}
+		if (!plan_fetches(db, s, entries, resync, error)) {
+			ok = false;
+			break;
 		}
 		for (guint i = 0; ok && !failed && i < entries->len && !(stop && *stop); i++) {
 			const struct source_entry *e = entries->pdata[i];
