@@ -20,7 +20,7 @@
 #include "mail/mail.h"
 #include "mail/patchmail.h"
 
-#define PACK_VERSION 1
+#define PACK_VERSION 2
 
 enum field_type {
 	FIELD_STR,       /* char *, never NULL */
@@ -31,6 +31,12 @@ enum field_type {
 	FIELD_UINT,      /* guint */
 	FIELD_BOOL,      /* bool */
 	FIELD_KIND,      /* enum patchmail_kind */
+	/*
+	 * char *, or NULL, most often a part of the body (a diff and its
+	 * commit message in the body): then kept as where it is in the body,
+	 * which comes before it in fields[], not as a second copy.
+	 */
+	FIELD_SLICE,
 };
 
 /* Every field of struct patchmail, in the order of the tuple. */
@@ -65,9 +71,9 @@ static const struct field {
 	F(BOOL, html_only),
 	F(MSTR, html),
 	F(STR, body),
-	F(MSTR, diff),
+	F(SLICE, diff),
 	F(BOOL, diff_attached),
-	F(MSTR, commit_message),
+	F(SLICE, commit_message),
 	F(MSTR, author),
 	F(MSTR, body_subject),
 	F(INT64, body_date),
@@ -79,6 +85,8 @@ static const struct field {
 static const char *const field_types[] = {
 	[FIELD_STR] = "ay", [FIELD_MSTR] = "may", [FIELD_STATIC] = "may", [FIELD_STRV] = "aay",
 	[FIELD_INT64] = "x", [FIELD_UINT] = "u", [FIELD_BOOL] = "b", [FIELD_KIND] = "y",
+	/* Where it is in the body (offset, length), or else the string itself. */
+	[FIELD_SLICE] = "(m(tt)may)",
 };
 
 /* The tuple's type, made from fields[] (caller frees). */
@@ -126,6 +134,18 @@ static GVariant *pack_field(const struct patchmail *m, const struct field *f)
 		return g_variant_new_boolean(*(const bool *)at);
 	case FIELD_KIND:
 		return g_variant_new_byte((guchar)*(const enum patchmail_kind *)at);
+	case FIELD_SLICE: {
+		const char *s = *(char *const *)at;
+		const char *in = s && m->body ? memmem(m->body, strlen(m->body), s, strlen(s)) : NULL;
+		GVariant *where = in ? g_variant_new("(tt)", (guint64)(in - m->body),
+						     (guint64)strlen(s)) : NULL;
+		GVariant *pair[] = {
+			g_variant_new_maybe(G_VARIANT_TYPE("(tt)"), where),
+			maybe_string(in ? NULL : s),
+		};
+
+		return g_variant_new_tuple(pair, G_N_ELEMENTS(pair));
+	}
 	}
 	g_assert_not_reached();
 }
@@ -193,6 +213,24 @@ static void unpack_field(struct patchmail *m, const struct field *f, GVariant *v
 	case FIELD_KIND:
 		*(enum patchmail_kind *)at = (enum patchmail_kind)g_variant_get_byte(v);
 		break;
+	case FIELD_SLICE: {
+		g_autoptr(GVariant) where = g_variant_get_child_value(v, 0);
+		g_autoptr(GVariant) inner = g_variant_get_maybe(where);
+		g_autoptr(GVariant) own = g_variant_get_child_value(v, 1);
+		g_autoptr(GVariant) s = g_variant_get_maybe(own);
+		guint64 offset = 0, len = 0;
+		gsize body = m->body ? strlen(m->body) : 0; /* read already: it comes first */
+
+		if (inner) {
+			g_variant_get(inner, "(tt)", &offset, &len);
+			/* Bytes that do not read leave it out, never reading past the body. */
+			if (offset <= body && len <= body - offset)
+				*(char **)at = g_strndup(m->body + offset, len);
+		} else if (s) {
+			*(char **)at = string_of(s);
+		}
+		break;
+	}
 	}
 }
 

@@ -1080,6 +1080,17 @@ static void test_pack(void)
 		if (!m)
 			continue;
 		assert_round_trip(m);
+		if (m->diff && !m->diff_attached) {
+			/* A diff in the body is stored once: as where it is in the body. */
+			g_autoptr(GBytes) with = patchmail_pack(m);
+			g_autoptr(GBytes) without = NULL;
+			char *diff = g_steal_pointer(&m->diff);
+
+			without = patchmail_pack(m);
+			m->diff = diff;
+			g_assert_cmpuint(g_bytes_get_size(with) - g_bytes_get_size(without), <, 32);
+			g_assert_cmpuint(strlen(m->diff), >, 100);
+		}
 		patchmail_free(m);
 		packed++;
 	}
