@@ -9,7 +9,9 @@
  * before anything is said, and bytes it sent after its answer to
  * STARTTLS are refused), the certificate chain and host name checked
  * before LOGIN. The folder is opened with EXAMINE and messages are read
- * with BODY.PEEK: no flag on the server changes.
+ * with BODY.PEEK: no flag on the server changes. What the caller plans
+ * to fetch (source_plan()) is fetched in batches, a UID FETCH of many
+ * messages for one round trip, and handed out from memory.
  */
 #define G_LOG_DOMAIN "mail"
 
@@ -33,6 +35,26 @@
 /* One IDLE lasts at most this long (RFC 2177: re-issue within 29 minutes). */
 #define IDLE_MAX_SECONDS (25 * 60)
 
+/* A message the caller means to fetch (source_plan()), as listed. */
+struct planned {
+	guint32 uid;
+	guint64 size;
+};
+
+/* A message fetched ahead, in a batch, not yet handed out. */
+struct ready {
+	char *data;  /* NUL-terminated; NULL when it came larger than the cap */
+	gsize len;   /* its bytes, as they came */
+};
+
+static void ready_free(gpointer data)
+{
+	struct ready *r = data;
+
+	g_free(r->data);
+	g_free(r);
+}
+
 struct imap_source {
 	struct source base;
 	struct tls_peer peer;
@@ -40,6 +62,9 @@ struct imap_source {
 	guint32 uidvalidity;
 	bool has_idle;
 	bool broken; /* the connection failed: every call fails until reopened */
+	GArray *plan;       /* struct planned, in the caller's order */
+	GHashTable *at;     /* UID -> its index in plan, plus one */
+	GHashTable *ready;  /* UID -> struct ready: the last batch, what is left of it */
 };
 
 /* The server's last words, for errors and logs (caller frees). */
@@ -174,6 +199,9 @@ static bool imap_open(struct source *base, GError **error)
 	int fd;
 	int r;
 
+	s->plan = g_array_new(FALSE, FALSE, sizeof(struct planned));
+	s->at = g_hash_table_new(NULL, NULL);
+	s->ready = g_hash_table_new_full(NULL, NULL, NULL, ready_free);
 	s->peer = (struct tls_peer){ .host = u->host, .port = u->port, .ca_file = base->ca_file,
 				     .timeout = base->timeout };
 	s->imap = mailimap_new(0, NULL);
@@ -288,11 +316,10 @@ static void fetched_read(const struct mailimap_msg_att *att, struct fetched *out
 	}
 }
 
-/* UID FETCH @first:@last (0: *) of @type (which it frees) into *@result. */
-static bool uid_fetch(struct imap_source *s, guint32 first, guint32 last,
-		      struct mailimap_fetch_type *type, clist **result, GError **error)
+/* UID FETCH @set of @type (it frees both; NULL @set: out of memory) into *@result. */
+static bool uid_fetch_set(struct imap_source *s, struct mailimap_set *set,
+			  struct mailimap_fetch_type *type, clist **result, GError **error)
 {
-	struct mailimap_set *set = mailimap_set_new_interval(first, last);
 	int r;
 
 	*result = NULL;
@@ -308,6 +335,13 @@ static bool uid_fetch(struct imap_source *s, guint32 first, guint32 last,
 		*result = NULL;
 	}
 	return translate(error, s, "UID FETCH", r);
+}
+
+/* UID FETCH @first:@last (0: *) of @type (which it frees) into *@result. */
+static bool uid_fetch(struct imap_source *s, guint32 first, guint32 last,
+		      struct mailimap_fetch_type *type, clist **result, GError **error)
+{
+	return uid_fetch_set(s, mailimap_set_new_interval(first, last), type, result, error);
 }
 
 static gint by_uid(gconstpointer a, gconstpointer b)
@@ -400,16 +434,129 @@ static bool imap_list(struct source *base, guint32 after_uid, unsigned limit,
 	return true;
 }
 
+static void imap_plan(struct source *base, GPtrArray *entries)
+{
+	struct imap_source *s = (struct imap_source *)base;
+
+	g_array_set_size(s->plan, 0);
+	g_hash_table_remove_all(s->at);
+	g_hash_table_remove_all(s->ready);
+	for (guint i = 0; i < entries->len; i++) {
+		const struct source_entry *e = entries->pdata[i];
+		struct planned p = { .uid = e->uid, .size = e->size };
+
+		if (!e->uid || g_hash_table_contains(s->at, GUINT_TO_POINTER(e->uid)))
+			continue;
+		g_array_append_val(s->plan, p);
+		g_hash_table_insert(s->at, GUINT_TO_POINTER(e->uid), GUINT_TO_POINTER(s->plan->len));
+	}
+}
+
+/*
+ * The UIDs to fetch with @e's: @e's own, then those planned after it, up
+ * to SOURCE_BATCH_MAX messages or SOURCE_BATCH_BYTES as listed. A message
+ * listed over the cap is left out: it is refused unfetched. Returns the
+ * set (caller frees; NULL when out of memory), and the UIDs in @wanted.
+ */
+static struct mailimap_set *batch_of(struct imap_source *s, const struct source_entry *e,
+				     GHashTable *wanted)
+{
+	guint next = GPOINTER_TO_UINT(g_hash_table_lookup(s->at, GUINT_TO_POINTER(e->uid)));
+	struct mailimap_set *set = mailimap_set_new_empty();
+	guint64 bytes = e->size;
+	guint32 first = e->uid, last = e->uid;
+
+	if (!set)
+		return NULL;
+	g_hash_table_add(wanted, GUINT_TO_POINTER(e->uid));
+	/* @next, @e's index plus one, is 0 when @e is not planned: alone, then. */
+	for (guint i = next; next && i < s->plan->len; i++) {
+		const struct planned *p = &g_array_index(s->plan, struct planned, i);
+
+		if (g_hash_table_size(wanted) >= SOURCE_BATCH_MAX)
+			break;
+		if (p->size > s->base.size_max)
+			continue;
+		if (bytes + p->size > SOURCE_BATCH_BYTES)
+			break;
+		bytes += p->size;
+		g_hash_table_add(wanted, GUINT_TO_POINTER(p->uid));
+		/* A run of UIDs one after another goes as FIRST:LAST. */
+		if (p->uid == last + 1) {
+			last = p->uid;
+			continue;
+		}
+		if (mailimap_set_add_interval(set, first, last) != MAILIMAP_NO_ERROR)
+			goto oom;
+		first = last = p->uid;
+	}
+	if (mailimap_set_add_interval(set, first, last) == MAILIMAP_NO_ERROR)
+		return set;
+oom:
+	mailimap_set_free(set);
+	return NULL;
+}
+
+/*
+ * UID FETCH of @e and the planned messages after it, as batch_of() picks
+ * them, each put in s->ready: copied out of libetpan's buffer, or
+ * recorded as too large when it came over the cap. What the last batch
+ * left is dropped first: one batch at a time in memory.
+ */
+static bool fetch_batch(struct imap_source *s, const struct source_entry *e, GError **error)
+{
+	g_autoptr(GHashTable) wanted = g_hash_table_new(NULL, NULL);
+	struct mailimap_fetch_type *type;
+	struct mailimap_set *set;
+	clist *result = NULL;
+	guint asked;
+
+	g_hash_table_remove_all(s->ready);
+	set = batch_of(s, e, wanted);
+	asked = g_hash_table_size(wanted);
+	/*
+	 * The whole message, its listed RFC822.SIZE checked against the cap
+	 * already (source_fetch(), batch_of()) and what came checked again
+	 * below. Not a partial fetch (BODY.PEEK[]<0.N>): public-inbox-imapd
+	 * 1.9, which serves lore's lists, announces the literal as N bytes
+	 * long whatever the message's length, and the reply never ends.
+	 */
+	type = mailimap_fetch_type_new_fetch_att_list_empty();
+	mailimap_fetch_type_new_fetch_att_list_add(type, mailimap_fetch_att_new_uid());
+	mailimap_fetch_type_new_fetch_att_list_add(
+		type, mailimap_fetch_att_new_body_peek_section(mailimap_section_new(NULL)));
+	if (!uid_fetch_set(s, set, type, &result, error))
+		return false;
+	for (clistiter *i = clist_begin(result); i; i = clist_next(i)) {
+		struct ready *ready;
+		struct fetched f;
+
+		fetched_read(clist_content(i), &f);
+		/* Not asked for (an unsolicited FETCH of flags), or a second answer. */
+		if (!f.has_body || !g_hash_table_remove(wanted, GUINT_TO_POINTER(f.uid)))
+			continue;
+		ready = g_new0(struct ready, 1);
+		ready->len = f.body_len;
+		if (f.body_len <= s->base.size_max) {
+			/* Out of libetpan's buffer, NUL-terminated. */
+			ready->data = g_malloc(f.body_len + 1);
+			memcpy(ready->data, f.body ? f.body : "", f.body_len);
+			ready->data[f.body_len] = '\0';
+		}
+		g_hash_table_insert(s->ready, GUINT_TO_POINTER(f.uid), ready);
+	}
+	mailimap_fetch_list_free(result);
+	g_debug("%s: UID %u and %u more asked for, %u came", s->base.name, e->uid, asked - 1,
+		g_hash_table_size(s->ready));
+	return true;
+}
+
 static char *imap_fetch(struct source *base, const struct source_entry *e, gsize *len,
 			GError **error)
 {
 	struct imap_source *s = (struct imap_source *)base;
-	struct mailimap_fetch_type *type;
-	struct mailimap_section *section;
-	clist *result = NULL;
-	char *copy = NULL;
-	bool found = false;
-	guint64 got = 0;
+	struct ready *r;
+	char *out;
 
 	if (!usable(s, error))
 		return NULL;
@@ -417,46 +564,23 @@ static char *imap_fetch(struct source *base, const struct source_entry *e, gsize
 		fail_with(error, s, MAIL_ERROR_INVALID, "an entry without a UID");
 		return NULL;
 	}
-	/*
-	 * The whole message, its listed RFC822.SIZE checked against the cap
-	 * already (source_fetch()) and what came checked again below. Not a
-	 * partial fetch (BODY.PEEK[]<0.N>): public-inbox-imapd 1.9, which
-	 * serves lore's lists, announces the literal as N bytes long whatever
-	 * the message's length, and the reply never ends.
-	 */
-	section = mailimap_section_new(NULL);
-	type = mailimap_fetch_type_new_fetch_att_list_empty();
-	mailimap_fetch_type_new_fetch_att_list_add(type, mailimap_fetch_att_new_uid());
-	mailimap_fetch_type_new_fetch_att_list_add(
-		type, mailimap_fetch_att_new_body_peek_section(section));
-	if (!uid_fetch(s, e->uid, e->uid, type, &result, error))
+	if (!g_hash_table_contains(s->ready, GUINT_TO_POINTER(e->uid)) &&
+	    !fetch_batch(s, e, error))
 		return NULL;
-	for (clistiter *i = clist_begin(result); i && !found; i = clist_next(i)) {
-		struct fetched f;
-
-		fetched_read(clist_content(i), &f);
-		if (f.uid != e->uid || !f.has_body)
-			continue;
-		found = true;
-		got = f.body_len;
-		if (f.body_len <= base->size_max) {
-			/* Out of libetpan's buffer, NUL-terminated. */
-			copy = g_malloc(f.body_len + 1);
-			memcpy(copy, f.body ? f.body : "", f.body_len);
-			copy[f.body_len] = '\0';
-			*len = f.body_len;
-		}
-	}
-	mailimap_fetch_list_free(result);
-	if (!found) {
+	if (!g_hash_table_steal_extended(s->ready, GUINT_TO_POINTER(e->uid), NULL,
+					 (gpointer *)&r)) {
 		fail_with(error, s, MAIL_ERROR_FAILED, "UID %u: no such message (expunged?)", e->uid);
 		return NULL;
 	}
-	if (!copy) {
-		source_too_large(error, base, got);
+	if (!r->data) {
+		source_too_large(error, base, r->len);
+		ready_free(r);
 		return NULL;
 	}
-	return copy;
+	out = g_steal_pointer(&r->data);
+	*len = r->len;
+	ready_free(r);
+	return out;
 }
 
 static bool imap_done(struct source *base, const struct source_entry *e, GError **error)
@@ -536,6 +660,9 @@ static void imap_close(struct source *base)
 {
 	struct imap_source *s = (struct imap_source *)base;
 
+	g_clear_pointer(&s->plan, g_array_unref);
+	g_clear_pointer(&s->at, g_hash_table_unref);
+	g_clear_pointer(&s->ready, g_hash_table_unref);
 	if (!s->imap)
 		return;
 	if (!s->broken && s->imap->imap_state != MAILIMAP_STATE_DISCONNECTED)
@@ -553,6 +680,7 @@ const struct source_driver imap_source_driver = {
 	.size = sizeof(struct imap_source),
 	.open = imap_open,
 	.list = imap_list,
+	.plan = imap_plan,
 	.fetch = imap_fetch,
 	.done = imap_done,
 	.wait = imap_wait,

@@ -72,7 +72,8 @@ const char *patchmail_kind_name(enum patchmail_kind kind);
  * A parsed mail. Strings are UTF-8 and belong to the struct; Message-IDs
  * are without their angle brackets; addresses are in
  * address_normalize()'s form; dates are unix seconds, 0 when absent or
- * unreadable.
+ * unreadable. A new field goes into fields[] of mail/patchmail-store.c
+ * too, with its PACK_VERSION bumped, or it is lost in the store.
  */
 struct patchmail {
 	char *message_id;
@@ -152,6 +153,21 @@ struct patchmail {
 struct patchmail *patchmail_parse(const char *data, gsize len, gsize size_max, GError **error);
 void patchmail_free(struct patchmail *m);
 ZD_AUTOPTR_DEFINE(patchmail, patchmail_free)
+
+/*
+ * @m as bytes for the store (mail/patchmail-store.c), so that a mail is
+ * parsed once, when it comes: every field, in a layout with a version
+ * of its own. Returns the bytes (caller unrefs).
+ */
+GBytes *patchmail_pack(const struct patchmail *m);
+
+/*
+ * The mail patchmail_pack() made @bytes of (caller frees with
+ * patchmail_free()), equal to it field for field. Bytes of another
+ * layout version, an older or newer zeroday's, or that do not read are
+ * refused with MAIL_ERROR_INVALID: parse the raw text again.
+ */
+struct patchmail *patchmail_unpack(GBytes *bytes, GError **error);
 
 /* Whether @m is addressed (To or Cc) to @address, compared as address_key() does. */
 bool patchmail_addressed_to(const struct patchmail *m, const char *address);

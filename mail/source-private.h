@@ -19,6 +19,8 @@ struct source_driver {
 	bool (*open)(struct source *s, GError **error);
 	bool (*list)(struct source *s, guint32 after_uid, unsigned limit, guint32 *uidvalidity,
 		     GPtrArray *entries, GError **error);
+	/* Optional: what source_plan() says; NULL for a backend without batches. */
+	void (*plan)(struct source *s, GPtrArray *entries);
 	char *(*fetch)(struct source *s, const struct source_entry *e, gsize *len, GError **error);
 	bool (*done)(struct source *s, const struct source_entry *e, GError **error);
 	bool (*wait)(struct source *s, unsigned seconds, bool *changed, GError **error);

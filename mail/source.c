@@ -342,6 +342,12 @@ char *source_fetch(struct source *s, const struct source_entry *e, gsize *len, G
 	return s->driver->fetch(s, e, len, error);
 }
 
+void source_plan(struct source *s, GPtrArray *entries)
+{
+	if (s->driver->plan)
+		s->driver->plan(s, entries);
+}
+
 bool source_done(struct source *s, const struct source_entry *e, GError **error)
 {
 	return s->driver->done(s, e, error);

@@ -104,6 +104,23 @@ bool source_list(struct source *s, guint32 after_uid, unsigned limit, guint32 *u
 char *source_fetch(struct source *s, const struct source_entry *e, gsize *len, GError **error);
 
 /*
+ * Tells @s which of the entries it listed the caller means to fetch
+ * next, in that order (@entries: struct source_entry, borrowed for the
+ * call only; the last plan counts). A backend that can fetch several
+ * messages in one round trip then does: IMAP asks for up to
+ * SOURCE_BATCH_MAX messages, or SOURCE_BATCH_BYTES of them as listed, in
+ * one UID FETCH at the source_fetch() of the first, and hands out the
+ * others from memory, one batch at a time. A message listed over the
+ * size cap is never in a batch: source_fetch() refuses it unfetched, as
+ * ever. Nothing is done in the source by fetching ahead (BODY.PEEK), so
+ * a batch lost to a crash is fetched again. Without a plan, each
+ * source_fetch() is one round trip; Maildir ignores it.
+ */
+void source_plan(struct source *s, GPtrArray *entries);
+#define SOURCE_BATCH_MAX 100
+#define SOURCE_BATCH_BYTES ((gsize)4 << 20)
+
+/*
  * Tells the source that the caller has stored @e: Maildir moves
  * new/NAME to cur/NAME:2,S (and syncs cur/); IMAP does nothing (the
  * caller keeps the UID cursor).

@@ -116,6 +116,26 @@ check "the password nowhere in the trace" sh -c "! grep -q '$MS_PASSWORD' '$scra
 st --size-max 1000 fetch "$imap" 1 > "$scratch/f1-cap"
 check "under the cap: fetched" cmp -s "$scratch/f1" "$scratch/f1-cap"
 
+# 5b. Fetched as ingest fetches, planned: the three in one UID FETCH, byte for byte.
+mkdir -p "$scratch/all" "$scratch/all-cap"
+G_MESSAGES_DEBUG=mail st fetchall "$imap" "$scratch/all" > "$scratch/all.out" 2> "$scratch/all.err"
+check "planned: fetched" is $? 0
+check "planned: one UID FETCH for the three" \
+	test "$(grep -c 'C: [0-9A-Za-z]* UID FETCH .*BODY.PEEK\[\]' "$scratch/all.err")" -eq 1
+check "planned: asked for as UIDs 1:3" grep -q 'C: [0-9A-Za-z]* UID FETCH 1:3 ' "$scratch/all.err"
+for i in 1 2 3; do
+	check "planned: mail $i byte for byte" sh -c "tr -d '\r' < '$scratch/all/$i' | cmp -s - '$scratch/m$i'"
+done
+# Over the cap in a batch: left out of the UID FETCH, refused unfetched.
+G_MESSAGES_DEBUG=mail st --size-max 1000 fetchall "$imap" "$scratch/all-cap" > "$scratch/cap2.out" 2> "$scratch/cap2.err"
+check "planned under a cap: fetched" is $? 0
+check "planned under a cap: 1 and 2 in one UID FETCH" grep -q 'C: [0-9A-Za-z]* UID FETCH 1:2 ' "$scratch/cap2.err"
+check "planned under a cap: one UID FETCH of bodies" \
+	test "$(grep -c 'C: [0-9A-Za-z]* UID FETCH .*BODY.PEEK\[\]' "$scratch/cap2.err")" -eq 1
+check "planned under a cap: 3 refused, too large" grep -q "^3 refused: .*too large: $size3 bytes" "$scratch/cap2.out"
+check "planned under a cap: 3 not written" test ! -e "$scratch/all-cap/3"
+check "planned under a cap: 1 as fetched alone" cmp -s "$scratch/f1" "$scratch/all-cap/1"
+
 # 6. A certificate for another host (Dovecot serving other.pem): refused.
 if ms_restart_dovecot "$ms" other; then
 	before=$(logins)

@@ -8,6 +8,9 @@
  *		wait URL SECONDS        "changed" or "timeout"
  *		relist URL PAUSE_FILE   list, wait until PAUSE_FILE exists, then fetch
  *		                        each message on the same connection
+ *		fetchall URL DIR        list, plan (source_plan()) and fetch every
+ *		                        message as ingest does, into DIR/UID; a line
+ *		                        "UID LEN" or "UID refused: WHY" for each
  *
  * On failure: "source-tool: CLASS: MESSAGE" on stderr (CLASS: temporary,
  * permanent, invalid, failed) and exit status 2, 3, 4 or 1.
@@ -48,7 +51,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: source-tool [--ca-file F] [--password P] [--size-max N] "
 		"[--timeout S] list URL [AFTER_UID] | fetch URL UID | wait URL SECONDS | "
-		"relist URL PAUSE_FILE\n");
+		"relist URL PAUSE_FILE | fetchall URL DIR\n");
 	return 64;
 }
 
@@ -168,6 +171,30 @@ int main(int argc, char **argv)
 			}
 			printf("fetched %u: %" G_GSIZE_FORMAT " bytes\n",
 			       ((struct source_entry *)entries->pdata[i])->uid, len);
+		}
+	} else if (strcmp(cmd, "fetchall") == 0 && argc == 4) {
+		if (!source_list(s, 0, 0, &uidvalidity, &entries, &error)) {
+			status = fail(error);
+			goto out;
+		}
+		source_plan(s, entries);
+		for (guint i = 0; i < entries->len && !status; i++) {
+			const struct source_entry *e = entries->pdata[i];
+			g_autofree char *name = g_strdup_printf("%u", e->uid);
+			g_autofree char *path = g_build_filename(argv[3], name, NULL);
+			gsize len = 0;
+			g_autofree char *data = source_fetch(s, e, &len, &error);
+
+			if (!data && g_error_matches(error, MAIL_ERROR, MAIL_ERROR_INVALID)) {
+				printf("%u refused: %s\n", e->uid, error->message);
+				g_clear_error(&error);
+			} else if (!data) {
+				status = fail(error);
+			} else if (!g_file_set_contents(path, data, (gssize)len, &error)) {
+				status = fail(error);
+			} else {
+				printf("%u %" G_GSIZE_FORMAT "\n", e->uid, len);
+			}
 		}
 	} else {
 		status = usage();

@@ -93,6 +93,9 @@ static void test_migrate_v1(void)
 		     "dflt_value, ', ') FROM pragma_table_info('trees') WHERE name IN "
 		     "('lists', 'private', 'mail_clean')",
 		     "lists TEXT 1 '', private INTEGER 1 0, mail_clean INTEGER 1 0");
+	/* Schema 18: a mail's parse, NULL for the mails stored before (parsed when dispatched). */
+	assert_shell(path, "SELECT name || ' ' || type || ' ' || \"notnull\" FROM "
+		     "pragma_table_info('mails') WHERE name = 'parse'", "parse BLOB 0");
 	g_strfreev(t->lists);
 	t->lists = g_strsplit("netdev@example.org,lkml@example.org", ",", -1);
 	t->private = true;
@@ -1451,7 +1454,7 @@ static void test_commands(void)
 	mail->received = 1;
 	mail->state = MAIL_DONE;
 	mail->size = 1;
-	g_assert_true(db_mail_add(db, mail, "x", 1, &added, &error));
+	g_assert_true(db_mail_add(db, mail, "x", 1, NULL, &added, &error));
 	g_assert_true(db_command_mail_add(db, mail->id, "a@example.org", 100, COMMAND_MAIL_RUNNING,
 					  NULL, &error));
 	row->mail_id = mail->id;
@@ -1658,6 +1661,70 @@ static void test_ops_status(void)
 	g_assert_cmpuint(post ? post->len : 1, ==, 0);
 }
 
+/*
+ * A mail's raw text and its parse, blobs both, read back byte for byte;
+ * a mail without a parse reads as none, and can be given one later; an
+ * empty text (a mail refused unread) is empty, not missing.
+ */
+static void test_mail_blobs(void)
+{
+	static const char raw[] = "Message-ID: <a@example.org>\n\nbody\0with a NUL\n";
+	static const guint8 packed[] = { 1, 0, 2, 0xff, 0 };
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	g_autoptr(GBytes) parse = g_bytes_new(packed, sizeof(packed));
+	g_autoptr(GBytes) got = NULL;
+	struct mail_row a = { .message_id = (char *)"a@example.org", .hash = (char *)"h1",
+			      .source = (char *)"s", .received = 1, .state = MAIL_NEW };
+	struct mail_row b = a, e = a;
+	g_autofree char *text = NULL;
+	gsize len = 99;
+	bool added = false;
+
+	g_assert_no_error(error);
+	if (!db)
+		return;
+	g_assert_true(db_mail_add(db, &a, raw, sizeof(raw) - 1, parse, &added, &error));
+	g_assert_true(added);
+	b.hash = (char *)"h2";
+	g_assert_true(db_mail_add(db, &b, raw, sizeof(raw) - 1, NULL, &added, &error));
+	g_assert_true(added);
+	e.hash = (char *)"h3";
+	e.size = 12345;
+	e.state = MAIL_QUARANTINED;
+	g_assert_true(db_mail_add(db, &e, "", 0, NULL, &added, &error));
+	g_assert_true(added);
+	g_assert_cmpint(e.size, ==, 12345);
+	/* The same pair again: nothing added, nothing changed. */
+	g_assert_true(db_mail_add(db, &b, "other", 5, parse, &added, &error));
+	g_assert_false(added);
+	g_assert_no_error(error);
+
+	text = db_mail_raw(db, a.id, &len, &error);
+	g_assert_cmpmem(text, len, raw, sizeof(raw) - 1);
+	g_clear_pointer(&text, g_free);
+	text = db_mail_raw(db, e.id, &len, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(len, ==, 0);
+	g_assert_cmpstr(text, ==, "");
+	g_assert_true(db_mail_parse(db, a.id, &got, &error));
+	g_assert_true(got && g_bytes_equal(got, parse));
+	g_clear_pointer(&got, g_bytes_unref);
+	g_assert_true(db_mail_parse(db, b.id, &got, &error));
+	g_assert_null(got);
+	g_assert_true(db_mail_set_parse(db, b.id, parse, &error));
+	g_assert_true(db_mail_parse(db, b.id, &got, &error));
+	g_assert_true(got && g_bytes_equal(got, parse));
+	g_clear_pointer(&got, g_bytes_unref);
+	g_assert_no_error(error);
+	g_assert_false(db_mail_parse(db, 999, &got, &error));
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND);
+	g_assert_null(got);
+	g_clear_error(&error);
+	g_assert_null(db_mail_raw(db, 999, &len, &error));
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -1665,6 +1732,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/db/test-series", test_series);
 	g_test_add_func("/db/migrate-v9", test_migrate_v9);
 	g_test_add_func("/db/newer-schema-refused", test_newer_schema_refused);
+	g_test_add_func("/db/mail-blobs", test_mail_blobs);
 	g_test_add_func("/db/wal", test_wal);
 	g_test_add_func("/db/queries", test_queries);
 	g_test_add_func("/db/jobs", test_jobs);

@@ -5,17 +5,24 @@
  * with other content stored apart; a malformed mail quarantined with
  * why, once; and a Maildir source read through: each file stored or
  * counted a duplicate, moved to cur/, nothing read twice, and a source
- * that cannot be opened counted failed, not fatal.
+ * that cannot be opened counted failed, not fatal. The parse is stored
+ * with the mail, and dispatch assembles a series from it with the raw
+ * text gone; a mail stored without one (an older zeroday's) or with one
+ * of another layout is parsed from its raw text when dispatched, once.
  */
 #include "autoconfig.h"
 
 #include <string.h>
 
 #include "bot/bot.h"
+#include "bot/mailroom/inbox.h"
 #include "bot/mailroom/ingest.h"
+#include "bot/store/db-private.h"
+#include "mail/patchmail.h"
 #include "tests/testlib.h"
 
 #define PATCH_MID "20231114211320.3188529-1-marta.kowalska@example.com"
+#define PATCH2_MID "20231114211320.3188529-2-marta.kowalska@example.com"
 
 struct fixture {
 	struct config *config;
@@ -109,6 +116,24 @@ static void test_once(struct fixture *f, gconstpointer data)
 	raw = db_mail_raw(f->db, row->id, &len, &error);
 	g_assert_no_error(error);
 	g_assert_cmpmem(raw, len, f->raw, f->len);
+	/* Parsed once, and the parse stored with it: what the parser makes of the text. */
+	{
+		g_autoptr(GBytes) parse = NULL;
+		zd_autoptr(patchmail) stored = NULL;
+		zd_autoptr(patchmail) now = patchmail_parse(raw, len, PATCHMAIL_SIZE_DEFAULT, NULL);
+		g_autoptr(GBytes) again = now ? patchmail_pack(now) : NULL;
+
+		g_assert_true(db_mail_parse(f->db, row->id, &parse, &error));
+		g_assert_no_error(error);
+		g_assert_nonnull(parse);
+		stored = parse ? patchmail_unpack(parse, &error) : NULL;
+		g_assert_no_error(error);
+		g_assert_nonnull(stored);
+		g_assert_cmpstr(stored ? stored->message_id : NULL, ==, PATCH_MID);
+		g_assert_cmpint(stored ? (int)stored->kind : -1, ==, PATCHMAIL_PATCH);
+		g_assert_true(stored && stored->diff && stored->commit_message);
+		g_assert_true(parse && again && g_bytes_equal(parse, again));
+	}
 
 	ingest(f, "maildir:/lists/netdev", f->raw, f->len, &added, &quarantined);
 	g_assert_false(added);
@@ -180,6 +205,13 @@ static void test_malformed(struct fixture *f, gconstpointer data)
 	g_assert_null(row->kind);
 	raw = db_mail_raw(f->db, row->id, &len, &error);
 	g_assert_cmpmem(raw, len, bad, strlen(bad));
+	{
+		/* Refused by the parser: no parse to keep. */
+		g_autoptr(GBytes) parse = NULL;
+
+		g_assert_true(db_mail_parse(f->db, row->id, &parse, &error));
+		g_assert_null(parse);
+	}
 	/* Read again: not stored twice. */
 	ingest(f, "maildir:/in", bad, strlen(bad), &added, &quarantined);
 	g_assert_false(added);
@@ -258,6 +290,128 @@ static void test_maildir(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(mail_count(f), ==, 2);
 }
 
+/* Runs @sql on the fixture's store, as an older zeroday or a damaged disk would leave it. */
+static void exec_sql(struct fixture *f, const char *sql)
+{
+	g_assert_cmpint(sqlite3_exec(f->db->sql, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+}
+
+/* The series part @n of the series that mail @message_id belongs to: its mail's id, or 0. */
+static gint64 series_part_mail(struct fixture *f, const char *message_id, guint n)
+{
+	const char *const ids[] = { message_id, NULL };
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(series_row) s = NULL;
+	const struct series_part *p;
+	gint64 id = 0;
+
+	g_assert_true(db_series_of_message_ids(f->db, ids, &id, &error));
+	g_assert_no_error(error);
+	if (!id)
+		return 0;
+	s = db_series_get(f->db, id, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(s ? s->total : 0, ==, 3);
+	g_assert_cmpuint(s ? s->version : 0, ==, 2);
+	p = s ? series_row_part(s, n) : NULL;
+	return p ? p->mail_id : 0;
+}
+
+/*
+ * Dispatch reads the parse stored at ingest, not the raw text: with the
+ * raw text gone, a patch still joins its series. A mail stored without
+ * a parse (by a zeroday before schema 18) is parsed from its raw text
+ * when dispatched, once: its parse is stored then.
+ */
+static void test_dispatch_parsed(struct fixture *f, gconstpointer data)
+{
+	g_autofree char *path = g_build_filename(ZERODAY_SRCDIR, "tests", "data", "patchmail",
+						 "series-v2-2.eml", NULL);
+	struct bot c = { .config = f->config, .db = f->db };
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(mail_row) one = NULL;
+	zd_autoptr(mail_row) two = NULL;
+	zd_autoptr(mail_row) done = NULL;
+	g_autoptr(GBytes) parse = NULL;
+	g_autofree char *second = NULL;
+	g_autofree char *raw = NULL;
+	bool added = false, quarantined = true;
+	gsize len = 0;
+
+	(void)data;
+	g_assert_true(g_file_get_contents(path, &second, &len, &error));
+	ingest(f, "maildir:/lists/netdev", f->raw, f->len, &added, &quarantined);
+	g_assert_true(added);
+	ingest(f, "maildir:/lists/netdev", second, len, &added, &quarantined);
+	g_assert_true(added);
+	one = db_mail_by_message_id(f->db, PATCH_MID, &error);
+	two = db_mail_by_message_id(f->db, PATCH2_MID, &error);
+	g_assert_nonnull(one);
+	g_assert_nonnull(two);
+	if (!one || !two)
+		return;
+
+	/* Patch 1 without its raw text; patch 2 as an older zeroday stored it. */
+	exec_sql(f, "UPDATE mails SET raw = zeroblob(0) WHERE message_id = '" PATCH_MID "'");
+	exec_sql(f, "UPDATE mails SET parse = NULL WHERE message_id = '" PATCH2_MID "'");
+	raw = db_mail_raw(f->db, one->id, &len, &error);
+	g_assert_cmpuint(len, ==, 0);
+	g_assert_true(db_mail_parse(f->db, two->id, &parse, &error));
+	g_assert_null(parse);
+
+	g_assert_true(db_tx_begin(f->db, &error));
+	g_assert_true(inbox_dispatch(&c, 1700000060, &error));
+	g_assert_true(db_tx_commit(f->db, &error));
+	g_assert_no_error(error);
+	done = db_mail_get(f->db, one->id, &error);
+	g_assert_cmpint(done ? (int)done->state : -1, ==, MAIL_DONE);
+	g_assert_cmpint(series_part_mail(f, PATCH_MID, 1), ==, one->id);
+	g_assert_cmpint(series_part_mail(f, PATCH_MID, 2), ==, two->id);
+	/* Parsed from the raw text once, and that parse kept. */
+	g_assert_true(db_mail_parse(f->db, two->id, &parse, &error));
+	g_assert_nonnull(parse);
+	if (parse) {
+		zd_autoptr(patchmail) m = patchmail_unpack(parse, &error);
+
+		g_assert_no_error(error);
+		g_assert_cmpstr(m ? m->message_id : NULL, ==, PATCH2_MID);
+		g_assert_cmpuint(m ? m->tags.n : 0, ==, 2);
+	}
+}
+
+/* A stored parse of another layout version (a newer zeroday's, say) is parsed again, not trusted. */
+static void test_dispatch_other_version(struct fixture *f, gconstpointer data)
+{
+	struct bot c = { .config = f->config, .db = f->db };
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(mail_row) one = NULL;
+	zd_autoptr(patchmail) m = NULL;
+	g_autoptr(GBytes) parse = NULL;
+	bool added = false, quarantined = true;
+
+	(void)data;
+	ingest(f, "maildir:/lists/netdev", f->raw, f->len, &added, &quarantined);
+	exec_sql(f, "UPDATE mails SET parse = x'ff00'");
+	one = db_mail_by_message_id(f->db, PATCH_MID, &error);
+	g_assert_nonnull(one);
+	if (!one)
+		return;
+	m = inbox_mail(f->db, f->config, one->id, false, &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(m ? m->message_id : NULL, ==, PATCH_MID);
+	g_assert_true(db_tx_begin(f->db, &error));
+	g_assert_true(inbox_dispatch(&c, 1700000060, &error));
+	g_assert_true(db_tx_commit(f->db, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(series_part_mail(f, PATCH_MID, 1), ==, one->id);
+	/* Dispatch stored this zeroday's parse in its place. */
+	g_assert_true(db_mail_parse(f->db, one->id, &parse, &error));
+	g_clear_pointer(&m, patchmail_free);
+	m = parse ? patchmail_unpack(parse, &error) : NULL;
+	g_assert_no_error(error);
+	g_assert_nonnull(m);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -269,5 +423,9 @@ int main(int argc, char **argv)
 		   fixture_tear_down);
 	g_test_add("/ingest/maildir", struct fixture, NULL, fixture_set_up, test_maildir,
 		   fixture_tear_down);
+	g_test_add("/ingest/dispatch-parsed", struct fixture, NULL, fixture_set_up,
+		   test_dispatch_parsed, fixture_tear_down);
+	g_test_add("/ingest/dispatch-other-version", struct fixture, NULL, fixture_set_up,
+		   test_dispatch_other_version, fixture_tear_down);
 	return g_test_run();
 }

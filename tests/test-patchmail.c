@@ -9,7 +9,10 @@
  * `git apply`. Refusals: too large, headers too large, too many parts
  * (bombs built here, and timed), nested too deep, a multipart cut short,
  * GMime's critical warnings, no or a bad Message-ID. And a fuzz loop of
- * mutated corpus mails and random bytes, under the sanitizers.
+ * mutated corpus mails and random bytes, under the sanitizers. What is
+ * stored with a mail (patchmail_pack()) read back field for field, for
+ * the corpus and every mail the fuzz loop accepts; bytes of another
+ * layout, or cut short, refused.
  */
 #include "autoconfig.h"
 
@@ -975,6 +978,194 @@ static void mutate(GByteArray *mail, GRand *rand)
 	}
 }
 
+/* ---- Stored with the mail: patchmail_pack() and back ---- */
+
+static void assert_same_strv(const GPtrArray *a, const GPtrArray *b)
+{
+	g_assert_nonnull(b);
+	g_assert_cmpuint(a ? a->len : 0, ==, b ? b->len : 0);
+	for (guint i = 0; a && b && i < MIN(a->len, b->len); i++)
+		g_assert_cmpstr(a->pdata[i], ==, b->pdata[i]);
+}
+
+/* Every field of @b equals @a's, field by field. */
+static void assert_same_mail(const struct patchmail *a, const struct patchmail *b)
+{
+	g_assert_cmpstr(a->message_id, ==, b->message_id);
+	g_assert_cmpstr(a->in_reply_to, ==, b->in_reply_to);
+	assert_same_strv(a->references, b->references);
+	g_assert_cmpstr(a->from, ==, b->from);
+	g_assert_cmpint(a->date, ==, b->date);
+	g_assert_cmpstr(a->subject, ==, b->subject);
+	g_assert_cmpstr(a->list_id, ==, b->list_id);
+	assert_same_strv(a->to, b->to);
+	assert_same_strv(a->cc, b->cc);
+	g_assert_cmpstr(a->tags.title, ==, b->tags.title);
+	assert_same_strv(a->tags.prefixes, b->tags.prefixes);
+	g_assert_cmpuint(a->tags.version, ==, b->tags.version);
+	g_assert_cmpint(a->tags.versioned, ==, b->tags.versioned);
+	g_assert_cmpuint(a->tags.n, ==, b->tags.n);
+	g_assert_cmpuint(a->tags.total, ==, b->tags.total);
+	g_assert_cmpint(a->tags.counted, ==, b->tags.counted);
+	g_assert_cmpint(a->tags.reply, ==, b->tags.reply);
+	g_assert_cmpint(a->tags.patch, ==, b->tags.patch);
+	g_assert_cmpint(a->tags.cover, ==, b->tags.cover);
+	g_assert_cmpint(a->tags.rfc, ==, b->tags.rfc);
+	g_assert_cmpint(a->tags.resend, ==, b->tags.resend);
+	g_assert_cmpint(a->kind, ==, b->kind);
+	g_assert_cmpstr(a->automatic, ==, b->automatic);
+	g_assert_cmpint(a->html_only, ==, b->html_only);
+	g_assert_cmpstr(a->html, ==, b->html);
+	g_assert_cmpstr(a->body, ==, b->body);
+	g_assert_cmpstr(a->diff, ==, b->diff);
+	g_assert_cmpint(a->diff_attached, ==, b->diff_attached);
+	g_assert_cmpstr(a->commit_message, ==, b->commit_message);
+	g_assert_cmpstr(a->author, ==, b->author);
+	g_assert_cmpstr(a->body_subject, ==, b->body_subject);
+	g_assert_cmpint(a->body_date, ==, b->body_date);
+	g_assert_cmpstr(a->base_commit, ==, b->base_commit);
+	assert_same_strv(a->prerequisite_patch_ids, b->prerequisite_patch_ids);
+}
+
+/* @m packed and unpacked: the same mail; packed again, the same bytes. */
+static void assert_round_trip(const struct patchmail *m)
+{
+	g_autoptr(GBytes) packed = patchmail_pack(m);
+	g_autoptr(GBytes) again = NULL;
+	g_autoptr(GError) error = NULL;
+	struct patchmail *u = patchmail_unpack(packed, &error);
+
+	g_assert_no_error(error);
+	g_assert_nonnull(u);
+	if (!u)
+		return;
+	assert_same_mail(m, u);
+	again = patchmail_pack(u);
+	g_assert_true(g_bytes_equal(packed, again));
+	patchmail_free(u);
+}
+
+/*
+ * Every mail of the corpus that parses, and mails that fill the fields
+ * the corpus leaves empty (a machine's reason, an HTML-only body, a
+ * list's id, prerequisite patches, bytes that are no UTF-8 in a
+ * subject), survive the store field for field.
+ */
+static void test_pack(void)
+{
+	static const char *const texts[] = {
+		"From: A <a@example.org>\nTo: bot@example.org, b@example.org\nCc: c@example.org\n"
+		"Subject: Out of Office: back Monday\nMessage-ID: <ooo@example.org>\n"
+		"List-Id: Net <netdev.vger.kernel.org>\nX-Autoreply: yes\n\naway\n",
+		"From: A <a@example.org>\nTo: bot@example.org\nSubject: help\n"
+		"Message-ID: <html@example.org>\nMIME-Version: 1.0\n"
+		"Content-Type: text/html; charset=utf-8\n\n<p>#zeroday help</p>\n",
+		"From: A <a@example.org>\nSubject: [PATCH RFC RESEND net v3 2/4] x: \xe9t\xe9\n"
+		"Message-ID: <pre@example.org>\nIn-Reply-To: <c@example.org>\n"
+		"References: <a@example.org> <b@example.org>\n"
+		"Date: Tue, 14 Nov 2023 21:13:20 +0000\n\n"
+		"From: B <b@example.org>\nDate: Mon, 13 Nov 2023 10:00:00 +0000\n\nWhy.\n---\n"
+		"diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n\n"
+		"base-commit: " BASE_COMMIT "\n"
+		"prerequisite-patch-id: 1111111111111111111111111111111111111111\n"
+		"prerequisite-patch-id: 2222222222222222222222222222222222222222\n",
+	};
+	guint packed = 0;
+
+	for (gsize i = 0; i < G_N_ELEMENTS(corpus_names); i++) {
+		gsize len = 0;
+		g_autofree char *text = data_file(corpus_names[i], &len);
+		struct patchmail *m = patchmail_parse(text, len, PATCHMAIL_SIZE_DEFAULT, NULL);
+
+		if (!m)
+			continue;
+		assert_round_trip(m);
+		if (m->diff && !m->diff_attached) {
+			/* A diff in the body is stored once: as where it is in the body. */
+			g_autoptr(GBytes) with = patchmail_pack(m);
+			g_autoptr(GBytes) without = NULL;
+			char *diff = g_steal_pointer(&m->diff);
+
+			without = patchmail_pack(m);
+			m->diff = diff;
+			g_assert_cmpuint(g_bytes_get_size(with) - g_bytes_get_size(without), <, 32);
+			g_assert_cmpuint(strlen(m->diff), >, 100);
+		}
+		patchmail_free(m);
+		packed++;
+	}
+	for (gsize i = 0; i < G_N_ELEMENTS(texts); i++) {
+		g_autoptr(GError) error = NULL;
+		struct patchmail *m = parse_text(texts[i], &error);
+
+		g_assert_no_error(error);
+		if (!m)
+			continue;
+		assert_round_trip(m);
+		packed++;
+		if (i == 0) {
+			g_assert_nonnull(m->automatic);
+			g_assert_cmpstr(m->list_id, ==, "netdev.vger.kernel.org");
+			g_assert_cmpuint(m->cc->len, ==, 1);
+		} else if (i == 1) {
+			g_assert_true(m->html_only);
+		} else {
+			g_assert_cmpuint(m->prerequisite_patch_ids->len, ==, 2);
+			g_assert_cmpuint(m->references->len, ==, 2);
+			g_assert_true(m->tags.rfc && m->tags.resend && m->tags.versioned);
+			g_assert_nonnull(m->author);
+			g_assert_cmpint(m->body_date, !=, 0);
+		}
+		patchmail_free(m);
+	}
+	g_test_message("%u mails packed and unpacked", packed);
+	g_assert_cmpuint(packed, >=, G_N_ELEMENTS(corpus_names) - 3 + G_N_ELEMENTS(texts));
+}
+
+/* Bytes of another layout version, cut short, or none: refused or read safely, never a crash. */
+static void test_unpack_refused(void)
+{
+	g_autofree char *text = data_file("series-v2-1.eml", NULL);
+	struct patchmail *m = parse_text(text, NULL);
+	g_autoptr(GBytes) packed = NULL;
+	g_autoptr(GBytes) empty = g_bytes_new(NULL, 0);
+	g_autoptr(GError) error = NULL;
+	g_autofree guint8 *other = NULL;
+	gsize len = 0;
+	const guint8 *data;
+
+	g_assert_nonnull(m);
+	if (!m)
+		return;
+	packed = patchmail_pack(m);
+	patchmail_free(m);
+	data = g_bytes_get_data(packed, &len);
+	other = g_memdup2(data, len);
+	other[0]++;
+	{
+		g_autoptr(GBytes) b = g_bytes_new(other, len);
+
+		g_assert_null(patchmail_unpack(b, &error));
+		g_assert_error(error, MAIL_ERROR, MAIL_ERROR_INVALID);
+		g_clear_error(&error);
+	}
+	g_assert_null(patchmail_unpack(empty, &error));
+	g_assert_error(error, MAIL_ERROR, MAIL_ERROR_INVALID);
+	g_clear_error(&error);
+	g_assert_null(patchmail_unpack(NULL, &error));
+	g_assert_error(error, MAIL_ERROR, MAIL_ERROR_INVALID);
+	g_clear_error(&error);
+	/* Cut at every length: a mail that reads, or a refusal. */
+	for (gsize cut = 1; cut < len; cut += 1 + cut / 16) {
+		g_autoptr(GBytes) b = g_bytes_new(data, cut);
+		struct patchmail *u = patchmail_unpack(b, &error);
+
+		g_assert_true(!u != !error);
+		g_clear_error(&error);
+		patchmail_free(u);
+	}
+}
+
 /* What any accepted mail must be. */
 static void check_invariants(const struct patchmail *m)
 {
@@ -1040,6 +1231,8 @@ static void test_fuzz(void)
 		g_assert_true(!m != !error);
 		if (m) {
 			check_invariants(m);
+			/* What is stored with a mail must be the mail, whatever it held. */
+			assert_round_trip(m);
 			accepted++;
 		} else {
 			g_assert_error(error, MAIL_ERROR, MAIL_ERROR_INVALID);
@@ -1194,5 +1387,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/patchmail/fuzz", test_fuzz);
 	g_test_add_func("/patchmail/automatic", test_automatic);
 	g_test_add_func("/patchmail/html-only", test_html_only);
+	g_test_add_func("/patchmail/pack", test_pack);
+	g_test_add_func("/patchmail/unpack-refused", test_unpack_refused);
 	return g_test_run();
 }

@@ -12,6 +12,7 @@
 
 #include "bot/bot.h"
 #include "bot/mailroom/commands.h"
+#include "bot/mailroom/inbox.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/mailroom/render.h"
 #include "bot/mailroom/template.h"
@@ -1360,6 +1361,21 @@ static bool ignored_sender(const struct config *config, const char *sender)
 }
 
 /*
+ * The "@domain" of @sender when [commands] dkim-required names that
+ * domain (borrowed from @sender), else NULL: whether identity_ok() reads
+ * the mail's raw text.
+ */
+static const char *dkim_domain(const struct config *config, const char *sender)
+{
+	const char *domain = strrchr(sender, '@');
+
+	if (!domain || !config->commands_dkim_required ||
+	    !g_strv_contains((const char *const *)config->commands_dkim_required, domain + 1))
+		return NULL;
+	return domain;
+}
+
+/*
  * Whether the sender's identity holds: for a From domain in [commands]
  * dkim-required, a valid DKIM signature of that domain. *@why says why
  * not (caller frees).
@@ -1367,12 +1383,11 @@ static bool ignored_sender(const struct config *config, const char *sender)
 static bool identity_ok(const struct config *config, const char *sender, const char *raw,
 			gsize len, char **why)
 {
-	const char *domain = strrchr(sender, '@');
+	const char *domain = dkim_domain(config, sender);
 	g_autoptr(GError) local = NULL;
 	g_auto(GStrv) signers = NULL;
 
-	if (!domain || !config->commands_dkim_required ||
-	    !g_strv_contains((const char *const *)config->commands_dkim_required, domain + 1))
+	if (!domain)
 		return true;
 	if (!dkim_verify_mail(raw, len, config->commands_dkim_keys, &signers, &local)) {
 		*why = g_strdup_printf("the DKIM signature required of %s could not be checked "
@@ -1394,9 +1409,10 @@ static bool identity_ok(const struct config *config, const char *sender, const c
 }
 
 bool commands_take(const struct bot *c, const struct mail_row *mail,
-		   const struct patchmail *m, const char *raw, gsize len, gint64 now, bool *taken,
-		   GError **error)
+		   const struct patchmail *m, gint64 now, bool *taken, GError **error)
 {
+	g_autofree char *raw = NULL;
+	gsize len = 0;
 	g_autofree char *bot = address_key(c->config->mail_address);
 	g_autofree char *sender = m->from ? address_key(m->from) : NULL;
 	g_autofree const char **parents = parent_ids(m);
@@ -1467,6 +1483,9 @@ bool commands_take(const struct bot *c, const struct mail_row *mail,
 			: m->in_reply_to ? m->in_reply_to : m->message_id;
 	if (x.bot_mail && !db_outbox_finding_of(c->db, parents, &x.finding_id, error))
 		return false;
+	/* The raw text, read from the store for DKIM only: the parse was stored with it. */
+	if (dkim_domain(c->config, sender) && !(raw = db_mail_raw(c->db, mail->id, &len, error)))
+		return false;
 	if (!identity_ok(c->config, sender, raw, len, &why)) {
 		g_message("commands: mail %" G_GINT64_FORMAT " from %s refused: %s", mail->id,
 			  sender, why);
@@ -1496,8 +1515,6 @@ static bool answer_if_done(const struct bot *c, gint64 mail_id, gint64 now,
 	g_autoptr(GPtrArray) rows = db_command_list(c->db, mail_id, error);
 	zd_autoptr(patchmail) m = NULL;
 	g_autoptr(GError) local = NULL;
-	g_autofree char *raw = NULL;
-	gsize len = 0;
 
 	if (!rows)
 		return false;
@@ -1505,10 +1522,11 @@ static bool answer_if_done(const struct bot *c, gint64 mail_id, gint64 now,
 		if (((struct command_row *)rows->pdata[i])->state == COMMAND_RUNNING)
 			return true;
 	}
-	raw = db_mail_raw(c->db, mail_id, &len, error);
-	if (!raw)
+	m = inbox_mail(c->db, c->config, mail_id, false, &local);
+	if (!m && local->domain == BOT_ERROR) {
+		g_propagate_error(error, g_steal_pointer(&local));
 		return false;
-	m = patchmail_parse(raw, len, c->config->mail_max_size, &local);
+	}
 	if (!m) {
 		/* A newer parser refuses the stored mail: there is nobody to answer. */
 		g_warning("commands: mail %" G_GINT64_FORMAT " cannot be answered: %s", mail_id,

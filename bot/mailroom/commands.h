@@ -73,15 +73,14 @@ char **commands_split_line(const char *line, const char **why);
 char *commands_printable_line(const char *line);
 
 /*
- * Looks at stored mail @mail (parsed: @m; its raw text @raw, @len bytes)
- * in the caller's transaction: when it is a command mail, runs its
- * commands and queues its reply, or records why it gets none. Sets
- * *@taken to whether it was a command mail. False only when the store
- * fails.
+ * Looks at stored mail @mail (parsed: @m) in the caller's transaction:
+ * when it is a command mail, runs its commands and queues its reply, or
+ * records why it gets none. Its raw text is read from the store only
+ * for a DKIM check. Sets *@taken to whether it was a command mail.
+ * False only when the store fails.
  */
 bool commands_take(const struct bot *c, const struct mail_row *mail,
-		   const struct patchmail *m, const char *raw, gsize len, gint64 now, bool *taken,
-		   GError **error);
+		   const struct patchmail *m, gint64 now, bool *taken, GError **error);
 
 /*
  * Job @job ended with @result (and @note), in the caller's

@@ -12,6 +12,18 @@
 #include <glib.h>
 
 #include "bot/bot.h"
+#include "mail/patchmail.h"
+
+/*
+ * Mail @id as it was parsed when it was stored (caller frees with
+ * patchmail_free()). A mail stored without its parse (by a zeroday before
+ * schema 18), or with a parse of another layout, is parsed from its raw
+ * text, and with @keep that parse is stored, so that this happens once.
+ * NULL with BOT_ERROR when the store fails, with MAIL_ERROR_INVALID when
+ * the parser now refuses the raw text.
+ */
+struct patchmail *inbox_mail(struct db *db, const struct config *config, gint64 id, bool keep,
+			     GError **error);
 
 /*
  * Dispatches up to INBOX_BATCH new mails, oldest first, each marked done

@@ -86,6 +86,7 @@ bool ingest_mail(struct db *db, const struct config *config, const char *source,
 	g_autofree char *hash = NULL;
 	g_autofree char *subject = NULL;
 	g_autofree char *sender = NULL;
+	g_autoptr(GBytes) parse = NULL;
 	bool ok;
 
 	*quarantined = m == NULL;
@@ -96,6 +97,8 @@ bool ingest_mail(struct db *db, const struct config *config, const char *source,
 		subject = clean_text(m->subject);
 		sender = m->from ? clean_text(m->from) : NULL;
 		row.kind = (char *)patchmail_kind_name(m->kind);
+		/* Parsed once: the inbox and series assembly read this, not the raw text. */
+		parse = patchmail_pack(m);
 		patchmail_free(m);
 	} else {
 		row.state = MAIL_QUARANTINED;
@@ -110,7 +113,7 @@ bool ingest_mail(struct db *db, const struct config *config, const char *source,
 	row.hash = hash;
 	row.subject = subject;
 	row.sender = sender;
-	ok = db_mail_add(db, &row, raw, len, added, error);
+	ok = db_mail_add(db, &row, raw, len, parse, added, error);
 	if (ok && *added && *quarantined)
 		g_message("ingest: quarantined mail %" G_GINT64_FORMAT " <%s> from %s: %s", row.id,
 			  message_id, source, refused->message);
@@ -149,7 +152,7 @@ static bool ingest_refused(struct db *db, const char *source, const struct sourc
 		.size = (gint64)MIN(e->size, (guint64)G_MAXINT64),
 	};
 
-	if (!db_mail_add(db, &row, "", 0, added, error))
+	if (!db_mail_add(db, &row, "", 0, NULL, added, error))
 		return false;
 	if (*added)
 		g_message("ingest: quarantined mail %" G_GINT64_FORMAT " <%s> from %s: %s", row.id,
@@ -262,6 +265,29 @@ fail:
 	return false;
 }
 
+/*
+ * Tells @s which of @entries ingest_entry() will fetch, so that the
+ * source fetches them in batches: all, but after a changed UIDVALIDITY
+ * those whose Message-ID the store holds already.
+ */
+static bool plan_fetches(struct db *db, struct source *s, GPtrArray *entries, bool resync,
+			 GError **error)
+{
+	g_autoptr(GPtrArray) plan = g_ptr_array_sized_new(entries->len);
+
+	for (guint i = 0; i < entries->len; i++) {
+		const struct source_entry *e = entries->pdata[i];
+		bool known = false;
+
+		if (resync && e->message_id && !db_mail_known(db, e->message_id, &known, error))
+			return false;
+		if (!known)
+			g_ptr_array_add(plan, entries->pdata[i]);
+	}
+	source_plan(s, plan);
+	return true;
+}
+
 bool ingest_source(struct db *db, const struct config *config, const char *url,
 		   struct ingest_stats *stats, volatile sig_atomic_t *stop, GError **error)
 {
@@ -298,6 +324,10 @@ bool ingest_source(struct db *db, const struct config *config, const char *url,
 			resync = true;
 			last_uid = 0;
 			continue;
+		}
+		if (!plan_fetches(db, s, entries, resync, error)) {
+			ok = false;
+			break;
 		}
 		for (guint i = 0; ok && !failed && i < entries->len && !(stop && *stop); i++) {
 			const struct source_entry *e = entries->pdata[i];

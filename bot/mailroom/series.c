@@ -10,6 +10,7 @@
 
 #include "bot/bot.h"
 #include "bot/mailroom/commands.h"
+#include "bot/mailroom/inbox.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/mailroom/render.h"
 #include "bot/mailroom/series.h"
@@ -24,16 +25,11 @@
 /* Branch heads tried as a base, at most, per series. */
 #define BASES_MAX 16
 
-/* Mail @id parsed again from its stored text (or NULL with @error). */
+/* Mail @id as parsed when it was stored (or NULL with @error). */
 static struct patchmail *mail_parse(struct db *db, const struct config *config, gint64 id,
 				    GError **error)
 {
-	gsize len = 0;
-	g_autofree char *raw = db_mail_raw(db, id, &len, error);
-
-	if (!raw)
-		return NULL;
-	return patchmail_parse(raw, len, config->mail_max_size, error);
+	return inbox_mail(db, config, id, false, error);
 }
 
 /* The Message-IDs that place @m in a thread: its own, its In-Reply-To, its References. */

@@ -35,30 +35,20 @@ void mail_row_free(struct mail_row *row)
 	g_free(row);
 }
 
-bool db_mail_add(struct db *db, struct mail_row *row, const char *raw, gsize len, bool *added,
-		 GError **error)
+bool db_mail_add(struct db *db, struct mail_row *row, const char *raw, gsize len,
+		 GBytes *parse, bool *added, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR IGNORE INTO mails (message_id, hash, source, uid, received, state, "
-		"reason, kind, sender, subject, size, raw) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)", error);
+	g_autoptr(GBytes) text = g_bytes_new_static(raw, len);
 
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, row->message_id ? row->message_id : "");
-	db_bind_text(stmt, 2, row->hash);
-	db_bind_text(stmt, 3, row->source);
-	sqlite3_bind_int64(stmt, 4, row->uid);
-	sqlite3_bind_int64(stmt, 5, row->received);
-	db_bind_text(stmt, 6, db_mail_state_name(row->state));
-	db_bind_text(stmt, 7, row->reason);
-	db_bind_text(stmt, 8, row->kind);
-	db_bind_text(stmt, 9, row->sender);
-	db_bind_text(stmt, 10, row->subject);
 	/* A mail refused unread keeps the size its source listed. */
-	sqlite3_bind_int64(stmt, 11, len ? (sqlite3_int64)len : row->size);
-	sqlite3_bind_blob64(stmt, 12, raw, len, SQLITE_STATIC);
-	if (!db_step_done(db, stmt, error))
+	if (!db_run(db, error,
+		    "INSERT OR IGNORE INTO mails (message_id, hash, source, uid, received, state, "
+		    "reason, kind, sender, subject, size, raw, parse) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+		    "tttiitttttibb", row->message_id ? row->message_id : "", row->hash,
+		    row->source, (gint64)row->uid, row->received, db_mail_state_name(row->state),
+		    row->reason, row->kind, row->sender, row->subject,
+		    len ? (gint64)len : row->size, text, parse))
 		return false;
 	*added = sqlite3_changes(db->sql) == 1;
 	if (len)
@@ -144,33 +134,78 @@ bool db_mail_count(struct db *db, enum mail_state state, gint64 *count, GError *
 		      db_mail_state_name(state));
 }
 
+/* A blob column's bytes (NULL for NULL), copied out of sqlite's buffer. */
+struct blob_read {
+	bool found;
+	GBytes *bytes;
+};
+
+static void read_blob(sqlite3_stmt *row, void *data)
+{
+	struct blob_read *b = data;
+
+	b->found = true;
+	if (sqlite3_column_type(row, 0) != SQLITE_NULL)
+		b->bytes = g_bytes_new(sqlite3_column_blob(row, 0),
+				       (gsize)sqlite3_column_bytes(row, 0));
+}
+
+/* The raw text, NUL-terminated, copied once out of sqlite's buffer. */
+struct raw_read {
+	bool found;
+	char *text;
+	gsize len;
+};
+
+static void read_raw(sqlite3_stmt *row, void *data)
+{
+	struct raw_read *r = data;
+	const void *blob = sqlite3_column_blob(row, 0);
+
+	r->found = true;
+	r->len = blob ? (gsize)sqlite3_column_bytes(row, 0) : 0;
+	r->text = g_malloc(r->len + 1);
+	if (r->len)
+		memcpy(r->text, blob, r->len);
+	r->text[r->len] = '\0';
+}
+
 char *db_mail_raw(struct db *db, gint64 id, gsize *len, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, "SELECT raw FROM mails WHERE id = ?1",
-						  error);
-	const void *blob;
-	char *out;
-	int rc;
+	struct raw_read r = { 0 };
 
-	if (!stmt)
-		return NULL;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc != SQLITE_ROW) {
-		if (rc == SQLITE_DONE)
-			g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND,
-				    "no mail %" G_GINT64_FORMAT, id);
-		else
-			db_sql_error(db, error, "reading a mail's text");
+	if (!db_rows(db, read_raw, &r, error, "SELECT raw FROM mails WHERE id = ?1", "i", id)) {
+		g_free(r.text);
 		return NULL;
 	}
-	blob = sqlite3_column_blob(stmt, 0);
-	*len = (gsize)sqlite3_column_bytes(stmt, 0);
-	out = g_malloc(*len + 1);
-	if (*len)
-		memcpy(out, blob, *len);
-	out[*len] = '\0';
-	return out;
+	if (!r.found) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no mail %" G_GINT64_FORMAT, id);
+		return NULL;
+	}
+	*len = r.len;
+	return r.text;
+}
+
+bool db_mail_parse(struct db *db, gint64 id, GBytes **parse, GError **error)
+{
+	struct blob_read b = { 0 };
+
+	*parse = NULL;
+	if (!db_rows(db, read_blob, &b, error, "SELECT parse FROM mails WHERE id = ?1", "i", id)) {
+		g_clear_pointer(&b.bytes, g_bytes_unref);
+		return false;
+	}
+	if (!b.found) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no mail %" G_GINT64_FORMAT, id);
+		return false;
+	}
+	*parse = b.bytes;
+	return true;
+}
+
+bool db_mail_set_parse(struct db *db, gint64 id, GBytes *parse, GError **error)
+{
+	return db_run(db, error, "UPDATE mails SET parse = ?2 WHERE id = ?1", "ib", id, parse);
 }
 
 bool db_mail_set_state(struct db *db, gint64 id, enum mail_state state, GError **error)
@@ -179,27 +214,32 @@ bool db_mail_set_state(struct db *db, gint64 id, enum mail_state state, GError *
 		      db_mail_state_name(state));
 }
 
+struct cursor_read {
+	guint32 uidvalidity, last_uid;
+	bool found;
+};
+
+static void read_cursor(sqlite3_stmt *row, void *data)
+{
+	struct cursor_read *c = data;
+
+	c->uidvalidity = (guint32)sqlite3_column_int64(row, 0);
+	c->last_uid = (guint32)sqlite3_column_int64(row, 1);
+	c->found = true;
+}
+
 bool db_cursor_get(struct db *db, const char *source, guint32 *uidvalidity, guint32 *last_uid,
 		   bool *found, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT uidvalidity, last_uid FROM mail_cursors WHERE source = ?1", error);
-	int rc;
+	struct cursor_read c = { 0 };
+	bool ok = db_rows(db, read_cursor, &c, error,
+			  "SELECT uidvalidity, last_uid FROM mail_cursors WHERE source = ?1", "t",
+			  source);
 
-	*uidvalidity = *last_uid = 0;
-	*found = false;
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, source);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		*uidvalidity = (guint32)sqlite3_column_int64(stmt, 0);
-		*last_uid = (guint32)sqlite3_column_int64(stmt, 1);
-		*found = true;
-	} else if (rc != SQLITE_DONE) {
-		return db_sql_error(db, error, "reading a source's cursor");
-	}
-	return true;
+	*uidvalidity = ok ? c.uidvalidity : 0;
+	*last_uid = ok ? c.last_uid : 0;
+	*found = ok && c.found;
+	return ok;
 }
 
 bool db_cursor_put(struct db *db, const char *source, guint32 uidvalidity, guint32 last_uid,

@@ -60,7 +60,9 @@ char *db_col_text(sqlite3_stmt *stmt, int i);
  * reset and its bindings cleared after each use. @args names, one letter
  * a parameter in order from ?1, the types of the arguments after it:
  *   i gint64 (cast smaller integers), n int (bool, enums, guint),
- *   t const char * (NULL binds NULL, text copied), f double.
+ *   t const char * (NULL binds NULL, text copied), f double,
+ *   b GBytes * (NULL binds NULL; the bytes are not copied: they must
+ *     outlive the call, which they do, as bindings are cleared after it).
  * Errors are translated once, through db_sql_error() with @sql as what.
  */
 

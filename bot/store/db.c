@@ -393,6 +393,14 @@ static const char *const migrations[] = {
 	"  last_read INTEGER NOT NULL DEFAULT 0,"
 	"  failed INTEGER NOT NULL DEFAULT 0,"
 	"  last_error TEXT);",
+
+	/*
+	 * 17 -> 18: each mail's parse, stored with it when it comes
+	 * (patchmail_pack()), so that dispatch and series assembly need not
+	 * parse its raw text again. NULL for a mail stored before: parsed
+	 * from its raw text when it is dispatched.
+	 */
+	"ALTER TABLE mails ADD COLUMN parse BLOB;",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);
@@ -519,6 +527,20 @@ static void bind_args(sqlite3_stmt *stmt, const char *args, va_list ap)
 		case 'f':
 			sqlite3_bind_double(stmt, i, va_arg(ap, double));
 			break;
+		case 'b': {
+			GBytes *bytes = va_arg(ap, GBytes *);
+			gsize size = 0;
+			const void *data = bytes ? g_bytes_get_data(bytes, &size) : NULL;
+
+			if (!bytes)
+				sqlite3_bind_null(stmt, i);
+			else if (!size)
+				/* GBytes may hold no pointer for nothing: empty, not NULL. */
+				sqlite3_bind_zeroblob(stmt, i, 0);
+			else
+				sqlite3_bind_blob64(stmt, i, data, size, SQLITE_STATIC);
+			break;
+		}
 		default:
 			g_assert_not_reached();
 		}

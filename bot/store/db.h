@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 17
+#define DB_SCHEMA_VERSION 18
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -794,13 +794,14 @@ void mail_row_free(struct mail_row *row);
 ZD_AUTOPTR_DEFINE(mail_row, mail_row_free)
 
 /*
- * Stores @row with its @len bytes of @raw, once per (message_id, hash):
- * *@added is false, and nothing changes, when that pair is stored already.
- * Sets row->id when added. With @len 0 (a mail refused unread), row->size
- * is kept as its size.
+ * Stores @row with its @len bytes of @raw and @parse (what
+ * patchmail_pack() made of it; NULL for a mail quarantined), once per
+ * (message_id, hash): *@added is false, and nothing changes, when that
+ * pair is stored already. Sets row->id when added. With @len 0 (a mail
+ * refused unread), row->size is kept as its size.
  */
-bool db_mail_add(struct db *db, struct mail_row *row, const char *raw, gsize len, bool *added,
-		 GError **error);
+bool db_mail_add(struct db *db, struct mail_row *row, const char *raw, gsize len,
+		 GBytes *parse, bool *added, GError **error);
 /* Whether a mail with Message-ID @message_id is stored (any content). */
 bool db_mail_known(struct db *db, const char *message_id, bool *known, GError **error);
 /* The stored mail with Message-ID @message_id (the first stored), or NULL (no error) when none. */
@@ -814,6 +815,15 @@ bool db_mail_count(struct db *db, enum mail_state state, gint64 *count, GError *
 /* Returns mail @id's raw text, NUL-terminated, *@len its length (caller frees). */
 char *db_mail_raw(struct db *db, gint64 id, gsize *len, GError **error);
 bool db_mail_set_state(struct db *db, gint64 id, enum mail_state state, GError **error);
+/*
+ * Mail @id's parse as stored with it (patchmail_pack()'s bytes) into
+ * *@parse (caller unrefs); NULL when it has none (quarantined, or stored
+ * by a zeroday before schema 18), and NULL with BOT_ERROR_NOT_FOUND when
+ * there is no mail @id.
+ */
+bool db_mail_parse(struct db *db, gint64 id, GBytes **parse, GError **error);
+/* Stores @parse as mail @id's (a mail stored before parses were kept, parsed now). */
+bool db_mail_set_parse(struct db *db, gint64 id, GBytes *parse, GError **error);
 
 /*
  * A source folder's cursor: its UIDVALIDITY and the highest UID stored.
