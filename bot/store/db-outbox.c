@@ -73,31 +73,18 @@ void outbox_row_free(struct outbox_row *row)
 
 bool db_outbox_add(struct db *db, struct outbox_row *row, bool *added, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"INSERT OR IGNORE INTO outbox (finding_id, kind, message_id, in_reply_to, refs, "
-		"subject, recipients, raw, state, created, last_error) "
-		"VALUES (nullif(?1, 0), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)", error);
-	g_autofree char *refs = NULL;
-	g_autofree char *recipients = NULL;
+	g_autofree char *refs = db_join_list(row->references);
+	g_autofree char *recipients = db_join_list(row->recipients);
 
-	if (!stmt)
+	if (!db_run(db, error,
+		    "INSERT OR IGNORE INTO outbox (finding_id, kind, message_id, in_reply_to, refs, "
+		    "subject, recipients, raw, state, created, last_error) "
+		    "VALUES (nullif(?1, 0), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+		    "ittttttttit", row->finding_id, db_outbox_kind_name(row->kind), row->message_id,
+		    row->in_reply_to, refs, row->subject, recipients, row->raw,
+		    db_outbox_state_name(row->state), row->created, row->last_error))
 		return false;
-	refs = db_join_list(row->references);
-	recipients = db_join_list(row->recipients);
-	sqlite3_bind_int64(stmt, 1, row->finding_id);
-	db_bind_text(stmt, 2, db_outbox_kind_name(row->kind));
-	db_bind_text(stmt, 3, row->message_id);
-	db_bind_text(stmt, 4, row->in_reply_to);
-	db_bind_text(stmt, 5, refs);
-	db_bind_text(stmt, 6, row->subject);
-	db_bind_text(stmt, 7, recipients);
-	db_bind_text(stmt, 8, row->raw);
-	db_bind_text(stmt, 9, db_outbox_state_name(row->state));
-	sqlite3_bind_int64(stmt, 10, row->created);
-	db_bind_text(stmt, 11, row->last_error);
-	if (!db_step_done(db, stmt, error))
-		return false;
-	*added = sqlite3_changes(db->sql) == 1;
+	*added = db_changes(db) == 1;
 	if (*added)
 		row->id = sqlite3_last_insert_rowid(db->sql);
 	return true;
@@ -164,48 +151,35 @@ GPtrArray *db_outbox_due(struct db *db, gint64 now, unsigned limit, GError **err
 	return g_steal_pointer(&out);
 }
 
+static void counts_read(sqlite3_stmt *row, void *data)
+{
+	struct outbox_counts *out = data;
+
+	out->queued = sqlite3_column_int64(row, 0);
+	out->held = sqlite3_column_int64(row, 1);
+	out->sent = sqlite3_column_int64(row, 2);
+	out->failed = sqlite3_column_int64(row, 3);
+	out->oldest_queued = sqlite3_column_int64(row, 4);
+}
+
 bool db_outbox_counts(struct db *db, struct outbox_counts *out, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT coalesce(sum(state IN ('queued', 'sending')), 0), "
-		"coalesce(sum(state = 'held'), 0), coalesce(sum(state = 'sent'), 0), "
-		"coalesce(sum(state = 'error'), 0), "
-		"coalesce(min(CASE WHEN state IN ('queued', 'sending') THEN created END), 0) "
-		"FROM outbox", error);
-
 	memset(out, 0, sizeof(*out));
-	if (!stmt)
-		return false;
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return db_sql_error(db, error, "counting the outbox");
-	out->queued = sqlite3_column_int64(stmt, 0);
-	out->held = sqlite3_column_int64(stmt, 1);
-	out->sent = sqlite3_column_int64(stmt, 2);
-	out->failed = sqlite3_column_int64(stmt, 3);
-	out->oldest_queued = sqlite3_column_int64(stmt, 4);
-	return true;
+	return db_rows(db, counts_read, out, error,
+		       "SELECT coalesce(sum(state IN ('queued', 'sending')), 0), "
+		       "coalesce(sum(state = 'held'), 0), coalesce(sum(state = 'sent'), 0), "
+		       "coalesce(sum(state = 'error'), 0), "
+		       "coalesce(min(CASE WHEN state IN ('queued', 'sending') THEN created END), 0) "
+		       "FROM outbox", NULL);
 }
 
 /* The first column of each row of @sql (?1 bound to @since), as a GArray of gint64. */
-static GArray *latencies(struct db *db, const char *sql, gint64 since, const char *what,
-			 GError **error)
+static GArray *latencies(struct db *db, const char *sql, gint64 since, GError **error)
 {
 	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(gint64));
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, sql, error);
-	int rc;
 
-	if (!stmt)
+	if (!db_ids(db, out, error, sql, "i", since))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, since);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		gint64 seconds = sqlite3_column_int64(stmt, 0);
-
-		g_array_append_val(out, seconds);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, what);
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
@@ -216,7 +190,7 @@ GArray *db_latency_push_report(struct db *db, gint64 since, GError **error)
 		"JOIN findings f ON f.id = o.finding_id "
 		"JOIN tests t ON t.tree_id = f.tree_id AND t.commit_id = f.head "
 		"WHERE o.kind = 'report' AND o.state = 'sent' AND o.sent >= ?1",
-		since, "reading the report times", error);
+		since, error);
 }
 
 GArray *db_latency_post_reply(struct db *db, gint64 since, GError **error)
@@ -229,7 +203,7 @@ GArray *db_latency_post_reply(struct db *db, gint64 since, GError **error)
 		"JOIN series_parts p ON p.mail_id = m.id "
 		"WHERE o.kind = 'series' AND o.state = 'sent' "
 		"GROUP BY p.series_id HAVING min(o.sent) >= ?1",
-		since, "reading the series reply times", error);
+		since, error);
 }
 
 struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error)
@@ -245,18 +219,17 @@ struct outbox_row *db_outbox_get(struct db *db, gint64 id, GError **error)
 }
 
 /*
- * Sets *@out to column 0 of @stmt (which takes a Message-ID as ?1) for
- * the first of @message_ids (with or without angle brackets) it has a
- * row for; 0 when none has.
+ * Sets *@out to column 0 of @sql (which takes a Message-ID as ?1) for the
+ * first of @message_ids (with or without angle brackets) it has a row
+ * for; 0 when none has.
  */
-static bool first_message_id(struct db *db, sqlite3_stmt *stmt, const char *const *message_ids,
+static bool first_message_id(struct db *db, const char *sql, const char *const *message_ids,
 			     gint64 *out, GError **error)
 {
 	*out = 0;
-	for (const char *const *m = message_ids; m && *m; m++) {
+	for (const char *const *m = message_ids; m && *m && !*out; m++) {
 		g_autofree char *bare = g_strdup(*m);
 		size_t len;
-		int rc;
 
 		g_strstrip(bare);
 		len = strlen(bare);
@@ -264,15 +237,8 @@ static bool first_message_id(struct db *db, sqlite3_stmt *stmt, const char *cons
 			bare[len - 1] = '\0';
 			memmove(bare, bare + 1, len - 1);
 		}
-		sqlite3_reset(stmt);
-		db_bind_text(stmt, 1, bare);
-		rc = sqlite3_step(stmt);
-		if (rc == SQLITE_ROW) {
-			*out = sqlite3_column_int64(stmt, 0);
-			return true;
-		}
-		if (rc != SQLITE_DONE)
-			return db_sql_error(db, error, "looking up a Message-ID");
+		if (!db_int(db, out, 0, error, sql, "t", bare))
+			return false;
 	}
 	return true;
 }
@@ -280,22 +246,16 @@ static bool first_message_id(struct db *db, sqlite3_stmt *stmt, const char *cons
 bool db_outbox_finding_of(struct db *db, const char *const *message_ids, gint64 *finding_id,
 			  GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT finding_id FROM outbox WHERE message_id = ?1 AND finding_id IS NOT NULL",
-		error);
-
-	*finding_id = 0;
-	return stmt && first_message_id(db, stmt, message_ids, finding_id, error);
+	return first_message_id(db,
+				"SELECT finding_id FROM outbox WHERE message_id = ?1 "
+				"AND finding_id IS NOT NULL", message_ids, finding_id, error);
 }
 
 bool db_outbox_of_message_ids(struct db *db, const char *const *message_ids, gint64 *outbox_id,
 			      GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT id FROM outbox WHERE message_id = ?1", error);
-
-	*outbox_id = 0;
-	return stmt && first_message_id(db, stmt, message_ids, outbox_id, error);
+	return first_message_id(db, "SELECT id FROM outbox WHERE message_id = ?1", message_ids,
+				outbox_id, error);
 }
 
 bool db_outbox_attempt(struct db *db, gint64 id, GError **error)
@@ -330,132 +290,84 @@ bool db_rcpt_add(struct db *db, gint64 outbox_id, const char *address, GError **
 		      "VALUES (?1, ?2, 'pending')", "it", outbox_id, address);
 }
 
+static void *rcpt_read(sqlite3_stmt *stmt)
+{
+	struct rcpt_row *r = g_new0(struct rcpt_row, 1);
+
+	r->outbox_id = sqlite3_column_int64(stmt, 0);
+	r->address = db_col_text(stmt, 1);
+	r->state = (enum rcpt_state)db_name_index(rcpt_names, G_N_ELEMENTS(rcpt_names),
+					       (const char *)sqlite3_column_text(stmt, 2),
+					       RCPT_PENDING);
+	r->updated = sqlite3_column_int64(stmt, 3);
+	r->reply = db_col_text(stmt, 4);
+	r->digest_id = sqlite3_column_int64(stmt, 5);
+	return r;
+}
+
 GPtrArray *db_rcpt_list(struct db *db, gint64 outbox_id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT address, state, updated, reply, coalesce(digest_id, 0) FROM outbox_rcpt "
-		"WHERE outbox_id = ?1 ORDER BY address", error);
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)rcpt_row_free);
-	int rc;
 
-	if (!stmt)
+	if (!db_list(db, out, rcpt_read, error,
+		     "SELECT outbox_id, address, state, updated, reply, coalesce(digest_id, 0) "
+		     "FROM outbox_rcpt WHERE outbox_id = ?1 ORDER BY address", "i", outbox_id))
 		return NULL;
-	sqlite3_bind_int64(stmt, 1, outbox_id);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct rcpt_row *r = g_new0(struct rcpt_row, 1);
-
-		r->outbox_id = outbox_id;
-		r->address = db_col_text(stmt, 0);
-		r->state = (enum rcpt_state)db_name_index(rcpt_names, G_N_ELEMENTS(rcpt_names),
-						       (const char *)sqlite3_column_text(stmt, 1),
-						       RCPT_PENDING);
-		r->updated = sqlite3_column_int64(stmt, 2);
-		r->reply = db_col_text(stmt, 3);
-		r->digest_id = sqlite3_column_int64(stmt, 4);
-		g_ptr_array_add(out, r);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing a mail's recipients");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }
 
 bool db_rcpt_set(struct db *db, gint64 outbox_id, const char *address, enum rcpt_state state,
 		 gint64 when, const char *reply, gint64 digest_id, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"UPDATE outbox_rcpt SET state = ?1, updated = ?2, reply = ?3, "
-		"digest_id = nullif(?4, 0) WHERE outbox_id = ?5 AND lower(address) = lower(?6)", error);
-
-	if (!stmt)
-		return false;
-	db_bind_text(stmt, 1, db_rcpt_state_name(state));
-	sqlite3_bind_int64(stmt, 2, when);
-	db_bind_text(stmt, 3, reply);
-	sqlite3_bind_int64(stmt, 4, digest_id);
-	sqlite3_bind_int64(stmt, 5, outbox_id);
-	db_bind_text(stmt, 6, address);
-	return db_step_done(db, stmt, error);
-}
-
-/* Runs @stmt, a SELECT of one number, into *@out. */
-static bool select_count(struct db *db, sqlite3_stmt *stmt, gint64 *out, GError **error)
-{
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return db_sql_error(db, error, "counting mail");
-	*out = sqlite3_column_int64(stmt, 0);
-	return true;
+	return db_run(db, error,
+		      "UPDATE outbox_rcpt SET state = ?1, updated = ?2, reply = ?3, "
+		      "digest_id = nullif(?4, 0) WHERE outbox_id = ?5 AND lower(address) = lower(?6)",
+		      "titiit", db_rcpt_state_name(state), when, reply, digest_id, outbox_id, address);
 }
 
 bool db_rcpt_count_sent(struct db *db, const char *address, gint64 since, gint64 *count,
 			GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db, address
-		? "SELECT count(*) FROM outbox_rcpt WHERE state = 'sent' AND lower(address) = lower(?1) "
-		  "AND updated > ?2"
-		: "SELECT count(DISTINCT outbox_id) FROM outbox_rcpt WHERE state = 'sent' "
-		  "AND updated > ?2", error);
-
-	if (!stmt)
-		return false;
 	if (address)
-		db_bind_text(stmt, 1, address);
-	sqlite3_bind_int64(stmt, 2, since);
-	return select_count(db, stmt, count, error);
+		return db_int(db, count, 0, error,
+			      "SELECT count(*) FROM outbox_rcpt WHERE state = 'sent' "
+			      "AND lower(address) = lower(?1) AND updated > ?2", "ti", address, since);
+	return db_int(db, count, 0, error,
+		      "SELECT count(DISTINCT outbox_id) FROM outbox_rcpt WHERE state = 'sent' "
+		      "AND updated > ?1", "i", since);
 }
 
 bool db_rcpt_count(struct db *db, gint64 outbox_id, enum rcpt_state state, gint64 *count,
 		   GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT count(*) FROM outbox_rcpt WHERE outbox_id = ?1 AND state = ?2", error);
+	return db_int(db, count, 0, error,
+		      "SELECT count(*) FROM outbox_rcpt WHERE outbox_id = ?1 AND state = ?2", "it",
+		      outbox_id, db_rcpt_state_name(state));
+}
 
-	if (!stmt)
-		return false;
-	sqlite3_bind_int64(stmt, 1, outbox_id);
-	db_bind_text(stmt, 2, db_rcpt_state_name(state));
-	return select_count(db, stmt, count, error);
+static void address_read(sqlite3_stmt *row, void *data)
+{
+	g_strv_builder_add(data, (const char *)sqlite3_column_text(row, 0));
 }
 
 char **db_rcpt_held_addresses(struct db *db, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT DISTINCT lower(address) FROM outbox_rcpt WHERE state = 'held' ORDER BY 1",
-		error);
 	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
-	int rc;
 
-	if (!stmt)
+	if (!db_rows(db, address_read, b, error,
+		     "SELECT DISTINCT lower(address) FROM outbox_rcpt WHERE state = 'held' "
+		     "ORDER BY 1", NULL))
 		return NULL;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_strv_builder_add(b, (const char *)sqlite3_column_text(stmt, 0));
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing held mail");
-		return NULL;
-	}
 	return g_strv_builder_end(b);
 }
 
 GArray *db_rcpt_held_for(struct db *db, const char *address, GError **error)
 {
-	g_autoptr(sqlite3_stmt) stmt = db_prepare(db,
-		"SELECT outbox_id FROM outbox_rcpt WHERE state = 'held' AND lower(address) = lower(?1) "
-		"ORDER BY outbox_id", error);
 	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(gint64));
-	int rc;
 
-	if (!stmt)
+	if (!db_ids(db, out, error,
+		    "SELECT outbox_id FROM outbox_rcpt WHERE state = 'held' "
+		    "AND lower(address) = lower(?1) ORDER BY outbox_id", "t", address))
 		return NULL;
-	db_bind_text(stmt, 1, address);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		gint64 id = sqlite3_column_int64(stmt, 0);
-
-		g_array_append_val(out, id);
-	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, error, "listing held mail");
-		return NULL;
-	}
 	return g_steal_pointer(&out);
 }

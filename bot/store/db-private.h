@@ -41,14 +41,8 @@ bool db_sql_error(struct db *db, GError **error, const char *what);
 /* Runs @sql, which returns no rows (one statement or several). */
 bool db_exec(struct db *db, const char *sql, GError **error);
 
-/* Prepares @sql; NULL with @error set on failure. The caller finalizes it (g_autoptr). */
-sqlite3_stmt *db_prepare(struct db *db, const char *sql, GError **error);
-
 /* Binds @text (copied) to parameter @i; NULL for a NULL @text. */
 void db_bind_text(sqlite3_stmt *stmt, int i, const char *text);
-
-/* Runs a statement that returns no rows. */
-bool db_step_done(struct db *db, sqlite3_stmt *stmt, GError **error);
 
 /* Copies text column @i out of sqlite's buffer (caller frees); NULL stays NULL. */
 char *db_col_text(sqlite3_stmt *stmt, int i);

@@ -430,16 +430,6 @@ bool db_exec(struct db *db, const char *sql, GError **error)
 	return true;
 }
 
-sqlite3_stmt *db_prepare(struct db *db, const char *sql, GError **error)
-{
-	sqlite3_stmt *stmt = NULL;
-
-	if (sqlite3_prepare_v2(db->sql, sql, -1, &stmt, NULL) != SQLITE_OK) {
-		db_sql_error(db, error, sql);
-		return NULL;
-	}
-	return stmt;
-}
 
 /* Binds NULL for a NULL @text. */
 void db_bind_text(sqlite3_stmt *stmt, int i, const char *text)
@@ -451,12 +441,6 @@ void db_bind_text(sqlite3_stmt *stmt, int i, const char *text)
 }
 
 /* Runs a statement that returns no rows. */
-bool db_step_done(struct db *db, sqlite3_stmt *stmt, GError **error)
-{
-	if (sqlite3_step(stmt) != SQLITE_DONE)
-		return db_sql_error(db, error, sqlite3_sql(stmt));
-	return true;
-}
 
 /* Copies a text column out of sqlite's buffer; NULL stays NULL. */
 char *db_col_text(sqlite3_stmt *stmt, int i)
