@@ -430,7 +430,6 @@ bool db_exec(struct db *db, const char *sql, GError **error)
 	return true;
 }
 
-
 /* Binds NULL for a NULL @text. */
 void db_bind_text(sqlite3_stmt *stmt, int i, const char *text)
 {
