@@ -254,6 +254,9 @@ _sc_write_conf() {
 		SelectType=select/cons_tres
 		SelectTypeParameters=CR_CPU
 		SchedulerType=sched/backfill
+		# A batch job starts when submitted, not up to 3 s later (the
+		# default delay that batches submissions on busy clusters).
+		SchedulerParameters=batch_sched_delay=0
 		MpiDefault=none
 		MailProg=/bin/true
 		# The nodes are what this file says, whatever the machine has.
@@ -512,6 +515,9 @@ sc_restart_ctld() {
 # NODE_FAIL...), on stdout; fails when slurmctld does not know it.
 sc_job_state() {
 	[ $# -eq 1 ] || { _sc_err "usage: sc_job_state JOBID"; return 1; }
+	case $1 in
+	''|*[!0-9_]*) _sc_err "sc_job_state: '$1' is no job id"; return 1 ;;
+	esac
 	scontrol -o show job "$1" 2>/dev/null | sed -n 's/.* JobState=\([A-Z_]*\) .*/\1/p' | grep .
 }
 
@@ -520,6 +526,9 @@ sc_job_state() {
 # it ended in another state.
 sc_wait_job() {
 	[ $# -eq 2 ] || [ $# -eq 3 ] || { _sc_err "usage: sc_wait_job JOBID STATE [SECONDS]"; return 1; }
+	case $1 in
+	''|*[!0-9_]*) _sc_err "sc_wait_job: '$1' is no job id"; return 1 ;;
+	esac
 	_sc_end=$((${3:-60} * 10))
 	_sc_i=0
 	while :; do
