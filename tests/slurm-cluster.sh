@@ -93,7 +93,7 @@ overlaps() {
 		END { n = 0; for (i = 1; i <= NR; i++) for (k = i + 1; k <= NR; k++)
 			if (s[k] < e[i] && s[i] < e[k]) n++; print n }'
 }
-check "three singleton jobs ran" test "$(ls "$out/single"/*.end | wc -l)" -eq 3
+check "three singleton jobs ran" test "$(find "$out/single" -name '*.end' | wc -l)" -eq 3
 check "no two of them overlapped (times)" test "$(overlaps "$out/single")" -eq 0
 check "no two of them overlapped (lock)" test ! -e "$out/single/overlap"
 check "the two free jobs did overlap" test "$(overlaps "$out/free")" -eq 1

@@ -327,7 +327,8 @@ _sc_start_node() {
 # namespaces, with every existing HIDE path (absolute; not DIR nor a parent
 # of it) under an empty tmpfs there. Waits (30 s at most for each daemon)
 # until sinfo shows every node idle; on failure, prints the tail of the
-# logs, stops what started, and fails. Sets and exports:
+# logs, stops what started, and fails. Starts afresh: a previous run's
+# key, state, spools and logs under DIR are removed. Sets and exports:
 #	SLURM_CONF	DIR/slurm.conf, for sbatch, squeue, scontrol...
 #	SC_NODES	the number of nodes
 #	SC_JOBCOMP	DIR/log/jobcomp.log: a line per finished job
@@ -451,7 +452,7 @@ sc_kill_node() {
 		_sc_left=$(_sc_node_pids "$_sc_dir" "$2")
 		[ -z "$_sc_left" ] && break
 		[ "$_sc_i" -ge 50 ] &&
-			{ _sc_err "sc_kill_node: processes of $2 survive SIGKILL: $(echo $_sc_left)"; return 1; }
+			{ _sc_err "sc_kill_node: processes of $2 survive SIGKILL: $(printf '%s\n' "$_sc_left" | tr '\n' ' ')"; return 1; }
 		# shellcheck disable=SC2086
 		kill -KILL $_sc_left 2>/dev/null || :
 		_sc_i=$((_sc_i + 1))
