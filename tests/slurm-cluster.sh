@@ -5,10 +5,13 @@
 # 127.0.0.1; a batch job runs and its output lands where the test reads
 # it; the state directory hidden from the nodes; jobs of one name with
 # --dependency=singleton never overlap (while jobs without it do);
-# --prefer=<feature> picks the node with that feature; scancel ends a
-# running job, seen in "scontrol show job" and in the jobcomp log; a
-# slurmd killed and started again, and slurmctld restarted with a job
-# queued, lose nothing; and the cluster stops with no process left.
+# --prefer=<feature> picks the node with that feature, or the other one
+# at once when that node is busy, and a feature no node has is refused;
+# scancel ends a running job, seen in "scontrol show job" and in the
+# jobcomp log; a slurmd killed and started again, and slurmctld
+# restarted with a job queued, lose nothing; a node lost whole ends its
+# job NODE_FAIL and takes jobs again once back; and the cluster stops
+# with no process left.
 # Needs root and Debian's slurmctld, slurmd, slurm-client and munge.
 # Speaks TAP.
 test_name=slurm-cluster
