@@ -146,21 +146,27 @@ bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s
 		return false;
 	/*
 	 * Within a priority, the tree whose last claim is oldest goes first;
-	 * never a tree a live lease holds. Each tree's last claim and the
-	 * trees held are taken once, not for each queued job: a farm's
-	 * queue holds tens of thousands.
+	 * never a tree a live lease holds. Each tree offers its first job (a
+	 * queued one whose time has come, or one whose lease ran out), found
+	 * through jobs_by_tree, and its last claim through jobs_claimed: a
+	 * claim costs a lookup a tree, not a look at every queued job (a
+	 * farm's queue holds tens of thousands).
 	 */
 	if (!db_one(db, (gpointer *)&job, job_read, error,
-		    "WITH last AS (SELECT tree_id, max(coalesce(claimed, 0)) AS at FROM jobs "
-		    "  GROUP BY tree_id), "
-		    "held AS (SELECT DISTINCT tree_id FROM jobs WHERE state = 'running' "
-		    "  AND lease_until >= ?1) "
-		    "SELECT " JOB_COLUMNS " FROM jobs j JOIN trees t ON t.id = j.tree_id "
-		    "JOIN last l ON l.tree_id = j.tree_id "
-		    "WHERE ((j.state = 'queued' AND j.not_before <= ?1) "
-		    "OR (j.state = 'running' AND j.lease_until < ?1)) "
-		    "AND j.tree_id NOT IN held "
-		    "ORDER BY j.priority, l.at, j.id LIMIT 1", "i", now))
+		    "WITH held AS (SELECT DISTINCT tree_id FROM jobs WHERE state = 'running' "
+		    "  AND lease_until >= ?1), "
+		    "offer AS ("
+		    "  SELECT (SELECT q.id FROM jobs q WHERE q.tree_id = t.id AND q.state = 'queued' "
+		    "    AND q.not_before <= ?1 ORDER BY q.priority, q.id LIMIT 1) AS id "
+		    "  FROM trees t WHERE t.id NOT IN held "
+		    "  UNION ALL "
+		    "  SELECT (SELECT r.id FROM jobs r WHERE r.tree_id = t.id AND r.state = 'running' "
+		    "    AND r.lease_until < ?1 ORDER BY r.priority, r.id LIMIT 1) "
+		    "  FROM trees t WHERE t.id NOT IN held) "
+		    "SELECT " JOB_COLUMNS " FROM offer o JOIN jobs j ON j.id = o.id "
+		    "JOIN trees t ON t.id = j.tree_id "
+		    "ORDER BY j.priority, (SELECT coalesce(max(k.claimed), 0) FROM jobs k "
+		    "WHERE k.tree_id = j.tree_id), j.id LIMIT 1", "i", now))
 		goto fail;
 	if (!job) {
 		db_tx_rollback(db);

@@ -401,6 +401,14 @@ static const char *const migrations[] = {
 	 * from its raw text when it is dispatched.
 	 */
 	"ALTER TABLE mails ADD COLUMN parse BLOB;",
+
+	/*
+	 * 18 -> 19: a claim looks at each tree's first claimable job and its
+	 * last claim, not at every queued job: a farm's queue holds tens of
+	 * thousands (bench/farm).
+	 */
+	"CREATE INDEX jobs_by_tree ON jobs(tree_id, state, priority);"
+	"CREATE INDEX jobs_claimed ON jobs(tree_id, claimed);",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

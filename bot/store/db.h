@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 18
+#define DB_SCHEMA_VERSION 19
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
