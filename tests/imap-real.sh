@@ -154,9 +154,10 @@ ms_restart_dovecot "$ms" || { not_ok "Dovecot restarts with server.pem"; finish;
 for mode in no-starttls starttls-inject; do
 	port=$(ms_free_port)
 	python3 "$ZERODAY_SRCDIR/tests/fake-imap.py" --port "$port" --mode "$mode" \
-		--log "$scratch/fake-$mode.log" > "$scratch/fake.out" 2>&1 &
+		--log "$scratch/fake-$mode.log" > "$scratch/fake-$mode.out" 2>&1 &
 	fake_pid=$!
-	for _ in $(seq 1 50); do grep -q ready "$scratch/fake.out" && break; sleep 0.1; done
+	# A file of this server's own: a shared one could still say the last one's "ready".
+	for _ in $(seq 1 50); do grep -q ready "$scratch/fake-$mode.out" && break; sleep 0.1; done
 	st list "imap://bot%40example.org@127.0.0.1:$port/INBOX" > /dev/null 2> "$scratch/fake.err"
 	check "$mode: TEMPORARY" is $? 2
 	stop_fake

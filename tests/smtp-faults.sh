@@ -40,11 +40,14 @@ serve() {
 	mkdir -p "$spool"
 	python3 "$ZERODAY_SRCDIR/tests/fake-smtp.py" --port "$port" --mode "$mode" --spool "$spool" \
 		--cert "$scratch/certs/${cert:-server}.pem" --key "$scratch/certs/${cert:-server}.key" \
-		"$@" > "$scratch/fake.out" 2> "$scratch/fake-$mode.err" &
+		"$@" > "$spool/fake.out" 2> "$scratch/fake-$mode.err" &
 	server_pid=$!
 	conf
+	# The server's own file, new with its spool: the shell opens it in the
+	# child, maybe after the first look, and a file shared with the server
+	# before could still say "ready".
 	for _ in $(seq 1 100); do
-		grep -q ready "$scratch/fake.out" 2> /dev/null && return 0
+		grep -q ready "$spool/fake.out" 2> /dev/null && return 0
 		sleep 0.1
 	done
 	echo "# the fake server did not start: $(cat "$scratch/fake-$mode.err")"
