@@ -25,6 +25,7 @@
 #include "bot/lab/probe.h"
 #include "engine/diag.h"
 #include "engine/engine.h"
+#include "tests/testbot.h"
 #include "tests/testlib.h"
 
 /*
@@ -54,9 +55,9 @@ struct fixture {
 static void fixture_set_up(struct fixture *f, gconstpointer data)
 {
 	g_autofree char *name = g_path_get_basename(g_test_get_path());
-	g_autofree char *conf = NULL;
+	g_autofree char *build = NULL;
 	g_autoptr(GError) error = NULL;
-	zd_autoptr(tree_row) t = g_new0(struct tree_row, 1);
+	zd_autoptr(tree_row) t = NULL;
 
 	(void)data;
 	f->dir = testlib_mkdir(name);
@@ -72,26 +73,11 @@ static void fixture_set_up(struct fixture *f, gconstpointer data)
 	f->gitdir = g_build_filename(f->work, ".git", NULL);
 	f->repo = repo_open(f->gitdir, &error);
 	g_assert_no_error(error);
-	conf = g_strdup_printf("[zeroday]\nstate-dir = %s/state\n"
-			       "[build]\nsandbox = false\nccache = false\ntargets = %s\n"
-			       "[mail]\naddress = bot@example.org\nname = Test Robot\n"
-			       "archive-url = https://lists.example.org/r/\n"
-			       "templates = %s/templates\n",
-			       f->dir, TARGET, ZERODAY_SRCDIR);
-	f->config = config_load_data(conf, "test", &error);
-	g_assert_no_error(error);
-	f->db = db_open(":memory:", &error);
-	g_assert_no_error(error);
-	t->name = g_strdup("kb");
-	t->url = g_strdup("git://example.org/kb.git");
-	t->branches = g_strsplit("master", ",", -1);
-	t->blacklist = g_new0(char *, 1);
-	t->recipients = g_new0(char *, 1);
-	t->lists = g_strsplit("list@example.org", ",", -1);
-	t->created = 1700000000;
-	g_assert_true(db_tree_insert(f->db, t, &error));
-	g_assert_no_error(error);
-	f->tree_id = t->id;
+	build = g_strdup_printf("ccache = false\ntargets = %s\n", TARGET);
+	f->config = testbot_config(f->dir, build, NULL);
+	f->db = testbot_db();
+	t = testbot_tree("kb", "master", "list@example.org", 1700000000);
+	f->tree_id = testbot_tree_add(f->db, t);
 	f->ctx = (struct bot){ .config = f->config, .db = f->db, .repo = f->repo,
 			       .git_path = f->gitdir };
 }

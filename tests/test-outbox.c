@@ -19,6 +19,7 @@
 #include "bot/mailroom/outbox.h"
 #include "bot/store/db-private.h"
 #include "engine/engine.h"
+#include "tests/testbot.h"
 #include "tests/testlib.h"
 
 struct fixture {
@@ -40,9 +41,9 @@ static void fixture_set_up(struct fixture *f, gconstpointer data)
 {
 	g_autofree char *base = g_path_get_basename(g_test_get_path());
 	g_autofree char *gitdir = NULL;
-	g_autofree char *conf = NULL;
+	g_autofree char *mail = NULL;
 	g_autoptr(GError) error = NULL;
-	zd_autoptr(tree_row) t = g_new0(struct tree_row, 1);
+	zd_autoptr(tree_row) t = NULL;
 
 	f->dir = testlib_mkdir(base);
 	f->work = g_build_filename(f->dir, "work", NULL);
@@ -54,25 +55,14 @@ static void fixture_set_up(struct fixture *f, gconstpointer data)
 	gitdir = g_build_filename(f->work, ".git", NULL);
 	f->repo = repo_open(gitdir, &error);
 	g_assert_no_error(error);
-	conf = g_strdup_printf("[zeroday]\nstate-dir = %s/state\n"
-			       "[build]\nsandbox = false\n"
-			       "[mail]\naddress = bot@example.org\nname = Test Robot\n"
-			       "archive-url = https://lists.example.org/r/\n"
-			       "templates = %s/templates\noutbox = maildir:%s\n%s",
-			       f->dir, ZERODAY_SRCDIR, f->maildir, data ? (const char *)data : "");
-	f->config = config_load_data(conf, "test", &error);
-	g_assert_no_error(error);
-	f->db = db_open(":memory:", &error);
-	g_assert_no_error(error);
-	t->name = g_strdup("kb");
-	t->url = g_strdup("git://example.org/kb.git");
-	t->branches = g_strsplit("master,for-*", ",", -1);
+	mail = g_strdup_printf("outbox = maildir:%s\n%s", f->maildir,
+			       data ? (const char *)data : "");
+	f->config = testbot_config(f->dir, NULL, mail);
+	f->db = testbot_db();
+	t = testbot_tree("kb", "master,for-*", "list@example.org", 1700000000);
+	g_strfreev(t->blacklist);
 	t->blacklist = g_strsplit("for-private", ",", -1);
-	t->lists = g_strsplit("list@example.org", ",", -1);
-	t->created = 1700000000;
-	g_assert_true(db_tree_insert(f->db, t, &error));
-	g_assert_no_error(error);
-	f->tree_id = t->id;
+	f->tree_id = testbot_tree_add(f->db, t);
 	f->ctx = (struct bot){ .config = f->config, .db = f->db, .repo = f->repo };
 }
 

@@ -16,6 +16,7 @@
 #include "bot/mailroom/policy.h"
 #include "bot/store/db.h"
 #include "mail/address.h"
+#include "tests/testbot.h"
 #include "tests/testlib.h"
 
 /* 2023-11-14 22:13:20 UTC: the tests' "now". */
@@ -33,25 +34,13 @@ static void fixture_set_up(struct fixture *f, gconstpointer data)
 {
 	g_autofree char *base = g_path_get_basename(g_test_get_path());
 	g_autofree char *dir = testlib_mkdir(base);
-	g_autofree char *conf = NULL;
-	g_autoptr(GError) error = NULL;
-	zd_autoptr(tree_row) t = g_new0(struct tree_row, 1);
+	zd_autoptr(tree_row) t = testbot_tree("kb", "master,for-*", NULL, T);
 
-	conf = g_strdup_printf("[zeroday]\nstate-dir = %s/state\n"
-			       "[mail]\naddress = bot@example.org\nname = Test Robot\n"
-			       "templates = %s/templates\n%s",
-			       dir, ZERODAY_SRCDIR, data ? (const char *)data : "");
-	f->config = config_load_data(conf, "test", &error);
-	g_assert_no_error(error);
-	f->db = db_open(":memory:", &error);
-	g_assert_no_error(error);
-	t->name = g_strdup("kb");
-	t->url = g_strdup("git://example.org/kb.git");
-	t->branches = g_strsplit("master,for-*", ",", -1);
+	f->config = testbot_config(dir, NULL, data);
+	f->db = testbot_db();
+	g_strfreev(t->blacklist);
 	t->blacklist = g_strsplit("for-private", ",", -1);
-	t->created = T;
-	g_assert_true(db_tree_insert(f->db, t, &error));
-	g_assert_no_error(error);
+	testbot_tree_add(f->db, t);
 	f->ctx = (struct bot){ .config = f->config, .db = f->db };
 	f->mails = 0;
 }

@@ -15,6 +15,7 @@
 #include "bot/mailroom/render.h"
 #include "bot/mailroom/report.h"
 #include "engine/engine.h"
+#include "tests/testbot.h"
 #include "tests/testlib.h"
 
 #define MID "zeroday-f1-0123@example.org"
@@ -36,7 +37,6 @@ static void fixture_set_up(struct fixture *f, gconstpointer data)
 {
 	g_autofree char *base = g_path_get_basename(g_test_get_path());
 	g_autofree char *gitdir = NULL;
-	g_autofree char *conf = NULL;
 	g_autoptr(GError) error = NULL;
 
 	f->dir = testlib_mkdir(base);
@@ -61,16 +61,8 @@ static void fixture_set_up(struct fixture *f, gconstpointer data)
 	gitdir = g_build_filename(f->work, ".git", NULL);
 	f->repo = repo_open(gitdir, &error);
 	g_assert_no_error(error);
-	conf = g_strdup_printf("[zeroday]\nstate-dir = %s/state\n"
-			       "[build]\nsandbox = false\n"
-			       "[mail]\naddress = bot@example.org\nname = Test Robot\n"
-			       "archive-url = https://lists.example.org/r/\n"
-			       "templates = %s/templates\n%s",
-			       f->dir, ZERODAY_SRCDIR, data ? (const char *)data : "");
-	f->config = config_load_data(conf, "test", &error);
-	g_assert_no_error(error);
-	f->db = db_open(":memory:", &error);
-	g_assert_no_error(error);
+	f->config = testbot_config(f->dir, NULL, data);
+	f->db = testbot_db();
 	f->ctx = (struct bot){ .config = f->config, .db = f->db, .repo = f->repo };
 }
 
@@ -89,19 +81,13 @@ static void fixture_tear_down(struct fixture *f, gconstpointer data)
 
 static gint64 add_tree(struct fixture *f, bool private)
 {
-	g_autoptr(GError) error = NULL;
-	zd_autoptr(tree_row) t = g_new0(struct tree_row, 1);
+	zd_autoptr(tree_row) t = testbot_tree("kb", "master", "Tree List <list@example.org>",
+					      1700000000);
 
-	t->name = g_strdup("kb");
-	t->url = g_strdup("git://example.org/kb.git");
-	t->branches = g_strsplit("master", ",", -1);
-	t->lists = g_strsplit("Tree List <list@example.org>", ",", -1);
+	g_strfreev(t->recipients);
 	t->recipients = g_strsplit("maint@example.org,SAM@example.com", ",", -1);
 	t->private = private;
-	t->created = 1700000000;
-	g_assert_true(db_tree_insert(f->db, t, &error));
-	g_assert_no_error(error);
-	return t->id;
+	return testbot_tree_add(f->db, t);
 }
 
 /* Stores a build-error finding of the culprit and returns it read back. */

@@ -24,6 +24,7 @@
 #include "bot/mailroom/ingest.h"
 #include "bot/mailroom/series.h"
 #include "engine/engine.h"
+#include "tests/testbot.h"
 #include "tests/testlib.h"
 
 #define T0 1700000000
@@ -48,11 +49,11 @@ struct fixture {
 static void fixture_set_up(struct fixture *f, gconstpointer data)
 {
 	g_autofree char *name = g_path_get_basename(g_test_get_path());
-	g_autofree char *conf = NULL;
+	g_autofree char *mail = NULL;
 	g_autofree char *c1 = NULL;
 	g_autofree char *c2 = NULL;
 	g_autoptr(GError) error = NULL;
-	zd_autoptr(tree_row) t = g_new0(struct tree_row, 1);
+	zd_autoptr(tree_row) t = NULL;
 	struct branch_row b = { 0 };
 	char *d;
 
@@ -76,28 +77,12 @@ static void fixture_set_up(struct fixture *f, gconstpointer data)
 	f->repo = repo_open(f->gitdir, &error);
 	g_assert_no_error(error);
 
-	conf = g_strdup_printf("[zeroday]\nstate-dir = %s/state\n"
-			       "[build]\nsandbox = false\n"
-			       "[mail]\naddress = bot@example.org\nname = Test Robot\n"
-			       "archive-url = https://lists.example.org/r/\n"
-			       "templates = %s/templates\ngrace = %u\nseries-timeout = %u\n",
-			       f->dir, ZERODAY_SRCDIR, GRACE, TIMEOUT);
-	f->config = config_load_data(conf, "test", &error);
-	g_assert_no_error(error);
-	f->db = db_open(":memory:", &error);
-	g_assert_no_error(error);
-
-	t->name = g_strdup("kb");
-	t->url = g_strdup("git://example.org/kb.git");
-	t->branches = g_strsplit("master", ",", -1);
-	t->blacklist = g_new0(char *, 1);
-	t->recipients = g_new0(char *, 1);
-	t->lists = g_strsplit("list@example.org", ",", -1);
+	mail = g_strdup_printf("grace = %u\nseries-timeout = %u\n", GRACE, TIMEOUT);
+	f->config = testbot_config(f->dir, NULL, mail);
+	f->db = testbot_db();
+	t = testbot_tree("kb", "master", "list@example.org", T0 - 86400);
 	t->targets = g_strsplit("x86_64:defconfig", ",", -1);
-	t->created = T0 - 86400;
-	g_assert_true(db_tree_insert(f->db, t, &error));
-	g_assert_no_error(error);
-	f->tree_id = t->id;
+	f->tree_id = testbot_tree_add(f->db, t);
 	b = (struct branch_row){ .name = (char *)"master", .head = f->base,
 				 .state = BRANCH_TESTED, .updated = T0 - 3600 };
 	g_assert_true(db_tx_begin(f->db, &error));
