@@ -489,6 +489,8 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 		{ env->tools_dir, BUILD_SANDBOX_TOOLS, false },
 		{ env->builddir, BUILD_SANDBOX_OUT, true },
 		{ env->ccache_dir, BUILD_SANDBOX_CCACHE, true },
+		/* Last: without a shared cache, the list ends here. */
+		{ env->ccache_dir ? env->ccache_shared : NULL, BUILD_SANDBOX_CCACHE_SHARED, true },
 		{ NULL, NULL, false },
 	};
 	struct run_sandbox sandbox = { .binds = binds };
@@ -528,6 +530,10 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 		if (strcmp(base, "/") != 0)
 			g_ptr_array_add(envv, g_strdup_printf("CCACHE_BASEDIR=%s", base));
 		g_ptr_array_add(envv, g_strdup("CCACHE_NOHASHDIR=true"));
+		if (env->ccache_shared)
+			g_ptr_array_add(envv, g_strdup_printf(
+				"CCACHE_REMOTE_STORAGE=file://%s",
+				env->sandbox ? BUILD_SANDBOX_CCACHE_SHARED : env->ccache_shared));
 	}
 	for (const char *const *e = extra_env; e && *e; e++)
 		g_ptr_array_add(envv, g_strdup(*e));
@@ -987,6 +993,15 @@ bool build_run(struct build_output *out, const struct build_target *target,
 		return false;
 	if (env->ccache_dir && !env->sandbox && g_mkdir_with_parents(env->ccache_dir, 0755) < 0) {
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", env->ccache_dir,
+			    g_strerror(errno));
+		return false;
+	}
+	if (env->ccache_dir && env->ccache_shared && env->sandbox &&
+	    !run_sandbox_prepare_dir(env->ccache_shared, error))
+		return false;
+	if (env->ccache_dir && env->ccache_shared && !env->sandbox &&
+	    g_mkdir_with_parents(env->ccache_shared, 0755) < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", env->ccache_shared,
 			    g_strerror(errno));
 		return false;
 	}

@@ -97,6 +97,7 @@ char *build_compiler_version(const char *arch);
 #define BUILD_SANDBOX_SRC "/zeroday/src"
 #define BUILD_SANDBOX_OUT "/zeroday/out"
 #define BUILD_SANDBOX_CCACHE "/zeroday/ccache"
+#define BUILD_SANDBOX_CCACHE_SHARED "/zeroday/ccache-shared"
 #define BUILD_SANDBOX_TOOLS "/zeroday/tools"
 
 struct build_env {
@@ -112,6 +113,13 @@ struct build_env {
 	 * build writes into its cache, later builds that share it read.
 	 */
 	const char *ccache_dir;
+	/*
+	 * NULL, or a directory that ccache uses as its remote storage (the
+	 * file backend) beside @ccache_dir: the tree's cache that the nodes
+	 * of a cluster share, on the spool. Only this tree's: the same rule
+	 * as @ccache_dir.
+	 */
+	const char *ccache_shared;
 	const char *log_path;   /* make's output, appended */
 	const char *config_copy; /* where to keep the resolved .config */
 	const char *tools_dir;   /* holds zeroday-cc (see build_install_tools()) */

@@ -312,6 +312,23 @@ char **repo_worktree_diff(struct worktree *wt, const char *a, const char *b, GEr
 /* Returns the paths @oid changes against its first parent (NULL-terminated, caller frees). */
 char **repo_worktree_changed_files(struct worktree *wt, const char *oid, GError **error);
 
+/*
+ * Returns the first parent of commit @oid in the store (caller frees), or
+ * NULL: without @error set for a root commit, with it when @oid is no
+ * commit of the store.
+ */
+char *repo_first_parent(struct repo *repo, const char *oid, GError **error);
+
+/*
+ * Copies commit @oid, and what it reaches that @dest lacks, into the bare
+ * repository @dest (created when missing), and points refs/spool/<oid>
+ * there at it: how a cluster node, which never sees the store, gets a
+ * commit to build. One pack a call; what earlier exports put in @dest is
+ * not sent again. Exports to one @dest take turns (a lock beside it,
+ * @dest.lock), across threads and processes.
+ */
+bool repo_export(struct repo *repo, const char *oid, const char *dest, GError **error);
+
 /* Returns the library versions, e.g. "libgit2 1.5.1" (caller frees). */
 char *repo_version_string(void);
 
