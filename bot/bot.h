@@ -4,6 +4,7 @@
 #ifndef ZERODAY_BOT_H
 #define ZERODAY_BOT_H
 
+#include <signal.h>
 #include <glib.h>
 
 #define BOT_ERROR (bot_error_quark())
@@ -45,6 +46,12 @@ struct bot {
 	 */
 	const char *maintainers_of;
 	const struct maintainers *maintainers;
+	/*
+	 * Set when zeroday is told to stop (NULL: never): a long wait, such
+	 * as for a cluster's build, gives up and leaves its job to the next
+	 * start.
+	 */
+	volatile sig_atomic_t *stop;
 };
 
 /*

@@ -17,11 +17,13 @@
 #include "bot/cli.h"
 #include "bot/lab/booter.h"
 #include "bot/lab/builder.h"
+#include "bot/lab/node.h"
 #include "bot/mailroom/commands.h"
 #include "bot/mailroom/outbox.h"
 #include "bot/mailroom/render.h"
 #include "bot/mailroom/report.h"
 #include "bot/lab/sched.h"
+#include "bot/lab/slurm.h"
 #include "bot/mailroom/series.h"
 #include "bot/status.h"
 #include "bot/trees.h"
@@ -617,6 +619,15 @@ int cli_status(struct cli *cli, int argc, char **argv)
 		return fail(error);
 	if (!status_load(&snapshot, cli->db, now, &error))
 		return fail(error);
+	if (strcmp(cli->config->build_executor, "slurm") == 0) {
+		g_autoptr(GError) local = NULL;
+
+		snapshot.cluster = slurm_queue(&local);
+		if (!snapshot.cluster) {
+			snapshot.cluster = g_ptr_array_new();
+			snapshot.cluster_error = g_strdup(local->message);
+		}
+	}
 	out = g_string_new(NULL);
 	if (json)
 		status_format_json(out, &snapshot);
@@ -1415,6 +1426,29 @@ int cli_outbox(struct cli *cli, int argc, char **argv)
 }
 
 /* version */
+
+/* node-build */
+
+int cli_node_build(struct cli *cli, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	int status;
+
+	(void)cli; /* a node has no state directory: the job's directory says everything */
+	if (!parse_options(&argc, &argv, "JOBDIR",
+			   "Build one commit for one target on a cluster node, as described in "
+			   "JOBDIR (a job's directory in the Slurm spool, see zeroday.conf(5) "
+			   "[slurm]), and leave the build there for zeroday. Run by the Slurm "
+			   "executor's jobs, not by hand.", NULL, &status))
+		return status;
+	if (argc != 2)
+		return usage("node-build", "needs the job's directory");
+	if (!node_build(argv[1], &error)) {
+		fprintf(stderr, "zeroday node-build: %s\n", error->message);
+		return EXIT_FAILURE;
+	}
+	return 0;
+}
 
 int cli_version(struct cli *cli, int argc, char **argv)
 {

@@ -32,6 +32,7 @@ int cli_report(struct cli *cli, int argc, char **argv);
 int cli_series(struct cli *cli, int argc, char **argv);
 int cli_commands(struct cli *cli, int argc, char **argv);
 int cli_outbox(struct cli *cli, int argc, char **argv);
+int cli_node_build(struct cli *cli, int argc, char **argv);
 int cli_version(struct cli *cli, int argc, char **argv);
 
 #endif

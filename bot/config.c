@@ -28,7 +28,7 @@
 /* The payload names engine/initramfs.c accepts. */
 #define PAYLOAD_NAME_MAX 64
 
-enum key_type { KEY_BOOL, KEY_UINT, KEY_UINT64, KEY_PATH, KEY_LIST, KEY_KVM, KEY_TEXT, KEY_ADDRESS,
+enum key_type { KEY_BOOL, KEY_UINT, KEY_UINT64, KEY_PATH, KEY_LIST, KEY_CHOICE, KEY_TEXT, KEY_ADDRESS,
 		KEY_URL, KEY_OUTBOX };
 
 /*
@@ -50,6 +50,7 @@ static const struct key {
 	size_t offset;
 	guint64 min, max;
 	bool (*check)(char **items, char **why); /* KEY_LIST only, may be NULL */
+	const char *choices; /* KEY_CHOICE only: the values allowed, "a|b|c" */
 } keys[] = {
 	{ "zeroday", "state-dir", KEY_PATH, offsetof(struct config, state_dir), 0, 0 },
 	{ "zeroday", "workers", KEY_UINT, offsetof(struct config, workers), 1, 256 },
@@ -75,6 +76,14 @@ static const struct key {
 	{ "build", "ccache", KEY_BOOL, offsetof(struct config, build_ccache), 0, 0 },
 	{ "build", "targets", KEY_LIST, offsetof(struct config, build_targets), 0, 0,
 	  check_targets },
+	{ "build", "executor", KEY_CHOICE, offsetof(struct config, build_executor), 0, 0, NULL,
+	  "local|slurm" },
+	{ "slurm", "spool", KEY_PATH, offsetof(struct config, slurm_spool), 0, 0 },
+	{ "slurm", "node-root", KEY_PATH, offsetof(struct config, slurm_node_root), 0, 0 },
+	{ "slurm", "zeroday", KEY_PATH, offsetof(struct config, slurm_zeroday), 0, 0 },
+	{ "slurm", "partition", KEY_TEXT, offsetof(struct config, slurm_partition), 1, 64 },
+	{ "slurm", "poll", KEY_UINT, offsetof(struct config, slurm_poll), 1, 3600 },
+	{ "slurm", "shared-ccache", KEY_BOOL, offsetof(struct config, slurm_shared_ccache), 0, 0 },
 	{ "boot", "hosts", KEY_LIST, offsetof(struct config, boot_hosts), 0, 0, check_hosts },
 	{ "boot", "timeout", KEY_UINT, offsetof(struct config, boot_timeout), 5, 86400 },
 	{ "boot", "memory", KEY_UINT, offsetof(struct config, boot_memory), 64, 1048576 },
@@ -82,7 +91,8 @@ static const struct key {
 	{ "boot", "payloads", KEY_LIST, offsetof(struct config, boot_payloads), 0, 0,
 	  check_payloads },
 	{ "boot", "payload-timeout", KEY_UINT, offsetof(struct config, boot_payload_timeout), 1, 86400 },
-	{ "boot", "kvm", KEY_KVM, offsetof(struct config, boot_kvm), 0, 0 },
+	{ "boot", "kvm", KEY_CHOICE, offsetof(struct config, boot_kvm), 0, 0, NULL,
+	  "false|true|auto" },
 	{ "boot", "busybox", KEY_PATH, offsetof(struct config, boot_busybox), 0, 0 },
 	{ "mail", "address", KEY_ADDRESS, offsetof(struct config, mail_address), 0, 0 },
 	{ "mail", "name", KEY_TEXT, offsetof(struct config, mail_name), 1, 64 },
@@ -138,6 +148,10 @@ static struct config *config_defaults(void)
 	c->build_sandbox = true;
 	c->build_ccache = true;
 	c->build_targets = g_strsplit(BUILD_DEFAULT_TARGET, ";", -1);
+	c->build_executor = g_strdup("local");
+	c->slurm_node_root = g_strdup("/var/lib/zeroday-node");
+	c->slurm_poll = 5;
+	c->slurm_shared_ccache = true;
 	c->boot_hosts = g_strsplit("qemu:///system*2", ";", -1);
 	c->boot_timeout = 300;
 	c->boot_memory = 512;
@@ -180,6 +194,11 @@ void config_free(struct config *config)
 	g_free(config->path);
 	g_free(config->state_dir);
 	g_strfreev(config->build_targets);
+	g_free(config->build_executor);
+	g_free(config->slurm_spool);
+	g_free(config->slurm_node_root);
+	g_free(config->slurm_zeroday);
+	g_free(config->slurm_partition);
 	g_strfreev(config->boot_hosts);
 	g_strfreev(config->boot_payloads);
 	g_strfreev(config->mail_sources);
@@ -588,14 +607,19 @@ static bool set_key(struct config *c, GKeyFile *kf, const char *origin, const st
 		*(char ***)field = g_steal_pointer(&list);
 		return true;
 	}
-	case KEY_KVM:
-		if (strcmp(raw, "true") != 0 && strcmp(raw, "false") != 0 &&
-		    strcmp(raw, "auto") != 0)
-			return bad_key(error, origin, k->group, k->name,
-				       "expected true, false or auto");
+	case KEY_CHOICE: {
+		g_auto(GStrv) choices = g_strsplit(k->choices, "|", -1);
+
+		if (!g_strv_contains((const char *const *)choices, raw)) {
+			g_autofree char *list = g_strjoinv(", ", choices);
+			g_autofree char *why = g_strdup_printf("expected one of %s", list);
+
+			return bad_key(error, origin, k->group, k->name, why);
+		}
 		g_free(*(char **)field);
 		*(char **)field = g_strdup(raw);
 		return true;
+	}
 	case KEY_TEXT:
 		if (g_utf8_strlen(raw, -1) < (glong)k->min || g_utf8_strlen(raw, -1) > (glong)k->max) {
 			g_autofree char *why = g_strdup_printf(
@@ -679,6 +703,11 @@ struct config *config_load_data(const char *data, const char *origin, GError **e
 			if (!set_key(c, kf, origin, k, error))
 				return NULL;
 		}
+	}
+	if (strcmp(c->build_executor, "slurm") == 0 && !c->slurm_spool) {
+		bad_key(error, origin, "build", "executor",
+			"slurm needs [slurm] spool, the directory zeroday and the nodes share");
+		return NULL;
 	}
 	return g_steal_pointer(&c);
 }

@@ -31,6 +31,15 @@ struct config {
 	bool build_sandbox;
 	bool build_ccache;
 	char **build_targets; /* the default targets, NULL-terminated */
+	char *build_executor; /* "local" or "slurm": where builds run (bot/lab/executor.h) */
+
+	/* [slurm]: the Slurm executor's cluster (bot/lab/slurm.h) */
+	char *slurm_spool;     /* the directory zeroday and every node share, same path */
+	char *slurm_node_root; /* where a node keeps its work trees, O= and caches */
+	char *slurm_zeroday;   /* zeroday's path on the nodes; NULL: this program's path */
+	char *slurm_partition; /* NULL: Slurm's default */
+	unsigned slurm_poll;   /* seconds between two questions to Slurm about a job */
+	bool slurm_shared_ccache; /* the nodes share each tree's compiler cache on the spool */
 
 	/* [boot] */
 	char **boot_hosts;      /* libvirt URIs, each optionally "*N" slots */

@@ -32,6 +32,7 @@ static const struct command {
 	{ "outbox", cli_outbox, "list the mails queued and sent" },
 	{ "series", cli_series, "list the patch series read from the lists, and their results" },
 	{ "commands", cli_commands, "list the mail commands taken, and their answers" },
+	{ "node-build", cli_node_build, "build one job on a Slurm node (run by the cluster)" },
 	{ "version", cli_version, "print the version" },
 };
 
@@ -40,7 +41,7 @@ static void usage(FILE *out)
 	fprintf(out, "Usage: zeroday [--config FILE] [--state-dir DIR] [--verbose] "
 		     "[--log-level LEVEL] COMMAND [ARG...]\n\nCommands:\n");
 	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\nRun 'zeroday COMMAND --help' for a command's options. "
 		     "See zeroday(1) and zeroday.conf(5).\n");
 }

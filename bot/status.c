@@ -79,8 +79,22 @@ static void status_tree_free(struct status_tree *t)
 	g_free(t);
 }
 
+void status_cluster_job_free(struct status_cluster_job *j)
+{
+	if (!j)
+		return;
+	g_free(j->id);
+	g_free(j->name);
+	g_free(j->state);
+	g_free(j->node);
+	g_free(j->reason);
+	g_free(j);
+}
+
 void status_release(struct status *status)
 {
+	g_clear_pointer(&status->cluster, g_ptr_array_unref);
+	g_clear_pointer(&status->cluster_error, g_free);
 	g_clear_pointer(&status->trees, g_ptr_array_unref);
 	g_clear_pointer(&status->pending, g_ptr_array_unref);
 	g_clear_pointer(&status->retrying, g_ptr_array_unref);
@@ -292,6 +306,32 @@ void status_format_text(GString *out, const struct status *s)
 				       "queued %s ago\n", j->running ? "running" : "queued",
 				       j->tree, j->commit, j->target, j->id,
 				       db_job_kind_name(j->kind), age);
+	}
+	if (s->cluster) {
+		guint running = 0;
+
+		for (guint i = 0; i < s->cluster->len; i++)
+			running += strcmp(((struct status_cluster_job *)s->cluster->pdata[i])->state,
+					  "RUNNING") == 0;
+		if (s->cluster_error)
+			g_string_append_printf(out, "Cluster: Slurm does not answer: %s\n",
+					       s->cluster_error);
+		else
+			g_string_append_printf(out, "Cluster: %u queued, %u running\n",
+					       s->cluster->len - running, running);
+	}
+	for (guint i = 0; s->cluster && i < s->cluster->len; i++) {
+		const struct status_cluster_job *j = s->cluster->pdata[i];
+		g_autofree char *age = j->since ? status_format_age(s->now - j->since) : NULL;
+
+		g_string_append_printf(out, "  slurm job %s %s: %s", j->id, j->name, j->state);
+		if (j->node)
+			g_string_append_printf(out, " on %s", j->node);
+		if (j->reason)
+			g_string_append_printf(out, " (%s)", j->reason);
+		if (age)
+			g_string_append_printf(out, ", since %s ago", age);
+		g_string_append_c(out, '\n');
 	}
 	for (guint i = 0; i < s->retrying->len; i++) {
 		const struct job_row *j = s->retrying->pdata[i];
@@ -611,6 +651,16 @@ static void json_active(JsonBuilder *b, const void *row, const void *data)
 			    "target", j->target, "created", j->created, "age", s->now, j->created, NULL);
 }
 
+static void json_cluster(JsonBuilder *b, const void *row, const void *data)
+{
+	const struct status_cluster_job *j = row;
+	const struct status *s = data;
+
+	status_json_members(b, "tttttia", "id", j->id, "name", j->name, "state", j->state,
+			    "node", j->node, "reason", j->reason, "since", j->since,
+			    "age", s->now, j->since, NULL);
+}
+
 static void json_source(JsonBuilder *b, const void *row, const void *data)
 {
 	const struct source_row *r = row;
@@ -639,6 +689,10 @@ void status_format_json(GString *out, const struct status *s)
 	status_json_members(b, "ia", "now", s->now, "oldest_queued_age", s->now, s->oldest_queued, NULL);
 	status_json_array(b, "active_jobs", s->active, json_active, s);
 	status_json_array(b, "mail_sources", s->sources, json_source, s);
+	if (s->cluster) {
+		status_json_array(b, "cluster", s->cluster, json_cluster, s);
+		status_json_members(b, "t", "cluster_error", s->cluster_error, NULL);
+	}
 	json_builder_set_member_name(b, "outbox");
 	json_builder_begin_object(b);
 	status_json_members(b, "iiiia", "queued", s->outbox.queued, "held", s->outbox.held,

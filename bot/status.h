@@ -37,6 +37,18 @@ struct status_latency {
 	gint64 p90;
 };
 
+/* A build of the cluster's queue (bot/lab/slurm.h), as Slurm tells it. */
+struct status_cluster_job {
+	char *id;     /* Slurm's job id */
+	char *name;   /* zd-TREE-TARGET */
+	char *state;  /* PENDING, RUNNING, ... */
+	char *node;   /* where it runs; NULL while pending */
+	char *reason; /* why it waits (Dependency, Resources, ...); NULL when running */
+	gint64 since; /* submitted (pending) or started (running), unix seconds; 0: unknown */
+};
+
+void status_cluster_job_free(struct status_cluster_job *j);
+
 struct status {
 	gint64 now;          /* when it was taken, unix seconds */
 	GPtrArray *trees;    /* struct status_tree, by name */
@@ -58,6 +70,14 @@ struct status {
 	struct outbox_counts outbox;
 	struct status_latency push_report; /* a commit first polled -> its report sent */
 	struct status_latency post_reply;  /* a series' first mail read -> its reply sent */
+	/*
+	 * NULL: no cluster executor. Else the cluster's builds of this zeroday
+	 * (struct status_cluster_job), or, when Slurm did not answer, empty
+	 * with @cluster_error saying why. Filled by the caller, not by
+	 * status_load(); freed by status_release().
+	 */
+	GPtrArray *cluster;
+	char *cluster_error;
 };
 
 /*

@@ -276,8 +276,8 @@ _sc_write_conf() {
 		EOF
 		_sc_k=1
 		while [ "$_sc_k" -le "$2" ]; do
-			printf 'NodeName=node%s NodeAddr=127.0.0.1 Port=%s CPUs=2 Features=warm%s State=UNKNOWN\n' \
-				"$_sc_k" "$(echo "$_sc_ports" | sed -n "$((_sc_k + 1))p")" "$_sc_k"
+			printf 'NodeName=node%s NodeAddr=127.0.0.1 Port=%s CPUs=2 Features=warm%s,node%s State=UNKNOWN\n' \
+				"$_sc_k" "$(echo "$_sc_ports" | sed -n "$((_sc_k + 1))p")" "$_sc_k" "$_sc_k"
 			_sc_k=$((_sc_k + 1))
 		done
 		printf 'PartitionName=build Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n'

@@ -124,7 +124,12 @@ static const struct bad_case {
 	  "test.conf: [git] max-new-commits: 0 is out of range (1 to 100000)" },
 	{ "[git]\npoll-jobs=99999999999999999999\n",
 	  "test.conf: [git] poll-jobs: expected a whole number" },
-	{ "[boot]\nkvm=maybe\n", "test.conf: [boot] kvm: expected true, false or auto" },
+	{ "[boot]\nkvm=maybe\n", "test.conf: [boot] kvm: expected one of false, true, auto" },
+	{ "[build]\nexecutor=pbs\n", "test.conf: [build] executor: expected one of local, slurm" },
+	{ "[build]\nexecutor=slurm\n",
+	  "test.conf: [build] executor: slurm needs [slurm] spool, the directory zeroday and the "
+	  "nodes share" },
+	{ "[slurm]\nspool=spool\n", "test.conf: [slurm] spool: expected an absolute path" },
 	{ "[mail]\naddress=Bot <bot@example.org>\n",
 	  "test.conf: [mail] address: expected one address, user@domain, without a name" },
 	{ "[mail]\naddress=bot\n",
@@ -252,7 +257,7 @@ static const struct bad_case {
 	  "of A-Z a-z 0-9 . _ -, not starting with '.'" },
 	{ "[boot]\npayloads=smoke;/opt/x/smoke\n",
 	  "test.conf: [boot] payloads: '/opt/x/smoke': a payload of that name is listed already" },
-	{ "[boot]\nkvm=\n", "test.conf: [boot] kvm: expected true, false or auto" },
+	{ "[boot]\nkvm=\n", "test.conf: [boot] kvm: expected one of false, true, auto" },
 	{ "[boot]\nmemory=63\n", "test.conf: [boot] memory: 63 is out of range (64 to 1048576)" },
 	{ "[boot]\nrepeat=101\n", "test.conf: [boot] repeat: 101 is out of range (1 to 100)" },
 };

@@ -34,17 +34,6 @@ void builder_result_free(struct builder_result *r)
 	g_free(r);
 }
 
-/* A name for @source that is safe as a directory name. */
-static char *source_dirname(const char *source)
-{
-	g_autofree char *sum = NULL;
-
-	if (!g_str_has_prefix(source, "path:"))
-		return g_strdup(source);
-	sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, source, -1);
-	return g_strdup_printf("path-%.16s", sum);
-}
-
 struct progress {
 	const char *target;
 	const char *commit;
@@ -70,19 +59,32 @@ static char **changes_since(const char *old_commit, const char *new_commit, void
 	return repo_worktree_diff(data, old_commit, new_commit, &error);
 }
 
-/* Checks out and builds one commit, or returns its stored build. */
-static struct build_row *build_one(struct db *db, const struct config *config,
-				   const struct builder_request *req, struct worktree *wt,
-				   const struct build_target *target, const char *commit,
-				   const char *workdir, GError **error)
+char *builder_source_key(const char *source)
 {
-	g_autofree char *key = source_dirname(req->source);
+	g_autofree char *sum = NULL;
+
+	if (!g_str_has_prefix(source, "path:"))
+		return g_strdup(source);
+	sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, source, -1);
+	return g_strdup_printf("path-%.16s", sum);
+}
+
+/* Checks out and builds one commit in @wt: the build, not stored. */
+static struct build_row *build_in(const struct config *config, const struct builder_site *site,
+				  const char *source, struct worktree *wt,
+				  const struct build_target *target, const char *commit,
+				  const char *workdir, bool show_progress, GError **error)
+{
+	g_autofree char *key = builder_source_key(source);
 	g_autofree char *target_dir = build_target_dirname(target);
-	g_autofree char *builddir = g_build_filename(config->state_dir, "build", key, target_dir, NULL);
-	g_autofree char *tools = g_build_filename(config->state_dir, "tools", NULL);
+	g_autofree char *builddir = g_build_filename(site->root, "build", key, target_dir, NULL);
+	g_autofree char *tools = g_build_filename(site->root, "tools", NULL);
 	/* Each tree's cache is its own: a build can plant anything in it. */
-	g_autofree char *ccache = g_build_filename(config->state_dir, "ccache", key, NULL);
-	g_autofree char *logdir = g_build_filename(config->state_dir, "logs", "build", key, NULL);
+	g_autofree char *ccache = g_build_filename(site->root, "ccache", key, NULL);
+	g_autofree char *shared = site->ccache_shared
+		? g_build_filename(site->ccache_shared, key, NULL) : NULL;
+	g_autofree char *logdir = site->logdir ? g_strdup(site->logdir)
+					       : g_build_filename(site->root, "logs", "build", key, NULL);
 	g_autofree char *stamp = NULL;
 	g_autofree char *ccache_bin = run_find_program("ccache");
 	g_auto(GStrv) changed = NULL;
@@ -92,19 +94,14 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 	struct build_env env = {
 		.srcdir = workdir, .builddir = builddir, .tools_dir = tools,
 		.ccache_dir = config->build_ccache && ccache_bin ? ccache : NULL,
+		.ccache_shared = shared,
 		.jobs = config->build_jobs, .timeout_s = config->build_timeout,
 		.max_memory = config->build_max_memory, .max_procs = config->build_max_procs,
 		.sandbox = config->build_sandbox,
-		.progress = req->progress ? draw_progress : NULL, .progress_data = &progress,
+		.progress = show_progress ? draw_progress : NULL, .progress_data = &progress,
 	};
 	struct build_row *row = NULL;
 
-	if (!req->rebuild) {
-		if (!db_build_find(db, req->source, commit, target->spec, &row, error))
-			return NULL;
-		if (row)
-			return row;
-	}
 	if (g_mkdir_with_parents(logdir, 0755) < 0) {
 		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", logdir, g_strerror(errno));
 		return NULL;
@@ -129,10 +126,10 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 	g_info("building %s for %s", commit, target->spec);
 	if (!build_run(&out, target, &env, error))
 		goto out;
-	if (req->progress)
+	if (show_progress)
 		fprintf(stderr, "\r\033[K");
 	row = g_new0(struct build_row, 1);
-	row->source = g_strdup(req->source);
+	row->source = g_strdup(source);
 	row->commit = g_strdup(commit);
 	row->target = g_strdup(target->spec);
 	row->status = out.status;
@@ -149,7 +146,9 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 		 * links, a regular file under a size cap, or the build is an
 		 * infrastructure error that says why.
 		 */
-		g_autofree char *images = g_build_filename(config->state_dir, "images", key, NULL);
+		g_autofree char *images = site->imagedir
+			? g_strdup(site->imagedir)
+			: g_build_filename(site->root, "images", key, NULL);
 		g_autofree char *base = g_path_get_basename(stamp);
 		g_autofree char *kept = g_strdup_printf("%s/%s.image", images, base);
 		g_autoptr(GError) local = NULL;
@@ -168,10 +167,6 @@ static struct build_row *build_one(struct db *db, const struct config *config,
 			row->status = BUILD_INFRA;
 			row->reason = g_strdup_printf("taking the image out: %s", local->message);
 		}
-	}
-	if (!db_tx_begin(db, error) || !db_build_add(db, row, error) || !db_tx_commit(db, error)) {
-		db_tx_rollback(db);
-		g_clear_pointer(&row, build_row_free);
 	}
 out:
 	build_output_clear(&out);
@@ -207,106 +202,209 @@ static int lock_worktree(const char *workdir, GError **error)
 	return fd;
 }
 
-GPtrArray *builder_run(struct db *db, const struct config *config,
-		       const struct builder_request *req, GError **error)
+/* Returns the build of @commit for @t: the stored one, or a new one, then stored. */
+static struct build_row *stored_or_built(struct db *db, const struct builder_request *req,
+					 const struct build_target *t, const char *commit,
+					 builder_build_fn build, void *data, GError **error)
 {
-	g_autoptr(GPtrArray) results = g_ptr_array_new_with_free_func((GDestroyNotify)builder_result_free);
-	g_autofree char *key = source_dirname(req->source);
-	g_autofree char *srcroot = g_build_filename(config->state_dir, "src", NULL);
-	g_autofree char *workdir = g_build_filename(srcroot, key, NULL);
-	g_autofree char *fragments = config_fragment_dir();
-	g_autofree char *commit = NULL;
-	g_autofree char *parent = NULL;
-	zd_autoptr(worktree) wt = NULL;
-	g_autoptr(GArray) targets = g_array_new(FALSE, TRUE, sizeof(struct build_target));
-	g_autoptr(GDateTime) today = g_date_time_new_now_utc();
-	int lock = -1;
+	struct build_row *row = NULL;
 
-	g_array_set_clear_func(targets, (GDestroyNotify)build_target_clear);
+	if (!req->rebuild) {
+		if (!db_build_find(db, req->source, commit, t->spec, &row, error))
+			return NULL;
+		if (row)
+			return row;
+	}
+	row = build(data, t, commit, error);
+	if (!row)
+		return NULL;
+	if (!db_tx_begin(db, error) || !db_build_add(db, row, error) || !db_tx_commit(db, error)) {
+		db_tx_rollback(db);
+		g_clear_pointer(&row, build_row_free);
+	}
+	return row;
+}
+
+/* The verdict of @r against its parent's build, and its record in the store. */
+static bool judge(struct db *db, struct builder_result *r, GError **error)
+{
+	struct build_output child = as_output(r->build), base = { 0 };
+	g_autoptr(GString) seqs = g_string_new(NULL);
+	g_autoptr(GHashTable) fresh = g_hash_table_new(NULL, NULL);
+
+	if (r->parent_build)
+		base = as_output(r->parent_build);
+	r->verdict = build_compare(&child, r->parent_build ? &base : NULL, &r->fresh);
+	/* The new diagnostics' sequence numbers, in one pass. */
+	for (guint j = 0; j < r->fresh->len; j++)
+		g_hash_table_add(fresh, r->fresh->pdata[j]);
+	for (guint k = 0; k < r->build->diags->len; k++) {
+		if (g_hash_table_contains(fresh, r->build->diags->pdata[k]))
+			g_string_append_printf(seqs, "%s%u", seqs->len ? "," : "", k);
+	}
+	if (!db_tx_begin(db, error) ||
+	    !db_verdict_put(db, r->build->id, r->parent_build ? r->parent_build->id : 0,
+			    r->verdict, seqs->str, error) ||
+	    !db_tx_commit(db, error)) {
+		db_tx_rollback(db);
+		return false;
+	}
+	return true;
+}
+
+bool builder_parse_targets(GArray *out, const struct builder_request *req, GError **error)
+{
+	g_autofree char *fragments = config_fragment_dir();
+	g_autoptr(GDateTime) today = g_date_time_new_now_utc();
+
+	g_array_set_clear_func(out, (GDestroyNotify)build_target_clear);
 	for (const char *const *spec = req->targets; *spec; spec++) {
 		struct build_target t;
 
 		if (!build_target_parse(&t, *spec, fragments, error))
-			return NULL;
+			return false;
 		build_target_daily(&t, req->source, today);
-		g_array_append_val(targets, t);
+		g_array_append_val(out, t);
 	}
-	if (config->build_sandbox && !run_sandbox_available(error)) {
-		g_prefix_error(error, "builds are sandboxed ([build] sandbox), but: ");
-		return NULL;
-	}
-	if (g_mkdir_with_parents(srcroot, 0755) < 0) {
-		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", srcroot, g_strerror(errno));
-		return NULL;
-	}
-	lock = lock_worktree(workdir, error);
-	if (lock < 0)
-		return NULL;
-	wt = repo_worktree_open(workdir, req->objects_from, error);
-	if (!wt)
-		goto fail;
-	commit = repo_worktree_resolve(wt, req->rev, error);
-	if (!commit)
-		goto fail;
-	if (req->against) {
-		parent = repo_worktree_resolve(wt, req->against, error);
-		if (!parent)
-			goto fail;
-	} else if (!req->alone) {
-		GError *local = NULL;
+	return true;
+}
 
-		parent = repo_worktree_parent(wt, commit, &local);
-		if (local) {
-			g_propagate_error(error, local);
-			goto fail;
-		}
-	}
+GPtrArray *builder_run_with(struct db *db, const struct builder_request *req, const char *commit,
+			    const char *parent, builder_build_fn build, void *data, GError **error)
+{
+	g_autoptr(GPtrArray) results = g_ptr_array_new_with_free_func((GDestroyNotify)builder_result_free);
+	g_autoptr(GArray) targets = g_array_new(FALSE, TRUE, sizeof(struct build_target));
 
+	if (!builder_parse_targets(targets, req, error))
+		return NULL;
 	for (guint i = 0; i < targets->len; i++) {
 		const struct build_target *t = &g_array_index(targets, struct build_target, i);
 		struct builder_result *r = g_new0(struct builder_result, 1);
-		struct build_output child, base = { 0 };
-		g_autoptr(GString) seqs = g_string_new(NULL);
 
 		g_ptr_array_add(results, r);
 		r->target = g_strdup(t->spec);
 		r->commit = g_strdup(commit);
 		r->parent = g_strdup(parent);
 		if (parent) {
-			r->parent_build = build_one(db, config, req, wt, t, parent, workdir, error);
+			r->parent_build = stored_or_built(db, req, t, parent, build, data, error);
 			if (!r->parent_build)
-				goto fail;
+				return NULL;
 		}
-		r->build = build_one(db, config, req, wt, t, commit, workdir, error);
-		if (!r->build)
-			goto fail;
-		child = as_output(r->build);
-		if (r->parent_build)
-			base = as_output(r->parent_build);
-		r->verdict = build_compare(&child, r->parent_build ? &base : NULL, &r->fresh);
-		{
-			/* The new diagnostics' sequence numbers, in one pass. */
-			g_autoptr(GHashTable) fresh = g_hash_table_new(NULL, NULL);
+		r->build = stored_or_built(db, req, t, commit, build, data, error);
+		if (!r->build || !judge(db, r, error))
+			return NULL;
+	}
+	return g_steal_pointer(&results);
+}
 
-			for (guint j = 0; j < r->fresh->len; j++)
-				g_hash_table_add(fresh, r->fresh->pdata[j]);
-			for (guint k = 0; k < r->build->diags->len; k++) {
-				if (g_hash_table_contains(fresh, r->build->diags->pdata[k]))
-					g_string_append_printf(seqs, "%s%u", seqs->len ? "," : "", k);
-			}
-		}
-		if (!db_tx_begin(db, error) ||
-		    !db_verdict_put(db, r->build->id, r->parent_build ? r->parent_build->id : 0,
-				    r->verdict, seqs->str, error) ||
-		    !db_tx_commit(db, error)) {
-			db_tx_rollback(db);
-			goto fail;
+/* This machine's builds: in the state directory's work tree for the source. */
+struct local_build {
+	const struct config *config;
+	const struct builder_request *req;
+	struct builder_site site;
+	struct worktree *wt;
+	const char *workdir;
+};
+
+static struct build_row *local_build(void *data, const struct build_target *t, const char *commit,
+				     GError **error)
+{
+	struct local_build *l = data;
+
+	return build_in(l->config, &l->site, l->req->source, l->wt, t, commit, l->workdir,
+			l->req->progress, error);
+}
+
+/*
+ * Opens the work tree of @key under @root (created when missing) with its
+ * lock, borrowing objects from @objects_from: *@lock is the lock's
+ * descriptor, -1 on failure.
+ */
+static struct worktree *open_locked(const char *root, const char *key, const char *objects_from,
+				    int *lock, GError **error)
+{
+	g_autofree char *srcroot = g_build_filename(root, "src", NULL);
+	g_autofree char *workdir = g_build_filename(srcroot, key, NULL);
+	struct worktree *wt;
+
+	*lock = -1;
+	if (g_mkdir_with_parents(srcroot, 0755) < 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", srcroot, g_strerror(errno));
+		return NULL;
+	}
+	*lock = lock_worktree(workdir, error);
+	if (*lock < 0)
+		return NULL;
+	wt = repo_worktree_open(workdir, objects_from, error);
+	if (!wt) {
+		close(*lock);
+		*lock = -1;
+	}
+	return wt;
+}
+
+GPtrArray *builder_run(struct db *db, const struct config *config,
+		       const struct builder_request *req, GError **error)
+{
+	g_autofree char *key = builder_source_key(req->source);
+	g_autofree char *workdir = g_build_filename(config->state_dir, "src", key, NULL);
+	g_autofree char *commit = NULL;
+	g_autofree char *parent = NULL;
+	zd_autoptr(worktree) wt = NULL;
+	struct local_build l = { .config = config, .req = req, .workdir = workdir,
+				 .site = { .root = config->state_dir } };
+	GPtrArray *results = NULL;
+	int lock = -1;
+
+	if (config->build_sandbox && !run_sandbox_available(error)) {
+		g_prefix_error(error, "builds are sandboxed ([build] sandbox), but: ");
+		return NULL;
+	}
+	wt = open_locked(config->state_dir, key, req->objects_from, &lock, error);
+	if (!wt)
+		return NULL;
+	commit = repo_worktree_resolve(wt, req->rev, error);
+	if (!commit)
+		goto out;
+	if (req->against) {
+		parent = repo_worktree_resolve(wt, req->against, error);
+		if (!parent)
+			goto out;
+	} else if (!req->alone) {
+		GError *local = NULL;
+
+		parent = repo_worktree_parent(wt, commit, &local);
+		if (local) {
+			g_propagate_error(error, local);
+			goto out;
 		}
 	}
+	l.wt = wt;
+	results = builder_run_with(db, req, commit, parent, local_build, &l, error);
+out:
 	close(lock);
-	return g_steal_pointer(&results);
-fail:
-	if (lock >= 0)
-		close(lock);
-	return NULL;
+	return results;
+}
+
+struct build_row *builder_build_commit(const struct config *config,
+				       const struct builder_site *site, const char *source,
+				       const char *objects_from, const char *commit,
+				       const struct build_target *target, GError **error)
+{
+	g_autofree char *key = builder_source_key(source);
+	g_autofree char *workdir = g_build_filename(site->root, "src", key, NULL);
+	zd_autoptr(worktree) wt = NULL;
+	struct build_row *row;
+	int lock;
+
+	if (config->build_sandbox && !run_sandbox_available(error)) {
+		g_prefix_error(error, "builds are sandboxed ([build] sandbox), but: ");
+		return NULL;
+	}
+	wt = open_locked(site->root, key, objects_from, &lock, error);
+	if (!wt)
+		return NULL;
+	row = build_in(config, site, source, wt, target, commit, workdir, false, error);
+	close(lock);
+	return row;
 }

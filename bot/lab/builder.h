@@ -1,6 +1,9 @@
 /*
  * Building a commit against its parent: checkout, build (or reuse a
- * stored build), verdict, and the record in the store. `zeroday build`.
+ * stored build), verdict, and the record in the store. `zeroday build`,
+ * and the local executor. The cluster's executor (bot/lab/slurm.h) runs
+ * the same verdict with its own way of building one commit, and its
+ * nodes (bot/lab/node.h) build one commit as this machine does.
  */
 #ifndef ZERODAY_BUILDER_H
 #define ZERODAY_BUILDER_H
@@ -43,5 +46,53 @@ void builder_result_free(struct builder_result *r);
  */
 GPtrArray *builder_run(struct db *db, const struct config *config,
 		       const struct builder_request *req, GError **error);
+
+/*
+ * Where a build keeps its files. Under @root: src/KEY (the tree's work
+ * tree, locked while in use), build/KEY/TARGET (the warm O= directory),
+ * ccache/KEY (the tree's own cache) and tools. The log and .config go to
+ * @logdir, the image to @imagedir; NULL: root/logs/build/KEY and
+ * root/images/KEY. zeroday's own builds use its state directory as root.
+ * A cluster's nodes share each tree's compiler cache besides their own
+ * (ccache's remote storage, engine/build.h): @ccache_shared/KEY.
+ */
+struct builder_site {
+	const char *root;
+	const char *logdir;
+	const char *imagedir;
+	const char *ccache_shared; /* NULL, or the shared caches' root: KEY under it is the tree's */
+};
+
+/* A name for @source (a tree, or "path:" and a repository) safe as a directory name. */
+char *builder_source_key(const char *source);
+
+/* Parses @req's targets into @out (struct build_target), daily seeds made explicit. */
+bool builder_parse_targets(GArray *out, const struct builder_request *req, GError **error);
+
+/*
+ * Builds @commit for @target, not yet stored (id 0): a finished build,
+ * BUILD_INFRA with its reason included; NULL with @error set when it could
+ * not run at all.
+ */
+typedef struct build_row *(*builder_build_fn)(void *data, const struct build_target *target,
+					      const char *commit, GError **error);
+
+/*
+ * As builder_run(), for @commit (a full id) against @parent (NULL: alone),
+ * with @build making each build the store does not hold; it stores them.
+ */
+GPtrArray *builder_run_with(struct db *db, const struct builder_request *req, const char *commit,
+			    const char *parent, builder_build_fn build, void *data, GError **error);
+
+/*
+ * Checks out @commit of @source (objects from the git directory
+ * @objects_from) in @site's work tree for @source and builds it for
+ * @target, with @config's limits and sandbox: what a cluster node runs.
+ * Returns the build, not stored, as builder_build_fn.
+ */
+struct build_row *builder_build_commit(const struct config *config,
+				       const struct builder_site *site, const char *source,
+				       const char *objects_from, const char *commit,
+				       const struct build_target *target, GError **error);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * The executors' table, and the local one: builds in this machine's
- * sandbox, boots on the configured libvirt hosts.
+ * sandbox, boots on the configured libvirt hosts. The Slurm one's builds
+ * are in bot/lab/slurm.c.
  */
 #define G_LOG_DOMAIN "bot"
 
@@ -8,7 +9,9 @@
 
 #include <string.h>
 
+#include "bot/config.h"
 #include "bot/lab/executor.h"
+#include "bot/lab/slurm.h"
 
 static GPtrArray *local_build(const struct bot *bot, const struct builder_request *req,
 			      GError **error)
@@ -24,6 +27,8 @@ static GPtrArray *local_boot(const struct bot *bot, const struct booter_request 
 
 static const struct executor executors[] = {
 	{ "local", local_build, local_boot },
+	/* Builds on the cluster; boots stay on libvirt ([boot] hosts, any machine's). */
+	{ "slurm", slurm_build, local_boot },
 };
 
 const struct executor *executor_find(const char *name)
@@ -37,6 +42,9 @@ const struct executor *executor_find(const char *name)
 
 const struct executor *executor_of(const struct bot *bot)
 {
-	(void)bot; /* one executor today: [build] executor comes with the cluster's */
-	return &executors[0];
+	const struct executor *e = executor_find(bot->config->build_executor);
+
+	/* The configuration allows no other name (bot/config.c). */
+	g_assert(e != NULL);
+	return e;
 }

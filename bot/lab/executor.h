@@ -26,7 +26,7 @@ struct executor {
 			   GPtrArray **tally, GError **error);
 };
 
-/* The executor called @name ("local"), or NULL. */
+/* The executor called @name ("local", "slurm"), or NULL. */
 const struct executor *executor_find(const char *name);
 
 /* The executor that runs @bot's builds and boots. */

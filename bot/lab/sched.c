@@ -183,6 +183,7 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 	struct sched *s = w->s;
 	const struct bot rc = {
 		.config = w->config, .db = w->db, .repo = w->repo, .git_path = w->s->git_path,
+		.stop = w->s->stop,
 	};
 	bool permanent = cause && jobs_permanent_cause(cause);
 	unsigned pause = 0;
@@ -273,6 +274,7 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 	unsigned booted = 0;
 	const struct bot bot = {
 		.config = w->config, .db = w->db, .repo = w->repo, .git_path = w->s->git_path,
+		.stop = w->s->stop,
 	};
 	GThread *renewer;
 
