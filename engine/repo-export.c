@@ -7,27 +7,17 @@
 
 #include "autoconfig.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "engine/repo-private.h"
+#include "engine/run.h"
 
 #define EXPORT_REFS "refs/spool/"
 
 char *repo_first_parent(struct repo *repo, const char *oid, GError **error)
 {
-	git_commit *commit = repo_commit_get(repo->git, oid, NULL, error);
-	char *out = NULL;
-
-	if (!commit)
-		return NULL;
-	if (git_commit_parentcount(commit) > 0)
-		out = g_strdup(git_oid_tostr_s(git_commit_parent_id(commit, 0)));
-	git_commit_free(commit);
-	return out;
+	return repo_commit_first_parent(repo->git, oid, error);
 }
 
 /* Opens the bare repository at @path, creating it when missing; libgit2's code. */
@@ -64,12 +54,17 @@ static int hide_exported(git_revwalk *walk, git_repository *src, git_repository 
 	return rc == GIT_ITEROVER ? 0 : rc;
 }
 
+/* The pack being written: libgit2's indexer keeps its counts in @stats, append to commit. */
+struct pack_out {
+	git_odb_writepack *wp;
+	git_indexer_progress stats;
+};
+
 static int append_pack(void *buf, size_t size, void *payload)
 {
-	git_odb_writepack *wp = payload;
-	git_indexer_progress stats = { 0 };
+	struct pack_out *out = payload;
 
-	return wp->append(wp, buf, size, &stats);
+	return out->wp->append(out->wp, buf, size, &out->stats);
 }
 
 /* Writes the objects of @id that @dst lacks into @dst's object store; libgit2's code. */
@@ -78,8 +73,7 @@ static int copy_objects(git_repository *src, git_repository *dst, const git_oid 
 	git_packbuilder *pb = NULL;
 	git_revwalk *walk = NULL;
 	git_odb *odb = NULL;
-	git_odb_writepack *wp = NULL;
-	git_indexer_progress stats = { 0 };
+	struct pack_out out = { 0 };
 	int rc = git_packbuilder_new(&pb, src);
 
 	if (rc == 0)
@@ -93,42 +87,23 @@ static int copy_objects(git_repository *src, git_repository *dst, const git_oid 
 	if (rc == 0)
 		rc = git_repository_odb(&odb, dst);
 	if (rc == 0)
-		rc = git_odb_write_pack(&wp, odb, NULL, NULL);
+		rc = git_odb_write_pack(&out.wp, odb, NULL, NULL);
 	if (rc == 0)
-		rc = git_packbuilder_foreach(pb, append_pack, wp);
+		rc = git_packbuilder_foreach(pb, append_pack, &out);
 	if (rc == 0)
-		rc = wp->commit(wp, &stats);
-	if (wp)
-		wp->free(wp);
+		rc = out.wp->commit(out.wp, &out.stats);
+	if (out.wp)
+		out.wp->free(out.wp);
 	git_odb_free(odb);
 	git_revwalk_free(walk);
 	git_packbuilder_free(pb);
 	return rc;
 }
 
-/*
- * Takes the lock of exports to @dest (beside it: @dest may not exist yet):
- * one at a time, from every thread and process, so that each opens @dest
- * after the last one's pack and ref landed. Its descriptor, or -1.
- */
-static int lock_exports(const char *dest, GError **error)
-{
-	g_autofree char *path = g_strconcat(dest, ".lock", NULL);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-
-	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
-		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", path,
-			    g_strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 bool repo_export(struct repo *repo, const char *oid, const char *dest, GError **error)
 {
 	g_autofree char *name = g_strconcat(EXPORT_REFS, oid, NULL);
+	g_autofree char *lock_path = NULL;
 	git_repository *dst = NULL;
 	git_reference *ref = NULL;
 	git_commit *commit;
@@ -139,7 +114,13 @@ bool repo_export(struct repo *repo, const char *oid, const char *dest, GError **
 	if (!commit)
 		return false;
 	git_commit_free(commit);
-	lock = lock_exports(dest, error);
+	/*
+	 * One export to @dest at a time, from every thread and process, so that
+	 * each opens @dest after the last one's pack and ref landed. The lock
+	 * is beside @dest, which may not exist yet.
+	 */
+	lock_path = g_strconcat(dest, ".lock", NULL);
+	lock = run_lock(lock_path, error);
 	if (lock < 0)
 		return false;
 	rc = open_or_init(&dst, dest);

@@ -43,6 +43,13 @@ bool repo_oid_parse(git_oid *oid, const char *hex, GError **error);
 git_commit *repo_commit_get(git_repository *git, const char *hex, git_oid *id, GError **error);
 
 /*
+ * repo.c. The first parent of commit @hex in @git (caller frees), or
+ * NULL: without @error set for a root commit, with it when @hex is no
+ * commit of @git.
+ */
+char *repo_commit_first_parent(git_repository *git, const char *hex, GError **error);
+
+/*
  * repo.c. Sets *@diff (the caller frees it) to what @commit changed
  * against its first parent, or against nothing for a root; libgit2's code.
  */

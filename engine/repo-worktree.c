@@ -128,15 +128,7 @@ static git_commit *worktree_commit(struct worktree *wt, const char *oid, GError 
 
 char *repo_worktree_parent(struct worktree *wt, const char *oid, GError **error)
 {
-	git_commit *commit = worktree_commit(wt, oid, error);
-	char *out = NULL;
-
-	if (!commit)
-		return NULL;
-	if (git_commit_parentcount(commit) > 0)
-		out = g_strdup(git_oid_tostr_s(git_commit_parent_id(commit, 0)));
-	git_commit_free(commit);
-	return out;
+	return repo_commit_first_parent(wt->git, oid, error);
 }
 
 /* The paths where @index and @commit's tree differ, or NULL for an empty index. */

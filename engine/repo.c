@@ -66,6 +66,19 @@ git_commit *repo_commit_get(git_repository *git, const char *hex, git_oid *id, G
 	return commit;
 }
 
+char *repo_commit_first_parent(git_repository *git, const char *hex, GError **error)
+{
+	git_commit *commit = repo_commit_get(git, hex, NULL, error);
+	char *out = NULL;
+
+	if (!commit)
+		return NULL;
+	if (git_commit_parentcount(commit) > 0)
+		out = g_strdup(git_oid_tostr_s(git_commit_parent_id(commit, 0)));
+	git_commit_free(commit);
+	return out;
+}
+
 int repo_commit_diff(git_diff **diff, git_repository *git, git_commit *commit)
 {
 	git_commit *parent = NULL;

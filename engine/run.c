@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -639,4 +640,18 @@ bool run_remove_tree(const char *dir, GError **error)
 		return false;
 	}
 	return true;
+}
+
+int run_lock(const char *path, GError **error)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", path,
+			    g_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -111,6 +111,13 @@ bool run_remove_tree(const char *dir, GError **error);
  */
 bool run_remove_changed_since(const char *dir, gint64 since, guint *removed, GError **error);
 
+/*
+ * Takes an exclusive lock on @path (created when missing, mode 0600),
+ * waiting while another thread or process holds it. Returns the
+ * descriptor, whose close() releases it, or -1 with ENGINE_ERROR_FAILED.
+ */
+int run_lock(const char *path, GError **error);
+
 /* Returns whether the sandbox works on this machine; if not, why in @error. */
 bool run_sandbox_available(GError **error);
 

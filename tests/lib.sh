@@ -37,3 +37,18 @@ kbuild_repo() {
 	cp -a "$ZERODAY_SRCDIR/tests/data/kbuild/." "$1/"
 	git -C "$1" init -q -b master && git -C "$1" add -A && git -C "$1" commit -q -m "$2"
 }
+
+# kbuild_history DIR: kbuild_repo DIR with a history: a root with an old
+# warning, a new warning ($warn), an innocent change, and an error under
+# defconfig ($err).
+kbuild_history() {
+	kbuild_repo "$1" root
+	sed -i 's/int ready = 1;/int ready = 1;\n\tint fresh;/' "$1/src/net.c"
+	git -C "$1" commit -q -am "net: an unused variable"
+	warn=$(git -C "$1" rev-parse HEAD)
+	echo "/* innocent */" >> "$1/src/main.c"
+	git -C "$1" commit -q -am "main: innocent"
+	sed -i 's/return ready - 1;/undeclared_counter++;\n\treturn ready - 1;/' "$1/src/net.c"
+	git -C "$1" commit -q -am "net: broken"
+	err=$(git -C "$1" rev-parse HEAD)
+}

@@ -6,18 +6,10 @@
 test_name=run
 . "$ZERODAY_SRCDIR/tests/lib.sh"
 
-# The history: a root with an old warning, a new warning, an innocent
-# change, and an error under defconfig.
+# The history: a root with an old warning, a new warning ($warn), an
+# innocent change, and an error under defconfig ($err).
 kb="$scratch/kb"
-kbuild_repo "$kb" root
-sed -i 's/int ready = 1;/int ready = 1;\n\tint fresh;/' "$kb/src/net.c"
-git -C "$kb" commit -q -am "net: an unused variable"
-warn=$(git -C "$kb" rev-parse HEAD)
-echo "/* innocent */" >> "$kb/src/main.c"
-git -C "$kb" commit -q -am "main: innocent"
-sed -i 's/return ready - 1;/undeclared_counter++;\n\treturn ready - 1;/' "$kb/src/net.c"
-git -C "$kb" commit -q -am "net: broken"
-err=$(git -C "$kb" rev-parse HEAD)
+kbuild_history "$kb"
 printf '[zeroday]\nworkers = 2\n[git]\nallow-local-trees = true\n' > "$scratch/z.conf"
 
 setup() { # setup STATE

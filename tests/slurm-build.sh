@@ -17,14 +17,7 @@ test_name=slurm-build
 . "$ZERODAY_SRCDIR/tests/lib.sh"
 . "$ZERODAY_SRCDIR/tests/slurmcluster.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP munged and slurmd run as root; run the suite as root (./quickstart check)"
-	exit 0
-fi
-if missing=$(sc_missing); then
-	echo "1..0 # SKIP '$missing' is not installed (apt-get install slurmctld slurmd slurm-client munge)"
-	exit 0
-fi
+sc_tap_skip
 
 sc="$scratch/sc"
 states="$scratch/states"
@@ -41,18 +34,10 @@ tap_end
 fi
 ok "the cluster starts, zeroday's state directories hidden from its nodes"
 
-# The history of tests/run.sh: a root with an old warning, a new warning,
-# an innocent change, and an error.
+# The history: a root with an old warning, a new warning ($warn), an
+# innocent change, and an error under defconfig ($err).
 kb="$scratch/kb"
-kbuild_repo "$kb" root
-sed -i 's/int ready = 1;/int ready = 1;\n\tint fresh;/' "$kb/src/net.c"
-git -C "$kb" commit -q -am "net: an unused variable"
-warn=$(git -C "$kb" rev-parse HEAD)
-echo "/* innocent */" >> "$kb/src/main.c"
-git -C "$kb" commit -q -am "main: innocent"
-sed -i 's/return ready - 1;/undeclared_counter++;\n\treturn ready - 1;/' "$kb/src/net.c"
-git -C "$kb" commit -q -am "net: broken"
-err=$(git -C "$kb" rev-parse HEAD)
+kbuild_history "$kb"
 
 # A tree of one commit that takes about $slow seconds to build: time for
 # a fault to strike mid-build.

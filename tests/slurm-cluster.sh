@@ -18,14 +18,7 @@ test_name=slurm-cluster
 . "$ZERODAY_SRCDIR/tests/lib.sh"
 . "$ZERODAY_SRCDIR/tests/slurmcluster.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP munged and slurmd run as root; run the suite as root (./quickstart check)"
-	exit 0
-fi
-if missing=$(sc_missing); then
-	echo "1..0 # SKIP '$missing' is not installed (apt-get install slurmctld slurmd slurm-client munge)"
-	exit 0
-fi
+sc_tap_skip
 
 sc="$scratch/sc"
 state="$scratch/state"

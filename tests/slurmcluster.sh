@@ -67,6 +67,20 @@ sc_missing() {
 	return 1
 }
 
+# sc_tap_skip: for a TAP test, prints the plan that skips it and exits 0
+# when no cluster can run here (not root, or a package missing); returns
+# otherwise.
+sc_tap_skip() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "1..0 # SKIP munged and slurmd run as root; run the suite as root (./quickstart check)"
+		exit 0
+	fi
+	if _sc_t=$(sc_missing); then
+		echo "1..0 # SKIP '$_sc_t' is not installed (apt-get install slurmctld slurmd slurm-client munge)"
+		exit 0
+	fi
+}
+
 # _sc_free_ports N: N distinct free TCP ports on 127.0.0.1, one a line
 # (bound together, so distinct; free when this returns, not reserved).
 _sc_free_ports() {

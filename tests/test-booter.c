@@ -209,6 +209,33 @@ static void test_failing_host(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(failures, <=, 3);
 }
 
+/*
+ * Two hosts of one slot each (two URIs of the local libvirtd, as two boot
+ * machines would be): the boots of one request, as a bisection step or a
+ * head's repeated boots ask them, run on both at once.
+ */
+static void test_two_hosts(struct fixture *f, gconstpointer data)
+{
+	struct booter_request req = { .image = kernel, .repeat = 4 };
+	g_autoptr(GPtrArray) tally = NULL;
+	g_autoptr(GPtrArray) runs = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GHashTable) hosts = g_hash_table_new(g_str_hash, g_str_equal);
+
+	(void)data;
+	runs = booter_boot(f->db, f->config, &req, &tally, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(runs);
+	g_assert_cmpuint(runs->len, ==, 4);
+	for (guint i = 0; i < runs->len; i++) {
+		const struct booter_run *r = runs->pdata[i];
+
+		g_assert_cmpstr(diag_console_kind_name(r->result.kind), ==, "boot-ok");
+		g_hash_table_add(hosts, r->host);
+	}
+	g_assert_cmpuint(g_hash_table_size(hosts), ==, 2);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -220,5 +247,8 @@ int main(int argc, char **argv)
 	g_test_add("/booter/failing-host", struct fixture,
 		   "qemu:///system?socket=/nonexistent/libvirt-sock*1;qemu:///system*1",
 		   fixture_set_up, test_failing_host, fixture_tear_down);
+	g_test_add("/booter/two-hosts", struct fixture,
+		   "qemu:///system*1;qemu:///system?socket=/run/libvirt/libvirt-sock*1",
+		   fixture_set_up, test_two_hosts, fixture_tear_down);
 	return g_test_run();
 }

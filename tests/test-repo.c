@@ -331,6 +331,54 @@ static void test_local(void)
 	g_assert_cmpstr(head_of(heads, "master"), ==, c3);
 }
 
+/*
+ * Exports to a spool: a commit with its history into an empty repository
+ * (its pack holds deltas between the versions of a file), then an older
+ * commit already there, then one after a gap; each lands whole, with the
+ * first parent answered from the store.
+ */
+static void test_export(void)
+{
+	g_autofree char *dir = testlib_mkdir("export");
+	g_autofree char *work = g_build_filename(dir, "work", NULL);
+	g_autofree char *gitdir = g_build_filename(work, ".git", NULL);
+	g_autofree char *spool = g_build_filename(dir, "spool.git", NULL);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GString) text = g_string_new(NULL);
+	char *commits[5];
+	zd_autoptr(repo) store = NULL;
+	zd_autoptr(repo) dst = NULL;
+	g_autofree char *parent = NULL;
+
+	testlib_repo_init(work);
+	for (int i = 0; i < 5; i++) {
+		g_autofree char *msg = g_strdup_printf("version %d", i);
+
+		for (int line = 0; line < 400; line++)
+			g_string_append_printf(text, "line %d of version %d\n", line, i);
+		commits[i] = testlib_commit(work, "f.txt", text->str, msg);
+	}
+	store = repo_open(gitdir, &error);
+	g_assert_no_error(error);
+	g_assert_true(repo_export(store, commits[2], spool, &error));
+	g_assert_no_error(error);
+	g_assert_true(repo_export(store, commits[0], spool, &error));
+	g_assert_true(repo_export(store, commits[4], spool, &error));
+	g_assert_no_error(error);
+	dst = repo_open(spool, &error);
+	g_assert_no_error(error);
+	for (int i = 0; i < 5; i++)
+		g_assert_true(repo_has_commit(dst, commits[i]));
+	parent = repo_first_parent(store, commits[4], &error);
+	g_assert_cmpstr(parent, ==, commits[3]);
+	g_assert_null(repo_first_parent(store, commits[0], &error));
+	g_assert_no_error(error);
+	g_assert_null(repo_first_parent(store, "0123456789012345678901234567890123456789", &error));
+	g_assert_nonnull(error);
+	for (int i = 0; i < 5; i++)
+		g_free(commits[i]);
+}
+
 int main(int argc, char **argv)
 {
 	struct repo_limits limits = { .connect_timeout_s = 5, .io_timeout_s = 1,
@@ -348,6 +396,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/repo/timeout", test_timeout);
 	g_test_add_func("/repo/refused", test_refused);
 	g_test_add_func("/repo/local", test_local);
+	g_test_add_func("/repo/export", test_export);
 	g_test_add_func("/repo/policy", test_policy);
 	g_test_add_func("/repo/hostile-summary", test_hostile_summary);
 	rc = g_test_run();

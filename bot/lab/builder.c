@@ -6,10 +6,8 @@
 #include "autoconfig.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -188,20 +186,6 @@ static struct build_output as_output(const struct build_row *row)
 	return out;
 }
 
-static int lock_worktree(const char *workdir, GError **error)
-{
-	g_autofree char *path = g_strconcat(workdir, ".lock", NULL);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-
-	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
-		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", path, g_strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* Returns the build of @commit for @t: the stored one, or a new one, then stored. */
 static struct build_row *stored_or_built(struct db *db, const struct builder_request *req,
 					 const struct build_target *t, const char *commit,
@@ -325,6 +309,7 @@ static struct worktree *open_locked(const char *root, const char *key, const cha
 {
 	g_autofree char *srcroot = g_build_filename(root, "src", NULL);
 	g_autofree char *workdir = g_build_filename(srcroot, key, NULL);
+	g_autofree char *lock_path = NULL;
 	struct worktree *wt;
 
 	*lock = -1;
@@ -332,7 +317,8 @@ static struct worktree *open_locked(const char *root, const char *key, const cha
 		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", srcroot, g_strerror(errno));
 		return NULL;
 	}
-	*lock = lock_worktree(workdir, error);
+	lock_path = g_strconcat(workdir, ".lock", NULL);
+	*lock = run_lock(lock_path, error);
 	if (*lock < 0)
 		return NULL;
 	wt = repo_worktree_open(workdir, objects_from, error);

@@ -93,15 +93,24 @@ static bool job_read(struct node_job *job, const char *dir, GError **error)
 	return true;
 }
 
+/* The name of @path in out/ when the build wrote it there, else NULL (caller frees). */
+static char *kept_name(const char *path)
+{
+	if (!path || !g_file_test(path, G_FILE_TEST_IS_REGULAR))
+		return NULL;
+	return g_path_get_basename(path);
+}
+
 /* The result of @row as JSON text (caller frees); file names relative to out/. */
 static char *result_text(const struct build_row *row)
 {
 	g_autoptr(JsonBuilder) b = json_builder_new();
 	g_autoptr(JsonGenerator) gen = json_generator_new();
 	g_autoptr(JsonNode) root = NULL;
-	g_autofree char *log = row->log_path ? g_path_get_basename(row->log_path) : NULL;
-	g_autofree char *config = row->config_path ? g_path_get_basename(row->config_path) : NULL;
-	g_autofree char *image = row->image_path ? g_path_get_basename(row->image_path) : NULL;
+	/* Only the files the build left: one that stopped early has no .config. */
+	g_autofree char *log = kept_name(row->log_path);
+	g_autofree char *config = kept_name(row->config_path);
+	g_autofree char *image = kept_name(row->image_path);
 
 	json_builder_begin_object(b);
 	status_json_members(b, "ntttfttt", "version", NODE_RESULT_VERSION, "node", g_get_host_name(),
@@ -300,7 +309,7 @@ struct build_row *node_result_read(const char *jobdir, const struct node_job *jo
 	image_name = member_text(o, "image", &ok);
 	n = json_object_get_member(o, "seconds");
 	if (!ok || !status || !build_status_parse(status, &row->status) || !node ||
-	    !names_tree_check(node, NULL) || !is_plain_name(log_name) ||
+	    !names_tree_check(node, NULL) || (log_name && !is_plain_name(log_name)) ||
 	    (config_name && !is_plain_name(config_name)) ||
 	    (image_name && !is_plain_name(image_name)) || !n || !JSON_NODE_HOLDS_VALUE(n) ||
 	    (json_node_get_value_type(n) != G_TYPE_DOUBLE &&
@@ -315,7 +324,7 @@ struct build_row *node_result_read(const char *jobdir, const struct node_job *jo
 		return NULL;
 	}
 	/* What the result names must be there: outputs deleted are no build. */
-	if (!take_file(jobdir, log_name, NODE_LOG_MAX, log, &local) ||
+	if ((log_name && !take_file(jobdir, log_name, NODE_LOG_MAX, log, &local)) ||
 	    (config_name && !take_file(jobdir, config_name, BUILD_MAX_CONFIG, config, &local)) ||
 	    (image_name && !take_file(jobdir, image_name, BUILD_MAX_IMAGE, image, &local)))
 		return unreadable(error, jobdir, local->message);
@@ -323,7 +332,7 @@ struct build_row *node_result_read(const char *jobdir, const struct node_job *jo
 	row->commit = g_strdup(job->commit);
 	row->target = g_strdup(job->target);
 	row->reason = g_strdup(reason);
-	row->log_path = g_steal_pointer(&log);
+	row->log_path = log_name ? g_steal_pointer(&log) : NULL;
 	row->config_path = config_name ? g_steal_pointer(&config) : NULL;
 	row->image_path = image_name ? g_steal_pointer(&image) : NULL;
 	row->created = g_get_real_time() / G_USEC_PER_SEC;
