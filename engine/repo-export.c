@@ -76,6 +76,9 @@ static int copy_objects(git_repository *src, git_repository *dst, const git_oid 
 	struct pack_out out = { 0 };
 	int rc = git_packbuilder_new(&pb, src);
 
+	/* The first export of a kernel tree compresses all of it: every CPU helps. */
+	if (rc == 0)
+		git_packbuilder_set_threads(pb, 0);
 	if (rc == 0)
 		rc = git_revwalk_new(&walk, src);
 	if (rc == 0)
