@@ -22,8 +22,6 @@
 /* One build on the cluster: the commit, its target, and where its job lives. */
 struct cluster_build {
 	const struct bot *bot;
-	const struct builder_request *req;
-	const struct build_target *target;
 	char *key;        /* builder_source_key() of the tree */
 	char *target_dir; /* build_target_dirname() */
 	char *name;       /* the Slurm job's name: the lock of the tree and target */
@@ -42,8 +40,8 @@ static void cluster_build_clear(struct cluster_build *c)
 ZD_AUTO_DEFINE(cluster_build, cluster_build_clear)
 
 /*
- * Runs the Slurm command @argv (looked up in PATH; argv, no shell) and
- * waits: its exit status in *@status, its output in *@out and *@err
+ * Runs the Slurm command @argv (looked up in PATH; an argv, never a shell;
+ * GLib spawns it with posix_spawn where it can) and waits: its exit status in *@status, its output in *@out and *@err
  * (caller frees). False, BOT_ERROR_TEMPORARY, when it could not start.
  */
 static bool slurm_command(const char *const *argv, int *status, char **out, char **err,
@@ -411,7 +409,7 @@ static struct build_row *cluster_build_one(void *data, const struct build_target
 {
 	const struct cluster *cl = data;
 	const char *spool = cl->bot->config->slurm_spool;
-	zd_auto(cluster_build) c = { .bot = cl->bot, .req = cl->req, .target = target };
+	zd_auto(cluster_build) c = { .bot = cl->bot };
 	g_autofree char *id = NULL;
 	g_autofree char *nonce = NULL;
 	g_autoptr(GError) gone = NULL;
