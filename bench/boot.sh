@@ -12,10 +12,7 @@ kernel=$(ls /boot/vmlinuz-* | head -1)
 work=$(mktemp -d "${TMPDIR:-/tmp}/zeroday-bench-boot-XXXXXX")
 chmod 0755 "$work"
 trap 'rm -rf "$work"' EXIT
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-best() { printf '%s\n' "$@" | sort -n | head -1; }
+. "$(dirname "$0")/lib.sh"
 
 z() { "$zd" --state-dir="$work/state" "$@"; }
 z init >/dev/null

@@ -19,26 +19,13 @@ cache=${ZERODAY_TEST_CACHE:-/var/cache/zeroday-test}/linux-6.1
 work=$(mktemp -d "${TMPDIR:-/tmp}/zeroday-bench-build-XXXXXX")
 chmod 0711 "$work"
 trap 'rm -rf "$work"' EXIT
-export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.org
-export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.org
+. "$(dirname "$0")/lib.sh"
 
 sh "$srcdir/tests/linux-import.sh" "$cache" >/dev/null
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
 # A tree sharing the cache's objects, with a one-file commit.
 git clone -q --bare --shared "$cache" "$work/a.git"
-base=$(git -C "$work/a.git" rev-parse master)
-blob=$(git -C "$work/a.git" show "$base:kernel/panic.c" |
-	sed 's/^void panic(const char \*fmt, ...)$/\/* bench *\/\nvoid panic(const char *fmt, ...)/' |
-	git -C "$work/a.git" hash-object -w --stdin)
-export GIT_INDEX_FILE="$work/index"
-git -C "$work/a.git" read-tree "$base"
-git -C "$work/a.git" update-index --cacheinfo "100644,$blob,kernel/panic.c"
-tree=$(git -C "$work/a.git" write-tree)
-unset GIT_INDEX_FILE
-one=$(git -C "$work/a.git" commit-tree "$tree" -p "$base" -m "panic: a one-file change")
+one_file_commit "$work/a.git"
 
 z() { state=$1; shift; "$zd" --state-dir="$work/$state" --config="$work/$state.conf" "$@"; }
 printf '[build]\nccache = false\n' > "$work/cold.conf"

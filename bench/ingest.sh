@@ -106,11 +106,8 @@ ca-file = $work/ms/ca.pem
 credentials = $work/credentials
 EOF
 
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-best() { printf '%s\n' "$@" | sort -n | head -1; }
+. "$(dirname "$0")/lib.sh"
 rate() { awk -v s="$1" -v n="$mails" 'BEGIN { printf "%.0f", n / s }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 fail() {
 	echo "ingest: FAILED: $*" >&2
 	exit 1

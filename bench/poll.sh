@@ -11,8 +11,6 @@ trees=${2:-200}
 rounds=3
 work=$(mktemp -d "${TMPDIR:-/tmp}/zeroday-bench-XXXXXX")
 export HOME="$work/home" GIT_CONFIG_NOSYSTEM=1
-export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.org
-export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.org
 mkdir -p "$HOME" "$work/served"
 cleanup() {
 	kill "$(cat "$work/daemon.pid" 2>/dev/null)" 2>/dev/null || :
@@ -20,11 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-# best TIMES...: the smallest, the usual way to read repeated timings.
-best() { printf '%s\n' "$@" | sort -n | head -1; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+. "$(dirname "$0")/lib.sh"
 
 # Fixture: a shared history of 50 commits, and one unique commit per tree.
 base="$work/base"

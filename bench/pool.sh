@@ -12,14 +12,10 @@ src=${2:?usage: bench/pool.sh ZERODAY SRCDIR}
 work=$(mktemp -d "${TMPDIR:-/tmp}/zeroday-bench-XXXXXX")
 chmod 0711 "$work"
 export HOME="$work/home" GIT_CONFIG_NOSYSTEM=1
-export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.org
-export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.org
 mkdir -p "$HOME"
 trap 'rm -rf "$work"' EXIT
 
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+. "$(dirname "$0")/lib.sh"
 
 printf '[git]\nallow-local-trees = true\n[build]\nccache = false\n' > "$work/z.conf"
 for t in 1 2 3 4; do

@@ -27,28 +27,15 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/zeroday-bench-slurm-XXXXXX")
 chmod 0711 "$work"
 mkdir -p "$work/states"
 trap 'sc_stop "$work/sc"; rm -rf "$work"' EXIT
-export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.org
-export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.org
+. "$(dirname "$0")/lib.sh"
 unset ZERODAY_CONFIG
 
 sh "$srcdir/tests/linux-import.sh" "$cache" >/dev/null
 sc_start "$work/sc" "$work/states" || { echo "slurm: the cluster did not start"; exit 1; }
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
 # The tree: the imported commit, then a one-file change on top.
 git clone -q --bare --shared "$cache" "$work/a.git"
-base=$(git -C "$work/a.git" rev-parse master)
-blob=$(git -C "$work/a.git" show "$base:kernel/panic.c" |
-	sed 's/^void panic(const char \*fmt, ...)$/\/* bench *\/\nvoid panic(const char *fmt, ...)/' |
-	git -C "$work/a.git" hash-object -w --stdin)
-export GIT_INDEX_FILE="$work/index"
-git -C "$work/a.git" read-tree "$base"
-git -C "$work/a.git" update-index --cacheinfo "100644,$blob,kernel/panic.c"
-tree=$(git -C "$work/a.git" write-tree)
-unset GIT_INDEX_FILE
-one=$(git -C "$work/a.git" commit-tree "$tree" -p "$base" -m "panic: a one-file change")
+one_file_commit "$work/a.git"
 # Each state sees master at $base first, then at $one: a copy of the refs each.
 tree_at() { git -C "$work/a.git" update-ref "refs/heads/$1" "$2"; }
 
