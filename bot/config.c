@@ -97,6 +97,7 @@ static const struct key {
 	{ "mail", "address", KEY_ADDRESS, offsetof(struct config, mail_address), 0, 0 },
 	{ "mail", "name", KEY_TEXT, offsetof(struct config, mail_name), 1, 64 },
 	{ "mail", "archive-url", KEY_URL, offsetof(struct config, mail_archive_url), 0, 0 },
+	{ "mail", "archive-list", KEY_ADDRESS, offsetof(struct config, mail_archive_list), 0, 0 },
 	{ "mail", "templates", KEY_PATH, offsetof(struct config, mail_templates), 0, 0 },
 	{ "mail", "cc-max", KEY_UINT, offsetof(struct config, mail_cc_max), 1, 1000 },
 	{ "mail", "outbox", KEY_OUTBOX, offsetof(struct config, mail_outbox), 0, 0 },
@@ -111,6 +112,8 @@ static const struct key {
 	{ "mail", "grace", KEY_UINT, offsetof(struct config, mail_grace), 0, 7 * 86400 },
 	{ "mail", "series-timeout", KEY_UINT, offsetof(struct config, mail_series_timeout), 1,
 	  30 * 86400 },
+	{ "mail", "max-bytes", KEY_UINT64, offsetof(struct config, mail_max_bytes), 10000,
+	  100000000 },
 	{ "mail", "max-size", KEY_UINT64, offsetof(struct config, mail_max_size), 65536,
 	  256 * 1024 * 1024 },
 	{ "commands", "admins", KEY_LIST, offsetof(struct config, commands_admins), 0, 0,
@@ -162,7 +165,6 @@ static struct config *config_defaults(void)
 	c->boot_busybox = g_strdup("/bin/busybox");
 	c->mail_address = g_strdup("zeroday@localhost.localdomain");
 	c->mail_name = g_strdup("zeroday kernel test robot");
-	c->mail_archive_url = g_strdup("https://lore.kernel.org/r/");
 	c->mail_templates = config_template_dir();
 	c->mail_cc_max = 20;
 	c->mail_timeout = 60;
@@ -172,6 +174,7 @@ static struct config *config_defaults(void)
 	c->mail_grace = 300;
 	c->mail_series_timeout = 86400;
 	c->mail_max_size = PATCHMAIL_SIZE_DEFAULT;
+	c->mail_max_bytes = 100000;
 	/* Robots that mail kernel developers: never answered, whatever they carry. */
 	c->commands_ignore = g_strsplit("*noreply*;*no-reply*;*-bounces*;mailer-daemon@*;"
 					"postmaster@*;lkp@intel.com;syzbot*@*;bot@kernelci.org;"
@@ -212,6 +215,7 @@ void config_free(struct config *config)
 	g_free(config->mail_address);
 	g_free(config->mail_name);
 	g_free(config->mail_archive_url);
+	g_free(config->mail_archive_list);
 	g_free(config->mail_templates);
 	g_free(config->mail_outbox);
 	g_free(config->mail_smtp_host);

@@ -54,7 +54,8 @@ struct config {
 	/* [mail] */
 	char *mail_address;     /* the bot's address (addr-spec): the From of every mail */
 	char *mail_name;        /* its display name */
-	char *mail_archive_url; /* a report's link is this and its Message-ID */
+	char *mail_archive_url; /* a report's Closes: link is this and its Message-ID; NULL: none */
+	char *mail_archive_list; /* Cc'd on reports, so that the archive holds them; NULL: none */
 	char *mail_templates;   /* the directory of the report templates */
 	char *mail_outbox;      /* the Maildir mail is delivered to, or the copies of what
 				 * SMTP sent kept; NULL: STATE/outbox */
@@ -78,6 +79,7 @@ struct config {
 	 */
 	unsigned mail_series_timeout;
 	guint64 mail_max_size;  /* bytes of one mail read, at most: larger ones are quarantined */
+	guint64 mail_max_bytes; /* bytes of one report sent, at most: attachments left out past it */
 
 	/* [commands]: mail commands (#zeroday ...); see zeroday(1). */
 	char **commands_admins;         /* addresses (address_key() form) that may do anything */

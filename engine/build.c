@@ -256,14 +256,34 @@ void build_target_clear(struct build_target *t)
 
 static char *cross_prefix(const char *arch);
 
+/*
+ * The CROSS_COMPILE= of a reproduce line for @arch: Debian's prefix for
+ * any arch but x86, whose compiler most developers' machines run
+ * natively (as the Intel robot's make.cross does); NULL for x86.
+ */
+static const char *reproduce_cross(const char *arch)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(arches); i++) {
+		if (strcmp(arches[i].arch, arch) == 0)
+			return strcmp(arches[i].host, "x86_64") == 0 ? NULL : arches[i].cross;
+	}
+	return NULL;
+}
+
 char *build_reproduce_command(const struct build_target *t, const char *config_name)
 {
 	GString *s = g_string_new(NULL);
 	g_autoptr(GString) make = g_string_new(NULL);
 	bool from_file = (t->fragments && t->fragments[0]) || strcmp(t->config, "file") == 0;
+	const char *cross = reproduce_cross(t->arch);
 
 	g_string_append_printf(make, "make O=build ARCH=%s", t->arch);
-	if (from_file) {
+	if (cross)
+		g_string_append_printf(make, " CROSS_COMPILE=%s", cross);
+	if (from_file && g_str_has_suffix(config_name, ".gz")) {
+		g_string_append_printf(s, "mkdir -p build && zcat %s > build/.config && %s olddefconfig",
+				       config_name, make->str);
+	} else if (from_file) {
 		g_string_append_printf(s, "mkdir -p build && cp %s build/.config && %s olddefconfig",
 				       config_name, make->str);
 	} else if (strcmp(t->config, "randconfig") == 0) {

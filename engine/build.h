@@ -69,7 +69,8 @@ char *build_target_dirname(const struct build_target *target);
  * checks (W=1, C=1, C=2) and, for a randconfig, KCONFIG_SEED. A config
  * made with fragments or from a file is not reproducible from the tree
  * alone: the line then starts from the report's attached config, named
- * @config_name.
+ * @config_name (gzipped when it ends in ".gz"). Any arch but x86 gets
+ * CROSS_COMPILE= with Debian's cross prefix.
  */
 char *build_reproduce_command(const struct build_target *target, const char *config_name);
 

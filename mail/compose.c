@@ -19,6 +19,9 @@ static void attachment_free(struct reply_attachment *a)
 {
 	g_free(a->filename);
 	g_free(a->text);
+	if (a->data)
+		g_bytes_unref(a->data);
+	g_free(a->content_type);
 	g_free(a);
 }
 
@@ -68,6 +71,70 @@ void reply_attach(struct reply *r, const char *filename, const char *text)
 	a->filename = g_strdup(filename);
 	a->text = g_strdup(text);
 	g_ptr_array_add(r->attachments, a);
+}
+
+void reply_attach_bytes(struct reply *r, const char *filename, const char *content_type,
+			GBytes *data)
+{
+	struct reply_attachment *a = g_new0(struct reply_attachment, 1);
+
+	a->filename = g_strdup(filename);
+	a->content_type = g_strdup(content_type);
+	a->data = g_bytes_ref(data);
+	g_ptr_array_add(r->attachments, a);
+}
+
+bool reply_fit(struct reply *r, gsize max, GError **error)
+{
+	for (;;) {
+		g_autofree char *raw = compose_message(r, error);
+		const struct reply_attachment *largest = NULL;
+		gsize largest_size = 0;
+		guint at = 0;
+		char *body;
+
+		if (!raw)
+			return false;
+		if (strlen(raw) <= max || !r->attachments || !r->attachments->len)
+			return true;
+		for (guint i = 0; i < r->attachments->len; i++) {
+			const struct reply_attachment *a = r->attachments->pdata[i];
+			gsize size = a->data ? g_bytes_get_size(a->data) : strlen(a->text);
+
+			if (!largest || size > largest_size) {
+				largest = a;
+				largest_size = size;
+				at = i;
+			}
+		}
+		body = g_strdup_printf("%s%s[left out of this mail to keep it under %" G_GSIZE_FORMAT
+				       " bytes: %s, %" G_GSIZE_FORMAT " bytes]\n",
+				       r->body ? r->body : "",
+				       r->body && *r->body && !g_str_has_suffix(r->body, "\n") ? "\n"
+												 : "",
+				       max, largest->filename, largest_size);
+		g_free(r->body);
+		r->body = body;
+		g_ptr_array_remove_index(r->attachments, at);
+	}
+}
+
+/* A base64 part of @content_type holding @data. */
+static GMimePart *bytes_part(const char *content_type, GBytes *data)
+{
+	g_auto(GStrv) type = g_strsplit(content_type, "/", 2);
+	GMimePart *part = g_mime_part_new_with_type(type[0], type[1] ? type[1] : "octet-stream");
+	gsize len;
+	const void *bytes = g_bytes_get_data(data, &len);
+	GMimeStream *stream = g_mime_stream_mem_new_with_buffer(bytes, len);
+	GMimeDataWrapper *content = g_mime_data_wrapper_new_with_stream(stream,
+									GMIME_CONTENT_ENCODING_DEFAULT);
+
+	g_mime_part_set_content(part, content);
+	g_mime_part_set_content_encoding(part, GMIME_CONTENT_ENCODING_BASE64);
+	g_object_unref(content);
+	g_object_unref(stream);
+	return part;
 }
 
 char *compose_message_id(const char *tag, const char *domain)
@@ -254,7 +321,8 @@ char *compose_message(const struct reply *r, GError **error)
 		for (guint i = 0; i < r->attachments->len; i++) {
 			const struct reply_attachment *a = r->attachments->pdata[i];
 			g_autofree char *name = one_line(a->filename);
-			GMimePart *part = text_part(a->text ? a->text : "");
+			GMimePart *part = a->data ? bytes_part(a->content_type, a->data)
+						  : text_part(a->text ? a->text : "");
 
 			g_strdelimit(name, "/\\", '_');
 			g_mime_object_set_disposition(GMIME_OBJECT(part), "attachment");

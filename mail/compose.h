@@ -16,7 +16,9 @@
 /* A text attachment. */
 struct reply_attachment {
 	char *filename; /* plain name, no directory */
-	char *text;     /* UTF-8 (invalid bytes are replaced when composed) */
+	char *text;     /* UTF-8 (invalid bytes are replaced when composed), or NULL: */
+	GBytes *data;   /* bytes, sent base64 as @content_type */
+	char *content_type;
 };
 
 struct reply {
@@ -48,6 +50,19 @@ void reply_thread(struct reply *r, const char *message_id, const char *in_reply_
 
 /* Adds a text attachment (copies @filename and @text). */
 void reply_attach(struct reply *r, const char *filename, const char *text);
+/* Adds bytes @data as an attachment of @content_type ("application/gzip"); refs @data. */
+void reply_attach_bytes(struct reply *r, const char *filename, const char *content_type,
+			GBytes *data);
+
+/*
+ * Keeps @r's composed size under @max bytes: while it is over, its
+ * largest attachment is left out, and a line at the end of the body says
+ * so ("[left out of this mail to keep it under 100000 bytes: build.log,
+ * 812345 bytes]"). False with MAIL_ERROR_INVALID when it cannot be
+ * composed (compose_message()); true when it fits, or when nothing is
+ * left to leave out.
+ */
+bool reply_fit(struct reply *r, gsize max, GError **error);
 
 /*
  * Returns @r as RFC 5322 bytes, lines ending in "\n" (caller frees):

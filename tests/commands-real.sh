@@ -624,7 +624,9 @@ done
 a=$(answers rerun)
 check "rerun: done, finding $f1 still reproduces" \
 	has rerun "$a" "^rerun	done	Finding $f1 still reproduces at ${x1%"${x1#????????????}"}.*undeclared_counter"
-check "rerun: the reply says so" has "rerun reply" "$(reply_text rerun "$author")" "still reproduces"
+check "rerun: the reply says so" has "rerun reply" "$(reply_flat rerun "$author")" "still reproduces"
+check "rerun: the reply reads well in a mail client: no line past 72 columns" \
+	hasnt "rerun reply" "$(reply_text rerun "$author" | sed '1,/^$/d')" '^.{73,}$'
 check "rerun: a rerun job ran for the culprit" \
 	is job "rerun|done" "$(sql "SELECT kind || '|' || state FROM jobs WHERE kind = 'rerun' AND commit_id = '$x1'")"
 check "rerun: the finding stays open" is state open "$(sql "SELECT state FROM findings WHERE id = '$f1'")"

@@ -321,7 +321,7 @@ check "the panic report names commit 9" grep -q "^commit:   $panic_culprit \[9/1
 check "and its panic" grep -q "Kernel panic - not syncing: zeroday: an e2e boot panic" "$scratch/rp.txt"
 for f in rb rp; do
 	check "$f: a reproduce command, Reported-by and Closes" \
-		sh -c 'grep -q "^        mkdir -p build && cp config build/.config && make O=build " "$1" &&
+		sh -c 'grep -q "^        mkdir -p build && zcat config.gz > build/.config && make O=build " "$1" &&
 			grep -q "^Reported-by: Test Robot <bot@example.org>\$" "$1" &&
 			grep -q "^Closes: https://lists.example.org/r/" "$1"' - "$scratch/$f.txt"
 done

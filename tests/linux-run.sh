@@ -191,10 +191,12 @@ check "it blames the culprit, in the thread's subject" \
 	"\[linux:master\] kernel/exit.c:[0-9]*:[0-9]*: error: 'zd_undeclared' undeclared"
 check "with the error, prefixed >>, and its source line" \
 	sh -c "grep -q '^>> kernel/exit.c:[0-9]*:[0-9]*: error:' '$err_mail' && grep -q '^   > *[0-9]*		return zd_undeclared;' '$err_mail'"
-check "the reproduce line and the tags" \
-	sh -c "grep -q '^        mkdir -p build && cp config build/.config && make O=build ARCH=x86_64 olddefconfig && make O=build ARCH=x86_64 -j\\\$(nproc)\$' '$err_mail' && grep -q '^Reported-by: ' '$err_mail' && grep -q '^Closes: https://lore.kernel.org/r/zeroday-f' '$err_mail'"
-check "the boot panic's report was mailed, with its console" \
-	sh -c "test -f '$panic_mail' && grep -q 'Kernel panic - not syncing: zeroday: a boot panic for the test' '$panic_mail' && grep -q '^commit:   $culprit\$' '$panic_mail'"
+check "the reproduce line and the tags: Reported-by, the culprit's Fixes:, no Closes: without an archive" \
+	sh -c "grep -q '^        mkdir -p build && zcat config.gz > build/.config && make O=build ARCH=x86_64 olddefconfig && make O=build ARCH=x86_64 -j\\\$(nproc)\$' '$err_mail' && grep -q '^Reported-by: ' '$err_mail' && grep -q '^Fixes: $(echo "$err" | cut -c1-12) (\"' '$err_mail' && ! grep -q '^Closes:' '$err_mail'"
+check "the boot panic's report was mailed, with its console and the revert-verified culprit's Fixes:" \
+	sh -c "test -f '$panic_mail' && grep -q 'Kernel panic - not syncing: zeroday: a boot panic for the test' '$panic_mail' && grep -q '^commit:   $culprit\$' '$panic_mail' && grep -q '^Fixes: $(echo "$culprit" | cut -c1-12) (' '$panic_mail'"
+check "the panic that showed in every boot is said to, never called partial" \
+	sh -c "tr '\n' ' ' < '$panic_mail' | grep -q 'fail at boot, in every one of [0-9]* boots of the commits that carry it:' && ! grep -q 'now and then' '$panic_mail'"
 for what in "zd_undeclared" "a boot panic for the test"; do
 	report=$(grep '"kind": "report"' "$scratch/outbox.json" | grep -e "$what" | head -1 |
 		sed -n 's/.*"message_id": "\([^"]*\)".*/\1/p')

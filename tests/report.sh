@@ -8,7 +8,8 @@
 # tree's reports to its maintainers only), its subject (with i/N for a
 # culprit among a rebasable branch's new commits) and threading headers, the anatomy of the
 # body (verdict, provenance, reproduce line, ">>" diagnostic with the
-# source around it, bisection, author and date, Reported-by and Closes),
+# source around it, the commit's new warning in the same mail, bisection,
+# author and date, Reported-by, Closes and Fixes),
 # the attachments; and the reproduce line, run in a checkout of the
 # culprit, fails with the same error. Speaks TAP.
 test_name=report
@@ -37,7 +38,9 @@ EOF
 git -C "$kb" add -A && git -C "$kb" commit -q --amend --no-edit
 echo "/* innocent */" >> "$kb/src/main.c"
 git -C "$kb" commit -q -am "main: innocent"
+# The culprit adds an error and a warning: one report carries both.
 sed -i 's/return ready - 1;/undeclared_counter++;\n\treturn ready - 1;/' "$kb/src/net.c"
+sed -i 's/int ready = 1;/int ready = 1;\n\tint fresh;/' "$kb/src/net.c"
 GIT_AUTHOR_NAME="Ann O'Author, Jr" GIT_AUTHOR_EMAIL=ann@example.com \
 GIT_COMMITTER_NAME="Carl Committer" GIT_COMMITTER_EMAIL=carl@example.com \
 	git -C "$kb" commit -q -a -F - <<'EOF'
@@ -103,13 +106,22 @@ check "the reproduce line" \
 check "the error, prefixed >>" \
 	grep -q "^>> src/net.c:[0-9]*:[0-9]*: error: 'undeclared_counter' undeclared" "$scratch/mail"
 check "with the source line marked" grep -q '^   > *[0-9]*		undeclared_counter++;$' "$scratch/mail"
+check "the same commit's new warning in the same report" \
+	grep -q "^>> src/net.c:[0-9]*:[0-9]*: warning: unused variable 'fresh'" "$scratch/mail"
+check "under one heading for both" grep -q '^The 1 new error and 1 new warning:$' "$scratch/mail"
 check "the bisection, checked by a revert" grep -q "Checked: the head with" "$scratch/mail"
 check "the author and date" grep -q "^    Author: \"Ann O'Author, Jr\" <ann@example.com>" "$scratch/mail"
 check "Reported-by" grep -q '^Reported-by: Test Robot <bot@example.org>$' "$scratch/mail"
 check "Closes: the archive link of this mail" \
 	grep -Eq '^Closes: https://lists.example.org/r/zeroday-preview-[0-9a-f]{32}@example.org$' "$scratch/mail"
-check "the config attached" grep -q '^Content-Disposition: attachment; filename=config$' "$scratch/mail"
+check "Fixes: the culprit, verified" \
+	grep -q "^Fixes: ${err%"${err#????????????}"} (\"net: count readiness\")$" "$scratch/mail"
+check "the config attached, gzipped" \
+	grep -q '^Content-Disposition: attachment; filename=config.gz$' "$scratch/mail"
 check "the build log attached" grep -q '^Content-Disposition: attachment; filename=build.log$' "$scratch/mail"
+check "as the lines around each new diagnostic" \
+	grep -q '^\[zeroday: the lines around each new diagnostic\]$' "$scratch/mail"
+check "the mail is under [mail] max-bytes (100000)" test "$(wc -c < "$scratch/mail")" -lt 100000
 check "the bisection log attached" grep -q '^Content-Disposition: attachment; filename=bisect.log$' "$scratch/mail"
 # The text part: after the first boundary and its headers, up to the next.
 awk '/^--zeroday-/ { part++; head = 1; next } part == 1 && head && /^$/ { head = 0; next }

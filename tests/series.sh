@@ -140,6 +140,9 @@ check "and Cc the list" has "$scratch/reply2" "^Cc: .*list@example.org"
 own2=$(sed -n 's/^Message-Id: <\(.*\)>$/\1/p' "$scratch/reply2.h")
 check "it carries Reported-by and Closes (the reply's own archive link)" \
 	has "$scratch/reply2" "^Closes: https://lists.example.org/r/$own2$"
+check "it asks for the fix in the next version, and tags only for a separate commit" \
+	sh -c "grep -q '^Please fold the fix into the next version of this patch: a new' '$scratch/reply2' &&
+		grep -q '(i.e. not just a new version of the same patch/commit), kindly add' '$scratch/reply2'"
 summary() { series_mails | grep "\"in_reply_to\": \"$cover2\"" | grep -q '"subject": "Re: \[PATCH 0/3\] net: readiness, broken"'; }
 check "the cover letter gets a summary" summary
 no_reply_1_3() { ! series_mails | grep -q "\"in_reply_to\": \"$(mid "$scratch/s2/0001-main-fine-first.patch")\""; }

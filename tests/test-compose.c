@@ -58,6 +58,40 @@ static void test_plain(void)
 	reply_release(&r);
 }
 
+/*
+ * Bytes go base64 with their type; reply_fit() leaves out the largest
+ * attachments until the mail is under the size, and says which.
+ */
+static void test_fit(void)
+{
+	struct reply r;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *big = g_strnfill(200 * 1024, 'x');
+	g_autoptr(GBytes) gz = g_bytes_new_static("\x1f\x8b\x08\x00zz", 6);
+	g_autofree char *out = NULL;
+
+	fill(&r);
+	reply_attach_bytes(&r, "config.gz", "application/gzip", gz);
+	reply_attach(&r, "build.log", big);
+	reply_attach(&r, "bisect.log", "a good 0/1\n");
+	g_assert_true(reply_fit(&r, 50000, &error));
+	g_assert_no_error(error);
+	out = compose_message(&r, &error);
+	g_assert_nonnull(out);
+	if (!out)
+		return;
+	g_assert_cmpuint(strlen(out), <, 50000);
+	g_assert_nonnull(strstr(out, "Content-Type: application/gzip; name=config.gz\n"));
+	g_assert_nonnull(strstr(out, "Content-Transfer-Encoding: base64\n"));
+	g_assert_nonnull(strstr(out, "filename=config.gz\n"));
+	g_assert_nonnull(strstr(out, "H4sIAHp6\n"));
+	g_assert_nonnull(strstr(out, "filename=bisect.log\n"));
+	g_assert_null(strstr(out, "filename=build.log\n"));
+	g_assert_nonnull(strstr(r.body, "[left out of this mail to keep it under 50000 bytes: "
+					"build.log, 204800 bytes]\n"));
+	reply_release(&r);
+}
+
 static void test_attachments(void)
 {
 	struct reply r;
@@ -233,6 +267,7 @@ int main(int argc, char **argv)
 	mail_global_init();
 	g_test_add_func("/compose/plain", test_plain);
 	g_test_add_func("/compose/attachments", test_attachments);
+	g_test_add_func("/compose/fit", test_fit);
 	g_test_add_func("/compose/injection", test_injection);
 	g_test_add_func("/compose/message-id", test_message_id);
 	g_test_add_func("/compose/thread", test_thread);

@@ -196,8 +196,16 @@ static void test_build_error(struct fixture *f, gconstpointer data)
 	g_assert_true(has_line(r.body, ">> a.c:2:9: error: 'c' undeclared"));
 	/* The source line, from the culprit, marked. */
 	g_assert_nonnull(strstr(r.body, "int b = c;"));
+	/* The tags of a separate fix commit, in the words maintainers know. */
+	g_assert_true(has_line(r.body, "If you fix the issue in a separate patch/commit (i.e. not "
+				       "just a new"));
+	g_assert_true(has_line(r.body, "version of the same patch/commit), kindly add following "
+				       "tags:"));
 	g_assert_true(has_line(r.body, "Reported-by: Test Robot <bot@example.org>"));
 	g_assert_true(has_line(r.body, "Closes: https://lists.example.org/r/" MID));
+	g_free(want);
+	want = g_strdup_printf("Fixes: %s (\"a: add b\")", culprit_short);
+	g_assert_true(has_line(r.body, want));
 	/* No build stored: no config nor build log to attach. */
 	g_assert_false(has_attachment(&r, "config"));
 	g_assert_false(has_attachment(&r, "build.log"));
@@ -239,7 +247,92 @@ static void test_private(struct fixture *f, gconstpointer data)
 	g_assert_no_error(error);
 	check_list(r.to, "maint@example.org, SAM@example.com");
 	g_assert_cmpuint(r.cc->len, ==, 0);
+	/* Its mail is not archived: no link that would never resolve. */
+	g_assert_null(strstr(r.body, "\nCloses:"));
 	reply_release(&r);
+}
+
+/* [mail] archive-list: copied on a report, right after the author. */
+static void test_archive_list(struct fixture *f, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(finding_row) fr = add_finding(f, add_tree(f, false), false);
+	struct reply r;
+
+	(void)data;
+	if (!fr)
+		return;
+	g_assert_true(report_finding(&r, &f->ctx, fr, MID, 1700000000, &error));
+	g_assert_no_error(error);
+	check_list(r.to, "Ann Author <ann@example.com>");
+	check_list(r.cc, "archive@lists.example.org, Test Committer <committer@example.org>, "
+			 "Sam Sign <sam@example.com>, Tree List <list@example.org>, "
+			 "maint@example.org");
+	reply_release(&r);
+}
+
+/*
+ * A boot failure's report says how often it showed as seen, over the
+ * boots of the commits that carry the culprit (the revert check aside),
+ * and is called intermittent only when one of them came out clean.
+ */
+static void test_boot_seen(struct fixture *f, gconstpointer data)
+{
+	static const struct {
+		unsigned culprit_shown; /* of 2 boots of the culprit */
+		const char *kind, *words;
+	} cases[] = {
+		{ 2, "boot-failure", "fail at boot, in every one of 5 boots of the commits that carry it:" },
+		{ 1, "boot-intermittent",
+		  "fail at boot, now and then: in 4 of 5 boots of the commits that carry it:" },
+	};
+	gint64 tree = add_tree(f, false);
+
+	(void)data;
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(GPtrArray) steps = g_ptr_array_new();
+		struct finding_step head = { BISECT_ROLE_ROUTINE, f->suspect, NULL, BISECT_BAD, 3, 3 };
+		struct finding_step parent = { BISECT_ROLE_SEARCH, f->parent, NULL, BISECT_GOOD, 2, 0 };
+		struct finding_step culprit = { BISECT_ROLE_SEARCH, f->culprit, NULL, BISECT_BAD, 2,
+						cases[i].culprit_shown };
+		struct finding_step revert = { BISECT_ROLE_REVERT, f->culprit, NULL, BISECT_GOOD, 4, 0 };
+		g_autofree char *fingerprint = g_strdup_printf("boot%zu", i);
+		struct finding_row row = {
+			.branch = (char *)"master", .culprit = f->culprit, .parent = f->parent,
+			.head = f->suspect, .target = (char *)"x86_64:defconfig",
+			.kind = FINDING_BOOT, .fingerprint = fingerprint,
+			.title = (char *)"Kernel panic - not syncing: test", .failures = 3, .runs = 3,
+			.excerpt = (char *)"Kernel panic - not syncing: test", .steps = steps,
+			.repro_commit = f->culprit, .state = FINDING_OPEN, .rate = 0.86,
+		};
+		zd_autoptr(finding_row) fr = NULL;
+		g_autofree char *body = NULL;
+		bool added = false;
+		struct reply r;
+
+		g_ptr_array_add(steps, &head);
+		g_ptr_array_add(steps, &parent);
+		g_ptr_array_add(steps, &culprit);
+		g_ptr_array_add(steps, &revert);
+		g_assert_true(db_tx_begin(f->db, &error));
+		g_assert_true(db_finding_add(f->db, tree, &row, &added, &error));
+		g_assert_true(db_tx_commit(f->db, &error));
+		fr = db_finding_get(f->db, row.id, &error);
+		g_assert_nonnull(fr);
+		if (!fr)
+			return;
+		g_assert_true(report_finding(&r, &f->ctx, fr, MID, 1700000000, &error));
+		g_assert_no_error(error);
+		/* The words, whatever the wrapping; never the search's 86%. */
+		body = g_strdelimit(g_strdup(r.body), "\n", ' ');
+		g_test_message("case %zu: %s", i, cases[i].kind);
+		g_assert_nonnull(strstr(body, cases[i].words));
+		g_assert_null(strstr(body, "86%"));
+		/* Its revert check came out good: the culprit is shown to be one. */
+		g_assert_nonnull(strstr(r.body, "\nFixes: "));
+		reply_release(&r);
+	}
 }
 
 /* An inconclusive finding blames nobody: the tree's people To, the suspects' authors Cc. */
@@ -326,7 +419,12 @@ int main(int argc, char **argv)
 		   fixture_tear_down);
 	g_test_add("/report/cc-max", struct fixture, "cc-max = 3\n", fixture_set_up, test_cc_max,
 		   fixture_tear_down);
-	g_test_add("/report/private", struct fixture, NULL, fixture_set_up, test_private,
+	g_test_add("/report/boot-seen", struct fixture, NULL, fixture_set_up, test_boot_seen,
+		   fixture_tear_down);
+	g_test_add("/report/archive-list", struct fixture, "archive-list = archive@lists.example.org\n",
+		   fixture_set_up, test_archive_list, fixture_tear_down);
+	g_test_add("/report/private", struct fixture, "archive-list = archive@lists.example.org\n",
+		   fixture_set_up, test_private,
 		   fixture_tear_down);
 	g_test_add("/report/inconclusive", struct fixture, NULL, fixture_set_up,
 		   test_inconclusive, fixture_tear_down);

@@ -152,6 +152,12 @@ static void test_fill(void)
 	template_fill(s, "é é é é é é", 0, "", 6);
 	/* Columns are characters, not bytes. */
 	g_assert_cmpstr(s->str, ==, "é é é\né é é");
+	/* Examples and quotes keep their lines; the prose around them is filled. */
+	g_string_assign(s, "");
+	template_fill(s, "run it\nas:\n    #zeroday rerun 12 now\n> quoted line here\nthen it goes", 0,
+		      "", 12);
+	g_assert_cmpstr(s->str, ==, "run it as:\n    #zeroday rerun 12 now\n> quoted line here\n"
+				    "then it goes");
 }
 
 static void test_missing_value(void)

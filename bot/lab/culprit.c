@@ -344,13 +344,33 @@ static bool store_finding(const struct bot *c, const struct job_row *job,
 	return true;
 }
 
+/* GCompareFunc over struct finding_row **: build errors, then the rest, each by id. */
+static gint errors_first(gconstpointer a, gconstpointer b)
+{
+	const struct finding_row *x = *(struct finding_row *const *)a;
+	const struct finding_row *y = *(struct finding_row *const *)b;
+	bool xe = x->kind == FINDING_BUILD_ERROR, ye = y->kind == FINDING_BUILD_ERROR;
+
+	if (xe != ye)
+		return xe ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Whether findings @a and @b go in one report: a commit's build diagnostics all do. */
+static bool one_report(const struct finding_row *a, const struct finding_row *b)
+{
+	return a->state == b->state &&
+	       (a->kind == b->kind || (a->kind != FINDING_BOOT && b->kind != FINDING_BOOT));
+}
+
 /*
  * Reports the findings of the job's tree and target that @culprit caused
- * and no report mentions yet: one report for its new errors, one for its
- * new warnings (the first finding's, carrying the others), in one
- * transaction. Run after all of a build's new diagnostics are bisected,
- * so that one commit's errors make one mail, not one each; run again
- * after a crash, it reports what the crash left unreported.
+ * and no report mentions yet: one report for all of its new errors and
+ * warnings (an error's, when there is one, carrying the others), one for
+ * a boot failure, in one transaction. Run after all of a build's new
+ * diagnostics are bisected, so that one commit's diagnostics make one
+ * mail, not one each; run again after a crash, it reports what the crash
+ * left unreported.
  */
 static bool report_culprit(const struct bot *c, const struct job_row *job,
 			   const char *culprit, GError **error)
@@ -368,15 +388,16 @@ static bool report_culprit(const struct bot *c, const struct job_row *job,
 	ok = db_tx_begin(c->db, error);
 	rows = ok ? db_finding_unreported(c->db, job->tree_id, culprit, job->target, error) : NULL;
 	ok = rows != NULL;
+	/* Errors first: a report that carries an error is an error's. */
+	if (ok)
+		g_ptr_array_sort(rows, errors_first);
 	for (guint i = 0; ok && i < rows->len; i++) {
 		const struct finding_row *f = rows->pdata[i];
 		const struct finding_row *lead = NULL;
 
 		for (guint k = 0; !lead && k < leads->len; k++) {
-			const struct finding_row *l = leads->pdata[k];
-
-			if (l->kind == f->kind && l->state == f->state)
-				lead = l;
+			if (one_report(leads->pdata[k], f))
+				lead = leads->pdata[k];
 		}
 		if (lead)
 			ok = db_finding_set_report(c->db, f->id, lead->id, error);

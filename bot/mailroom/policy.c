@@ -13,6 +13,19 @@
 #include "engine/names.h"
 #include "mail/address.h"
 
+char *policy_closes(const struct config *cfg, const struct tree_row *tree,
+		    const char *message_id)
+{
+	if ((tree && tree->private) || !cfg->mail_archive_url)
+		return NULL;
+	return g_strconcat(cfg->mail_archive_url, message_id, NULL);
+}
+
+const char *policy_archive_list(const struct config *cfg, const struct tree_row *tree)
+{
+	return tree && tree->private ? NULL : cfg->mail_archive_list;
+}
+
 bool policy_reports(const struct bot *c, const struct finding_row *f, bool *report,
 		    GError **error)
 {

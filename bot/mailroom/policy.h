@@ -30,6 +30,17 @@
 #define POLICY_DIGEST_ITEM_MAX (256 * 1024)
 
 /*
+ * The archive, for mail @message_id about @tree (NULL: a series on no
+ * tree zeroday knows). A private tree's mail is not archived: no link
+ * and no archive list. Otherwise the Closes: link is [mail] archive-url
+ * and the Message-ID (NULL without archive-url), and the archive's list
+ * to copy is [mail] archive-list (NULL without it).
+ */
+char *policy_closes(const struct config *cfg, const struct tree_row *tree,
+		    const char *message_id);
+const char *policy_archive_list(const struct config *cfg, const struct tree_row *tree);
+
+/*
  * Sets *@report: whether finding @f is reported, false when its branch
  * is on its tree's blacklist (a tree gone since blacklists nothing).
  * False only when the store fails.

@@ -68,9 +68,12 @@ static const struct template_field report_fields[] = {
 	{ "title", TEMPLATE_TEXT, false, NULL },
 	{ "diags", TEMPLATE_LIST, true, diag_fields },
 	{ "several", TEMPLATE_TEXT, true, NULL }, /* how many diagnostics, when more than one */
+	{ "diags_heading", TEMPLATE_TEXT, true, NULL }, /* "The 2 new errors and 1 new warning:" */
 	{ "excerpt", TEMPLATE_TEXT, true, NULL },
 	{ "boots", TEMPLATE_TEXT, true, NULL },
-	{ "rate", TEMPLATE_TEXT, true, NULL },
+	{ "rate", TEMPLATE_TEXT, true, NULL },       /* the search's estimate, not what was seen */
+	{ "seen", TEMPLATE_TEXT, true, NULL },       /* "4 of 5": boots that showed it, as seen */
+	{ "seen_boots", TEMPLATE_TEXT, true, NULL }, /* "5": the boots of the commits that carry it */
 	{ "steps", TEMPLATE_LIST, false, step_fields },
 	{ "bisect_size", TEMPLATE_TEXT, false, NULL }, /* "3 steps, 12 boots" */
 	{ "confidence", TEMPLATE_TEXT, true, NULL },
@@ -78,7 +81,8 @@ static const struct template_field report_fields[] = {
 	{ "suspects", TEMPLATE_LIST, true, suspect_fields },
 	{ "reason", TEMPLATE_TEXT, true, NULL },
 	{ "reported_by", TEMPLATE_TEXT, false, NULL },
-	{ "closes", TEMPLATE_TEXT, false, NULL },
+	{ "closes", TEMPLATE_TEXT, true, NULL },  /* without [mail] archive-url, or private: none */
+	{ "fixes", TEMPLATE_TEXT, true, NULL },   /* "0123456789ab (\"subject\")" of a verified culprit */
 	/* The fixed follow-up only. */
 	{ "fixed_by", TEMPLATE_TEXT, true, NULL },
 	{ "fixed_by_short", TEMPLATE_TEXT, true, NULL },
@@ -163,7 +167,7 @@ static const struct template_field series_patch_fields[] = {
 	{ "sender", TEMPLATE_TEXT, false, NULL }, \
 	{ "message_id", TEMPLATE_TEXT, false, NULL }, /* of the mail answered */ \
 	{ "reported_by", TEMPLATE_TEXT, false, NULL }, \
-	{ "closes", TEMPLATE_TEXT, false, NULL }
+	{ "closes", TEMPLATE_TEXT, true, NULL }
 
 /* The reply on the patch that broke the build. */
 static const struct template_field series_failure_fields[] = {

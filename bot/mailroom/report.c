@@ -8,8 +8,11 @@
 
 #include <string.h>
 
+#include <gio/gio.h>
+
 #include "bot/bot.h"
 #include "bot/mailroom/render.h"
+#include "bot/mailroom/policy.h"
 #include "bot/mailroom/report.h"
 #include "bot/status.h"
 #include "bot/mailroom/template.h"
@@ -26,9 +29,40 @@
 #define SOURCE_LINE_MAX 200
 
 
-
-static const char *kind_of(const struct finding_row *f)
+/*
+ * How often boot failure @f showed, as seen: in *@shown of *@boots boots
+ * of the commits that carry its culprit (the head's routine boots and
+ * the bisection's steps at or after the culprit; the revert check is not
+ * one). Without steps, the head's boots.
+ */
+static void boots_seen(const struct bot *c, const struct finding_row *f, unsigned *shown,
+		       unsigned *boots)
 {
+	*shown = *boots = 0;
+	for (guint i = 0; f->steps && i < f->steps->len; i++) {
+		const struct finding_step *st = f->steps->pdata[i];
+
+		if (st->role == BISECT_ROLE_REVERT ||
+		    repo_is_ancestor(c->repo, f->culprit, st->commit, NULL) != 1)
+			continue;
+		*shown += st->failures;
+		*boots += st->runs;
+	}
+	if (*boots == 0) {
+		*shown = f->failures;
+		*boots = f->runs;
+	}
+}
+
+/*
+ * The template of @f's report. A boot failure is intermittent only when
+ * a boot of a commit that carries it came out clean: a failure seen every
+ * time is never called partial, whatever the search estimated.
+ */
+static const char *kind_of(const struct bot *c, const struct finding_row *f)
+{
+	unsigned shown, boots;
+
 	if (f->state == FINDING_INCONCLUSIVE)
 		return "inconclusive";
 	switch (f->kind) {
@@ -37,7 +71,8 @@ static const char *kind_of(const struct finding_row *f)
 	case FINDING_BUILD_WARNING:
 		return "build-warning";
 	case FINDING_BOOT:
-		return f->intermittent || f->rate < 1.0 ? "boot-intermittent" : "boot-failure";
+		boots_seen(c, f, &shown, &boots);
+		return f->intermittent || shown < boots ? "boot-intermittent" : "boot-failure";
 	}
 	g_assert_not_reached();
 }
@@ -213,18 +248,22 @@ static void recipient_maintainers(struct recipients *r, const struct bot *c,
  * The recipients of the report on @f (not a follow-up). A private tree's
  * reports go to its maintainers' addresses (--cc) only. Otherwise: To the
  * culprit's author; Cc the committer, the Signed-off-by people, the
- * tree's lists and maintainers, and those get_maintainer.pl names. An
- * inconclusive finding blames nobody: the tree's people, then the
- * suspects' authors.
+ * archive's list ([mail] archive-list), the tree's lists and
+ * maintainers, and those get_maintainer.pl names. An inconclusive
+ * finding blames nobody: the tree's people, then the suspects' authors.
  */
 static void fill_recipients(struct recipients *r, const struct bot *c,
 			    const struct tree_row *tree, const struct finding_row *f,
 			    const struct repo_people *people)
 {
+	const char *archive = policy_archive_list(c->config, tree);
+
 	if (tree->private) {
 		recipient_list(r, true, tree->recipients);
 	} else if (f->state == FINDING_INCONCLUSIVE) {
 		recipient_list(r, true, tree->lists);
+		if (archive)
+			recipient_person(r, false, NULL, NULL, archive);
 		recipient_list(r, true, tree->recipients);
 		for (size_t i = 0; f->suspects && f->suspects[i]; i++) {
 			zd_autoptr(repo_people) p = repo_people_of(c->repo, f->suspects[i], NULL);
@@ -235,6 +274,8 @@ static void fill_recipients(struct recipients *r, const struct bot *c,
 		}
 	} else {
 		recipient_person(r, true, people->author_name, people->author_email, NULL);
+		if (archive)
+			recipient_person(r, false, NULL, NULL, archive);
 		recipient_person(r, false, people->committer_name, people->committer_email, NULL);
 		for (char **s = people->signed_off_by; *s; s++)
 			recipient_person(r, false, NULL, NULL, *s);
@@ -265,6 +306,25 @@ static char *read_tail(const char *path, gsize max)
 	}
 }
 
+/* "new error", or with @numbered or more than one, "1 new error", "2 new errors". */
+static char *count_of(unsigned n, const char *what, bool numbered)
+{
+	if (n == 1 && !numbered)
+		return g_strdup_printf("new %s", what);
+	return g_strdup_printf("%u new %s%s", n, what, n == 1 ? "" : "s");
+}
+
+/* The line over a report's diagnostics: "The new error:", "The 2 new errors and 1 new warning:". */
+static char *diags_heading(unsigned errors, unsigned warnings)
+{
+	g_autofree char *e = count_of(errors, "error", warnings > 0);
+	g_autofree char *w = count_of(warnings, "warning", errors > 0);
+
+	if (errors && warnings)
+		return g_strdup_printf("The %s and %s:", e, w);
+	return g_strdup_printf("The %s:", errors ? e : w);
+}
+
 /* Adds build finding @f's diagnostic to the list "diags" of @v. */
 static void add_diag(struct template_values *v, const struct bot *c,
 		     const struct finding_row *f)
@@ -283,6 +343,26 @@ static void add_diag(struct template_values *v, const struct bot *c,
 	template_values_set(d, "kind", diag_kind_name(f->diag_kind));
 	template_values_set(d, "message", f->message);
 	template_values_set(d, "source", source);
+}
+
+/*
+ * Whether @f's culprit is shown to be the culprit: a build's diagnostic
+ * is new against the culprit's parent every time it is built; a boot
+ * failure's culprit, when reverting it on the head made the failure go.
+ */
+static bool culprit_verified(const struct finding_row *f)
+{
+	if (f->state == FINDING_INCONCLUSIVE)
+		return false;
+	if (f->kind != FINDING_BOOT)
+		return true;
+	for (guint i = 0; f->steps && i < f->steps->len; i++) {
+		const struct finding_step *st = f->steps->pdata[i];
+
+		if (st->role == BISECT_ROLE_REVERT && st->result == BISECT_GOOD)
+			return true;
+	}
+	return false;
 }
 
 static void fill_steps(struct template_values *v, const struct finding_row *f)
@@ -452,6 +532,7 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	g_autofree char *reproduce = NULL;
 	g_autofree char *title = headline(f);
 	g_autofree char *branch = NULL;
+	g_autofree char *closes = NULL;
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	struct recipients r = { out->to, out->cc, seen, cfg->mail_cc_max };
 	g_autofree char *bot_key = address_key(cfg->mail_address);
@@ -502,7 +583,7 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	template_values_set(v, "config", strchr(f->target, ':') + 1);
 	compiler = build_compiler_version(target.arch);
 	template_values_set(v, "compiler", compiler);
-	reproduce = build_reproduce_command(&target, "config");
+	reproduce = build_reproduce_command(&target, "config.gz");
 	template_values_set(v, "reproduce", reproduce);
 	if (f->kind == FINDING_BOOT && build_image_name(&target)) {
 		g_autofree char *boot = boot_reproduce_command("build", build_image_name(&target),
@@ -515,21 +596,37 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 		if (f->repro_boots)
 			template_values_printf(v, "repro_boots", "%u", f->repro_boots);
 		template_values_set(v, "excerpt", f->excerpt);
+		unsigned shown, boots;
+
 		if (f->runs)
 			template_values_printf(v, "boots", "%u/%u", f->failures, f->runs);
 		if (f->rate > 0.0 && f->rate < 1.0)
 			template_values_printf(v, "rate", "%.0f%%", 100.0 * f->rate);
+		boots_seen(c, f, &shown, &boots);
+		if (boots) {
+			template_values_printf(v, "seen", "%u of %u", shown, boots);
+			template_values_printf(v, "seen_boots", "%u", boots);
+		}
 	} else if (f->message) {
 		/* Its own diagnostic, then those of the findings its report carries. */
 		g_autoptr(GPtrArray) carried = db_finding_carried(c->db, f->id, error);
 
 		if (!carried)
 			return false;
+		unsigned errors = f->kind == FINDING_BUILD_ERROR;
+		g_autofree char *heading = NULL;
+
 		add_diag(v, c, f);
-		for (guint i = 0; i < carried->len; i++)
-			add_diag(v, c, carried->pdata[i]);
+		for (guint i = 0; i < carried->len; i++) {
+			const struct finding_row *d = carried->pdata[i];
+
+			add_diag(v, c, d);
+			errors += d->kind == FINDING_BUILD_ERROR;
+		}
 		if (carried->len)
 			template_values_printf(v, "several", "%u", carried->len + 1);
+		heading = diags_heading(errors, carried->len + 1 - errors);
+		template_values_set(v, "diags_heading", heading);
 	}
 	fill_steps(v, f);
 	if (f->state != FINDING_INCONCLUSIVE && f->confidence > 0.0)
@@ -544,11 +641,95 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	}
 	template_values_set(v, "reason", f->reason);
 	template_values_printf(v, "reported_by", "%s <%s>", cfg->mail_name, cfg->mail_address);
-	template_values_printf(v, "closes", "%s%s", cfg->mail_archive_url, message_id);
+	closes = policy_closes(cfg, tree, message_id);
+	template_values_set(v, "closes", closes);
+	/* The line a fix's commit message carries, for a culprit shown to be one. */
+	if (culprit_verified(f))
+		template_values_printf(v, "fixes", "%s (\"%s\")", culprit_short, people->summary);
 	return true;
 }
 
-/* Adds the config, build log and bisection log of @f to @out. */
+/* @text gzipped, or NULL when zlib fails. */
+static GBytes *gzipped(const char *text)
+{
+	g_autoptr(GZlibCompressor) gz = g_zlib_compressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP, 9);
+	g_autoptr(GMemoryOutputStream) mem =
+		G_MEMORY_OUTPUT_STREAM(g_memory_output_stream_new_resizable());
+	g_autoptr(GOutputStream) out = g_converter_output_stream_new(G_OUTPUT_STREAM(mem),
+								     G_CONVERTER(gz));
+
+	if (!g_output_stream_write_all(out, text, strlen(text), NULL, NULL, NULL) ||
+	    !g_output_stream_close(out, NULL, NULL))
+		return NULL;
+	return g_memory_output_stream_steal_as_bytes(mem);
+}
+
+/*
+ * The lines of build log @log around each line that names one of the
+ * diagnostics' locations (@locations, "file:line:"), REPORT_LOG_BEFORE
+ * before and REPORT_LOG_AFTER after, runs apart marked "..."; NULL when
+ * no line names one (a linker's error, say): then the log's tail serves.
+ */
+static char *log_around(const char *log, GPtrArray *locations)
+{
+	g_auto(GStrv) lines = g_strsplit(log, "\n", -1);
+	guint n = g_strv_length(lines);
+	g_autofree bool *keep = g_new0(bool, n + 1);
+	GString *out = g_string_new(NULL);
+	bool any = false, gap = false;
+
+	for (guint i = 0; i < n; i++) {
+		for (guint k = 0; k < locations->len; k++) {
+			if (!strstr(lines[i], locations->pdata[k]))
+				continue;
+			for (guint j = i > REPORT_LOG_BEFORE ? i - REPORT_LOG_BEFORE : 0;
+			     j < n && j <= i + REPORT_LOG_AFTER; j++)
+				keep[j] = true;
+			any = true;
+		}
+	}
+	for (guint i = 0; any && i < n; i++) {
+		if (!keep[i]) {
+			gap = true;
+			continue;
+		}
+		if (gap || (i > 0 && out->len == 0))
+			g_string_append(out, "...\n");
+		gap = false;
+		g_string_append_printf(out, "%s\n", lines[i]);
+	}
+	if (!any) {
+		g_string_free(out, true);
+		return NULL;
+	}
+	if (gap)
+		g_string_append(out, "...\n");
+	return g_string_free(out, false);
+}
+
+/* The "file:line:" of @f's diagnostic and of those its report carries, for log_around(). */
+static GPtrArray *diag_locations(const struct bot *c, const struct finding_row *f)
+{
+	g_autoptr(GPtrArray) carried = db_finding_carried(c->db, f->id, NULL);
+	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+
+	if (f->file && *f->file && f->line)
+		g_ptr_array_add(out, g_strdup_printf("%s:%u:", f->file, f->line));
+	for (guint i = 0; carried && i < carried->len; i++) {
+		const struct finding_row *d = carried->pdata[i];
+
+		if (d->file && *d->file && d->line)
+			g_ptr_array_add(out, g_strdup_printf("%s:%u:", d->file, d->line));
+	}
+	return out;
+}
+
+/*
+ * Adds what a reader needs to @out, small enough for a list: the config
+ * gzipped (config.gz), the build log's lines around each new diagnostic
+ * (or its tail), the bisection log. The whole files stay in the state
+ * directory.
+ */
 static void attach_logs(struct reply *out, const struct bot *c, const struct finding_row *f)
 {
 	zd_autoptr(build_row) build = NULL;
@@ -557,12 +738,23 @@ static void attach_logs(struct reply *out, const struct bot *c, const struct fin
 
 	if (db_build_find(c->db, f->tree, f->culprit, f->target, &build, &error) && build) {
 		g_autofree char *config = read_tail(build->config_path, REPORT_CONFIG_MAX);
-		g_autofree char *build_log = read_tail(build->log_path, REPORT_LOG_MAX);
+		g_autoptr(GBytes) config_gz = config ? gzipped(config) : NULL;
+		g_autofree char *whole = read_tail(build->log_path, REPORT_LOG_READ_MAX);
+		g_autoptr(GPtrArray) locations = diag_locations(c, f);
+		g_autofree char *around = whole && locations->len ? log_around(whole, locations)
+								  : NULL;
+		g_autofree char *tail = around ? NULL : read_tail(build->log_path, REPORT_LOG_MAX);
 
-		if (config)
-			reply_attach(out, "config", config);
-		if (build_log)
-			reply_attach(out, "build.log", build_log);
+		if (config_gz)
+			reply_attach_bytes(out, "config.gz", "application/gzip", config_gz);
+		if (around) {
+			g_autofree char *text = g_strdup_printf(
+				"[zeroday: the lines around each new diagnostic]\n%s", around);
+
+			reply_attach(out, "build.log", text);
+		} else if (tail) {
+			reply_attach(out, "build.log", tail);
+		}
 	} else if (error) {
 		g_message("report: no build of %.12s for %s: %s", f->culprit, f->target,
 			  error->message);
@@ -585,11 +777,18 @@ bool report_finding(struct reply *out, const struct bot *c, const struct finding
 
 	reply_init(out);
 	if (!fill_values(v, out, c, f, message_id, false, error) ||
-	    !render_into(out, c, kind_of(f), v, error))
+	    !render_into(out, c, kind_of(c, f), v, error))
 		return false;
 	out->message_id = g_strdup(message_id);
 	out->date = now;
 	attach_logs(out, c, f);
+	/* Under [mail] max-bytes, saying what was left out; a mail that cannot be made is the outbox's to say. */
+	{
+		g_autoptr(GError) unfit = NULL;
+
+		if (!reply_fit(out, c->config->mail_max_bytes, &unfit))
+			g_message("report: %s", unfit->message);
+	}
 	return true;
 }
 

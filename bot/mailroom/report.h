@@ -39,7 +39,12 @@
 
 /* The attachments' caps, and the source lines shown around a diagnostic. */
 #define REPORT_CONFIG_MAX (1024 * 1024)
-#define REPORT_LOG_MAX (256 * 1024)
+#define REPORT_LOG_MAX (64 * 1024)
+/* A build log read for the lines around its diagnostics, at most its last bytes. */
+#define REPORT_LOG_READ_MAX (16 * 1024 * 1024)
+/* Lines of the build log kept before and after each line naming a new diagnostic. */
+#define REPORT_LOG_BEFORE 10
+#define REPORT_LOG_AFTER 5
 #define REPORT_CONTEXT_LINES 2
 
 /*

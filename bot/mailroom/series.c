@@ -12,6 +12,7 @@
 #include "bot/mailroom/commands.h"
 #include "bot/mailroom/inbox.h"
 #include "bot/mailroom/outbox.h"
+#include "bot/mailroom/policy.h"
 #include "bot/mailroom/render.h"
 #include "bot/mailroom/series.h"
 #include "bot/mailroom/template.h"
@@ -481,9 +482,9 @@ static char **tree_targets(const struct bot *c, const char *tree, GError **error
 /*
  * A reply on mail @mail_id of @s: Re: its subject, In-Reply-To it,
  * References its References and it; To its sender, Cc its To and Cc (the
- * lists and people it went to) and the lists of the base's tree (unless
- * private), never the bot itself, each once, at most [mail] cc-max in
- * all. Fills the values every series template has.
+ * lists and people it went to), the archive's list and the lists of the
+ * base's tree (unless private), never the bot itself, each once, at most
+ * [mail] cc-max in all. Fills the values every series template has.
  */
 static bool reply_on(const struct bot *c, const struct series_row *s, gint64 mail_id,
 		     struct reply *r, struct template_values *v, GError **error)
@@ -503,13 +504,16 @@ static bool reply_on(const struct bot *c, const struct series_row *s, gint64 mai
 		     m->references ? (char **)m->references->pdata : NULL,
 		     m->references ? m->references->len : 0);
 	g_hash_table_add(seen, g_strdup(bot));
-	for (int pass = 0; pass < 4; pass++) {
-		GPtrArray *from = pass == 1 ? m->to : pass == 2 ? m->cc : NULL;
-		char **lists = pass == 3 && tree && !tree->private ? tree->lists : NULL;
-		guint len = pass == 0 ? 1 : from ? from->len : lists ? g_strv_length(lists) : 0;
+	for (int pass = 0; pass < 5; pass++) {
+		const char *archive = pass == 1 ? policy_archive_list(c->config, tree) : NULL;
+		GPtrArray *from = pass == 2 ? m->to : pass == 3 ? m->cc : NULL;
+		char **lists = pass == 4 && tree && !tree->private ? tree->lists : NULL;
+		guint len = pass == 0 || archive ? 1 : from ? from->len
+							 : lists ? g_strv_length(lists) : 0;
 
 		for (guint i = 0; i < len && count < c->config->mail_cc_max; i++) {
-			const char *a = pass == 0 ? m->from : from ? from->pdata[i] : lists[i];
+			const char *a = pass == 0 ? m->from : archive ? archive
+					: from ? from->pdata[i] : lists[i];
 			char *key = a ? address_key(a) : NULL;
 
 			if (!key || !g_hash_table_add(seen, key))
@@ -549,10 +553,15 @@ static bool queue_series_mail(const struct bot *c, const struct series_row *s,
 {
 	g_autoptr(GError) cause = NULL;
 	g_autofree char *tag = g_strdup_printf("s%" G_GINT64_FORMAT, s->id);
+	zd_autoptr(tree_row) tree = NULL;
+	g_autofree char *closes = NULL;
 
+	if (s->tree && !(tree = db_tree_get(c->db, s->tree, error)))
+		return false;
 	/* Closes: names this reply in the archive, as a report's does. */
 	r->message_id = outbox_message_id(c->config, tag);
-	template_values_printf(v, "closes", "%s%s", c->config->mail_archive_url, r->message_id);
+	closes = policy_closes(c->config, tree, r->message_id);
+	template_values_set(v, "closes", closes);
 	render_mail(r, c->config, name, v, &cause);
 	return outbox_queue_reply(c, OUTBOX_SERIES, r, cause, tag, now, NULL, error);
 }

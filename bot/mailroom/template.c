@@ -664,7 +664,7 @@ void template_fill(GString *out, const char *text, guint column, const char *ind
 	/* Paragraphs are separated by blank lines. */
 	paragraphs = g_regex_split_simple("\n[ \t]*\n", text, 0, 0);
 	for (char **para = paragraphs; *para; para++) {
-		g_auto(GStrv) words = g_strsplit_set(*para, " \t\n", -1);
+		g_auto(GStrv) lines = g_strsplit(*para, "\n", -1);
 		guint col = column;
 		bool line_empty = true;
 
@@ -674,24 +674,39 @@ void template_fill(GString *out, const char *text, guint column, const char *ind
 			g_string_append_printf(out, "\n%s", indent);
 			col = indent_width;
 		}
-		for (char **w = words; *w; w++) {
-			guint len;
+		for (char **l = lines; *l; l++) {
+			g_auto(GStrv) words = NULL;
 
-			if (!**w)
+			/* An example, a quote or a command: as it is, on its own line. */
+			if (**l == ' ' || **l == '\t' || **l == '>' || **l == '#') {
+				if (!line_empty)
+					g_string_append_printf(out, "\n%s", indent);
+				g_string_append(out, *l);
+				/* The next words start a line of their own. */
+				col = width;
+				line_empty = false;
 				continue;
-			len = (guint)g_utf8_strlen(*w, -1);
-			if (!line_empty && col + 1 + len > width) {
-				g_string_append_printf(out, "\n%s", indent);
-				col = indent_width;
-				line_empty = true;
 			}
-			if (!line_empty) {
-				g_string_append_c(out, ' ');
-				col++;
+			words = g_strsplit_set(*l, " \t", -1);
+			for (char **w = words; *w; w++) {
+				guint len;
+
+				if (!**w)
+					continue;
+				len = (guint)g_utf8_strlen(*w, -1);
+				if (!line_empty && col + 1 + len > width) {
+					g_string_append_printf(out, "\n%s", indent);
+					col = indent_width;
+					line_empty = true;
+				}
+				if (!line_empty) {
+					g_string_append_c(out, ' ');
+					col++;
+				}
+				g_string_append(out, *w);
+				col += len;
+				line_empty = false;
 			}
-			g_string_append(out, *w);
-			col += len;
-			line_empty = false;
 		}
 		first = false;
 	}

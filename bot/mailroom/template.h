@@ -104,7 +104,8 @@ char *template_render(const struct template *t, const struct template_values *v,
  * Appends @text to @out with its paragraphs (separated by blank lines)
  * filled to @width columns, the first line starting at column @column;
  * later lines start with @indent. A word longer than the width stands on
- * a line of its own.
+ * a line of its own. A line that starts with a blank, '>' or '#' (an
+ * example, a quote, a command) is kept as it is, on a line of its own.
  */
 void template_fill(GString *out, const char *text, guint column, const char *indent,
 		   guint width);
