@@ -96,8 +96,10 @@ static bool install_file(const char *dir, const char *name, const char *text, mo
 
 	if (g_file_get_contents(path, &current, NULL, NULL) && strcmp(current, text) == 0)
 		return true;
+	/* Renamed into place with its mode: a build beside never runs it half-made. */
 	if (g_mkdir_with_parents(dir, 0755) < 0 ||
-	    !g_file_set_contents(path, text, -1, &local) || chmod(path, mode) < 0) {
+	    !g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, (int)mode,
+				      &local)) {
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", path,
 			    local ? local->message : g_strerror(errno));
 		g_clear_error(&local);

@@ -109,7 +109,10 @@ trap 'kill "$(cat "$scratch/daemon.pid" 2>/dev/null)" 2>/dev/null; cleanup' EXIT
 # A fresh store, keeping the persistent source and build trees.
 mkdir -p "$state"
 rm -f "$state/zeroday.db" "$state/zeroday.db-wal" "$state/zeroday.db-shm"
-printf '[boot]\nrepeat = 4\n' > "$scratch/z.conf"
+# Two boot hosts of one slot each (two URIs of the local libvirtd, as two
+# boot machines would be), so that the bisections' boots show spread over both.
+printf '[boot]\nrepeat = 4\nhosts = qemu:///system*1;qemu:///system?socket=/run/libvirt/libvirt-sock*1\n' \
+	> "$scratch/z.conf"
 z() { "$ZERODAY" --config="$scratch/z.conf" --state-dir="$state" "$@"; }
 z init >/dev/null
 # push N HEAD: points master at HEAD and runs zeroday run --once (timed,
@@ -157,6 +160,12 @@ check "the panic's bisection started from the head's routine boots" \
 	grep -q '"bisect_log": "[0-9a-f]* [a-z]* [0-9]*/[0-9]* (routine)' "$scratch/push2.json"
 check "and booted as many at once as there are boot slots" \
 	grep -Eq '[0-9a-f]{40} (good|bad) [0-9]/2 \((search|boundary)\)' "$scratch/push2.json"
+# The bisection's boots: each (search) step's two boots on the two hosts.
+sqlite3 "$state/zeroday.db" "SELECT b.host FROM boots b JOIN builds d ON d.id = b.build_id
+	WHERE b.created >= $since AND d.commit_id <> '$push2'" | sort | uniq -c | sed 's/^/# boots on /'
+check "the bisection's boots ran on both boot hosts" test "$(sqlite3 "$state/zeroday.db" \
+	"SELECT count(DISTINCT b.host) FROM boots b JOIN builds d ON d.id = b.build_id
+	 WHERE b.created >= $since AND d.commit_id <> '$push2'")" -eq 2
 check "the build error is fixed, by the revert (bisected)" \
 	grep -q "\"culprit\": \"$err\".*\"state\": \"fixed\", .*\"fixed_by\": \"$revert\"" "$scratch/push2.json"
 check "no other commit is blamed" \

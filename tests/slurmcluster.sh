@@ -295,6 +295,8 @@ _sc_write_conf() {
 			_sc_k=$((_sc_k + 1))
 		done
 		printf 'PartitionName=build Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n'
+		# node1 alone: for builds that must share a node.
+		printf 'PartitionName=node1 Nodes=node1 MaxTime=INFINITE State=UP\n'
 	} > "$1/slurm.conf"
 }
 
@@ -337,7 +339,8 @@ _sc_start_node() {
 # sc_start DIR [HIDE...]: starts a Slurm cluster private to DIR on
 # 127.0.0.1: munged (a new key), slurmctld, and SC_NODES (2 unless set,
 # 1 to 9) slurmd nodes node1, node2... (CPUs=2 each; node N has the
-# feature warmN) in one partition "build", each in its own UTS and mount
+# feature warmN) in one partition "build" (and node1 in one of its own,
+# "node1"), each in its own UTS and mount
 # namespaces, with every existing HIDE path (absolute; not DIR nor a parent
 # of it) under an empty tmpfs there. Waits (30 s at most for each daemon)
 # until sinfo shows every node idle; on failure, prints the tail of the

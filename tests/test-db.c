@@ -195,6 +195,14 @@ static struct tree_row *new_tree(const char *name)
 	return t;
 }
 
+static gint64 add_tree_named(struct db *db, const char *name)
+{
+	zd_autoptr(tree_row) t = new_tree(name);
+
+	g_assert_true(db_tree_insert(db, t, NULL));
+	return t->id;
+}
+
 static void test_queries(void)
 {
 	g_autoptr(GError) error = NULL;
@@ -266,24 +274,39 @@ static void test_queries(void)
 	g_assert_cmpint(depth, ==, 0);
 	g_assert_false(db_tree_delete(db, "alpha", &error));
 	g_assert_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND);
+	g_clear_error(&error);
+	/* Its removal is kept until what it left elsewhere is dropped... */
+	{
+		g_autoptr(GPtrArray) removed = db_trees_removed(db, &error);
+
+		g_assert_cmpuint(removed->len, ==, 1);
+		g_assert_cmpstr(removed->pdata[0], ==, "alpha");
+	}
+	g_assert_true(db_tree_forgotten(db, "alpha", &error));
+	{
+		g_autoptr(GPtrArray) removed = db_trees_removed(db, &error);
+
+		g_assert_cmpuint(removed->len, ==, 0);
+	}
+	/* ...or a tree of that name comes back, and what is left is its own. */
+	g_assert_true(db_tree_delete(db, "beta", &error));
+	add_tree_named(db, "beta");
+	{
+		g_autoptr(GPtrArray) removed = db_trees_removed(db, &error);
+
+		g_assert_cmpuint(removed->len, ==, 0);
+	}
 }
 
-static gint64 add_tree_named(struct db *db, const char *name)
-{
-	zd_autoptr(tree_row) t = new_tree(name);
-
-	g_assert_true(db_tree_insert(db, t, NULL));
-	return t->id;
-}
-
-/* Claims the next job and returns "tree:commit", or "" when none. */
-static char *claim(struct db *db, const char *owner, gint64 now, struct job_row **out)
+/* Claims the next job in @scope and returns "tree:commit", or "" when none. */
+static char *claim_in(struct db *db, const char *owner, enum job_claim_scope scope, gint64 now,
+		      struct job_row **out)
 {
 	struct job_row *job = NULL;
 	g_autoptr(GError) error = NULL;
 	char *what;
 
-	g_assert_true(db_job_claim(db, owner, now, 60, &job, &error));
+	g_assert_true(db_job_claim(db, owner, scope, now, 60, &job, &error));
 	g_assert_no_error(error);
 	what = job ? g_strdup_printf("%s:%s", job->tree, job->commit) : g_strdup("");
 	if (out)
@@ -291,6 +314,12 @@ static char *claim(struct db *db, const char *owner, gint64 now, struct job_row 
 	else
 		job_row_free(job);
 	return what;
+}
+
+/* As claim_in(), a tree held whole (the local executor). */
+static char *claim(struct db *db, const char *owner, gint64 now, struct job_row **out)
+{
+	return claim_in(db, owner, JOB_CLAIM_TREE, now, out);
 }
 
 static void test_jobs(void)
@@ -388,6 +417,69 @@ static void test_jobs(void)
 	g_clear_error(&error);
 	job_row_free(a);
 	job_row_free(b);
+}
+
+/*
+ * A cluster's claims (JOB_CLAIM_TARGET): a running job holds its tree's
+ * target, not its tree, so the targets of one head build at once, each
+ * one build at a time; fairness between trees stays.
+ */
+static void test_jobs_by_target(void)
+{
+	static const struct {
+		const char *commit, *target;
+	} wide[] = {
+		{ "x0", "x86_64:tinyconfig" },
+		{ "x1", "x86_64:tinyconfig" },
+		{ "a0", "arm64:tinyconfig" },
+		{ "a1", "arm64:tinyconfig" },
+	};
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(":memory:", &error);
+	gint64 head = add_tree_named(db, "wide");
+	gint64 other = add_tree_named(db, "other");
+	struct job_row *x0 = NULL;
+	bool added;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(wide); i++)
+		g_assert_true(db_job_add(db, JOB_KIND_BUILD, head, wide[i].commit, wide[i].target,
+					 JOB_BACKLOG, &added, &error));
+	g_assert_true(db_job_add(db, JOB_KIND_BUILD, other, "o0", "x86_64:tinyconfig", JOB_BACKLOG,
+				 &added, &error));
+	{
+		g_autofree char *first = claim_in(db, "w1", JOB_CLAIM_TARGET, 100, &x0);
+		g_autofree char *second = claim_in(db, "w2", JOB_CLAIM_TARGET, 101, NULL);
+		g_autofree char *third = claim_in(db, "w3", JOB_CLAIM_TARGET, 102, NULL);
+		g_autofree char *none = claim_in(db, "w4", JOB_CLAIM_TARGET, 103, NULL);
+		g_autofree char *whole = claim_in(db, "w4", JOB_CLAIM_TREE, 103, NULL);
+
+		g_assert_cmpstr(first, ==, "wide:x0");
+		/* The tree served least recently goes next... */
+		g_assert_cmpstr(second, ==, "other:o0");
+		/* ...then the wide tree's other target, beside x0. */
+		g_assert_cmpstr(third, ==, "wide:a0");
+		/* x1 waits for x0 and a1 for a0: each target builds once at a time. */
+		g_assert_cmpstr(none, ==, "");
+		g_assert_cmpstr(whole, ==, "");
+	}
+	g_assert_true(db_job_complete(db, x0->id, "w1", JOB_RESULT_PASS, NULL, 104, &error));
+	job_row_free(x0);
+	{
+		g_autofree char *x1 = claim_in(db, "w1", JOB_CLAIM_TARGET, 105, NULL);
+		g_autofree char *o0 = claim_in(db, "w5", JOB_CLAIM_TARGET, 163, NULL);
+		g_autofree char *a0 = claim_in(db, "w5", JOB_CLAIM_TARGET, 164, NULL);
+		g_autofree char *none = claim_in(db, "w6", JOB_CLAIM_TARGET, 164, NULL);
+
+		g_assert_cmpstr(x1, ==, "wide:x1");
+		/*
+		 * The leases of o0 (from 101) and a0 (from 102) ran out; the tree
+		 * served least recently goes first, and a0 is taken over before
+		 * a1 is started beside it.
+		 */
+		g_assert_cmpstr(o0, ==, "other:o0");
+		g_assert_cmpstr(a0, ==, "wide:a0");
+		g_assert_cmpstr(none, ==, "");
+	}
 }
 
 static void test_backoff(void)
@@ -1736,6 +1828,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/db/wal", test_wal);
 	g_test_add_func("/db/queries", test_queries);
 	g_test_add_func("/db/jobs", test_jobs);
+	g_test_add_func("/db/jobs/by-target", test_jobs_by_target);
 	g_test_add_func("/db/backoff", test_backoff);
 	for (size_t i = 0; i < G_N_ELEMENTS(retry_cases); i++) {
 		g_autofree char *name = g_strdup_printf("/db/job-retry/%zu", i);

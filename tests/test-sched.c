@@ -201,7 +201,7 @@ static void test_rebasable(struct fixture *f, gconstpointer data)
 	g_clear_pointer(&jobs, g_ptr_array_unref);
 
 	/* The head runs first. */
-	g_assert_true(db_job_claim(f->db, "test:1.1", 1700000000, 60, &first, &error));
+	g_assert_true(db_job_claim(f->db, "test:1.1", JOB_CLAIM_TREE, 1700000000, 60, &first, &error));
 	g_assert_no_error(error);
 	g_assert_nonnull(first);
 	g_assert_cmpstr(first ? first->commit : NULL, ==, c3);

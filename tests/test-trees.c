@@ -649,7 +649,7 @@ static struct db *status_db(void)
 	/* Queued at a known time, for the ages status shows. */
 	g_assert_true(db_exec(db, "UPDATE jobs SET created = 990", &error));
 	/* The head's build fails for infrastructure and waits until 1060. */
-	g_assert_true(db_job_claim(db, "w", 1000, 60, &job, &error));
+	g_assert_true(db_job_claim(db, "w", JOB_CLAIM_TREE, 1000, 60, &job, &error));
 	g_assert_cmpstr(job ? job->commit : NULL, ==, C_JOB0);
 	if (!job)
 		return db;
@@ -657,7 +657,7 @@ static struct db *status_db(void)
 				   &backoff, &gave_up, NULL, &error));
 	g_clear_pointer(&job, job_row_free);
 	/* The next one cannot run at all. */
-	g_assert_true(db_job_claim(db, "w", 1001, 60, &job, &error));
+	g_assert_true(db_job_claim(db, "w", JOB_CLAIM_TREE, 1001, 60, &job, &error));
 	g_assert_cmpstr(job ? job->commit : NULL, ==, C_JOB1);
 	if (!job)
 		return db;

@@ -6,8 +6,10 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,7 +69,7 @@ char *builder_source_key(const char *source)
 	return g_strdup_printf("path-%.16s", sum);
 }
 
-/* Checks out and builds one commit in @wt: the build, not stored. */
+/* Builds one commit, which @wt has checked out: the build, not stored. */
 static struct build_row *build_in(const struct config *config, const struct builder_site *site,
 				  const char *source, struct worktree *wt,
 				  const struct build_target *target, const char *commit,
@@ -111,10 +113,8 @@ static struct build_row *build_in(const struct config *config, const struct buil
 	env.commit = commit;
 	env.changes_since = changes_since;
 	env.changes_data = wt;
-	if (!build_install_tools(tools, error) || !repo_worktree_checkout(wt, commit, NULL, error))
+	if (!build_install_tools(tools, error))
 		goto out;
-	g_info("checked out %.12s after %.1f s", commit,
-	       (double)(g_get_monotonic_time() - progress.start) / G_USEC_PER_SEC);
 	if (target->checks & BUILD_COCCI) {
 		changed = repo_worktree_changed_files(wt, commit, error);
 		if (!changed)
@@ -290,11 +290,25 @@ struct local_build {
 	const char *workdir;
 };
 
+/* Checks @commit out in @wt, saying how long it took. */
+static bool checkout(struct worktree *wt, const char *commit, GError **error)
+{
+	gint64 start = g_get_monotonic_time();
+
+	if (!repo_worktree_checkout(wt, commit, NULL, error))
+		return false;
+	g_info("checked out %.12s after %.1f s", commit,
+	       (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC);
+	return true;
+}
+
 static struct build_row *local_build(void *data, const struct build_target *t, const char *commit,
 				     GError **error)
 {
 	struct local_build *l = data;
 
+	if (!checkout(l->wt, commit, error))
+		return NULL;
 	return build_in(l->config, &l->site, l->req->source, l->wt, t, commit, l->workdir,
 			l->req->progress, error);
 }
@@ -372,6 +386,102 @@ out:
 	return results;
 }
 
+/* The lock file's record of the commit whose checkout completed, or "". */
+static char *checked_out(int lock)
+{
+	char text[72] = ""; /* an object id: 40 hex digits, 64 with SHA-256 */
+	ssize_t n = pread(lock, text, sizeof(text) - 1, 0);
+
+	text[n > 0 ? n : 0] = '\0';
+	return g_strdup(g_strstrip(text));
+}
+
+/* Records @commit (NULL: none, before a checkout starts) in the lock file. */
+static bool record_checkout(int lock, const char *commit, GError **error)
+{
+	size_t len = commit ? strlen(commit) : 0;
+
+	if (ftruncate(lock, 0) < 0 || (commit && pwrite(lock, commit, len, 0) != (ssize_t)len) ||
+	    fsync(lock) < 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "recording a checkout: %s",
+			    g_strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static bool lock_as(int lock, int how, GError **error)
+{
+	if (flock(lock, how) == 0)
+		return true;
+	g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "locking a work tree: %s",
+		    g_strerror(errno));
+	return false;
+}
+
+/*
+ * Opens the work tree of @key under @root at @commit, its lock (*@lock)
+ * held shared: the builds of one commit (a head's other targets) run
+ * beside each other on this machine, while a checkout of another commit
+ * waits for them to end, and a build of another commit waits for it. The
+ * lock file records the commit whose checkout completed, emptied before
+ * a checkout starts, so that one cut short is never taken for complete.
+ * Only for sandboxed builds, which cannot write into the work tree.
+ */
+static struct worktree *open_shared_at(const char *root, const char *key,
+				       const char *objects_from, const char *commit, int *lock,
+				       GError **error)
+{
+	g_autofree char *srcroot = g_build_filename(root, "src", NULL);
+	g_autofree char *workdir = g_build_filename(srcroot, key, NULL);
+	g_autofree char *lock_path = g_strconcat(workdir, ".lock", NULL);
+	int fd;
+
+	*lock = -1;
+	if (g_mkdir_with_parents(srcroot, 0755) < 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", srcroot, g_strerror(errno));
+		return NULL;
+	}
+	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", lock_path,
+			    g_strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		g_autofree char *at = NULL;
+		struct worktree *wt;
+		bool ok;
+
+		/* Shared: is it at @commit already? Then build beside the others. */
+		if (!lock_as(fd, LOCK_SH, error))
+			break;
+		at = checked_out(fd);
+		if (strcmp(at, commit) == 0) {
+			wt = repo_worktree_open(workdir, objects_from, error);
+			if (!wt)
+				break;
+			*lock = fd;
+			return wt;
+		}
+		/* Exclusive (the shared lock is let go first): check it out, then look again. */
+		if (!lock_as(fd, LOCK_EX, error))
+			break;
+		g_free(at);
+		at = checked_out(fd);
+		if (strcmp(at, commit) == 0)
+			continue;
+		wt = repo_worktree_open(workdir, objects_from, error);
+		ok = wt && record_checkout(fd, NULL, error) && checkout(wt, commit, error) &&
+		     record_checkout(fd, commit, error);
+		repo_worktree_free(wt);
+		if (!ok)
+			break;
+	}
+	close(fd);
+	return NULL;
+}
+
 struct build_row *builder_build_commit(const struct config *config,
 				       const struct builder_site *site, const char *source,
 				       const char *objects_from, const char *commit,
@@ -380,17 +490,22 @@ struct build_row *builder_build_commit(const struct config *config,
 	g_autofree char *key = builder_source_key(source);
 	g_autofree char *workdir = g_build_filename(site->root, "src", key, NULL);
 	zd_autoptr(worktree) wt = NULL;
-	struct build_row *row;
-	int lock;
+	struct build_row *row = NULL;
+	int lock = -1;
 
 	if (config->build_sandbox && !run_sandbox_available(error)) {
 		g_prefix_error(error, "builds are sandboxed ([build] sandbox), but: ");
 		return NULL;
 	}
-	wt = open_locked(site->root, key, objects_from, &lock, error);
-	if (!wt)
-		return NULL;
-	row = build_in(config, site, source, wt, target, commit, workdir, false, error);
-	close(lock);
+	/* An unsandboxed build could write into the work tree: it keeps it to itself. */
+	if (config->build_sandbox)
+		wt = open_shared_at(site->root, key, objects_from, commit, &lock, error);
+	else if ((wt = open_locked(site->root, key, objects_from, &lock, error)) &&
+		 (!record_checkout(lock, NULL, error) || !checkout(wt, commit, error)))
+		g_clear_pointer(&wt, repo_worktree_free);
+	if (wt)
+		row = build_in(config, site, source, wt, target, commit, workdir, false, error);
+	if (lock >= 0)
+		close(lock);
 	return row;
 }

@@ -26,9 +26,13 @@ static GPtrArray *local_boot(const struct bot *bot, const struct booter_request 
 }
 
 static const struct executor executors[] = {
-	{ "local", local_build, local_boot },
-	/* Builds on the cluster; boots stay on libvirt ([boot] hosts, any machine's). */
-	{ "slurm", slurm_build, local_boot },
+	/* A tree's builds share its one work tree in the state directory. */
+	{ "local", JOB_CLAIM_TREE, local_build, local_boot, NULL },
+	/*
+	 * Builds on the cluster, each target of a tree in its own Slurm job
+	 * (bot/lab/slurm.c); boots stay on libvirt ([boot] hosts).
+	 */
+	{ "slurm", JOB_CLAIM_TARGET, slurm_build, local_boot, slurm_forget },
 };
 
 const struct executor *executor_find(const char *name)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bot/bot.h"
+#include "bot/lab/executor.h"
 #include "bot/lab/jobs.h"
 #include "bot/mailroom/commands.h"
 #include "bot/mailroom/inbox.h"
@@ -337,6 +338,14 @@ static void fail(struct sched *s, GError *error)
 	g_mutex_unlock(&s->lock);
 }
 
+/* What a running job holds under @config's executor (db_job_claim()). */
+static enum job_claim_scope claim_scope(const struct config *config)
+{
+	const struct executor *e = executor_find(config->build_executor);
+
+	return e ? e->claim : JOB_CLAIM_TREE;
+}
+
 /* The configuration in force: a new reference (config_free() it). */
 static struct config *sched_config(struct sched *s)
 {
@@ -366,23 +375,27 @@ static gpointer worker_main(gpointer data)
 		gint64 now = g_get_real_time() / G_USEC_PER_SEC;
 		gint64 queued = 0, waiting, running, done;
 		struct job_row *job = NULL;
+		bool ran = false;
 		bool ok = true;
 
 		if (!w->db)
 			w->db = db_open(s->db_path, &error);
 		if (w->db && !w->repo)
 			w->repo = repo_open(s->git_path, &error);
-		ok = w->repo && db_job_claim(w->db, w->owner, now, s->opts->lease, &job, &error);
+		/* A job runs under the configuration in force when it was claimed. */
+		w->config = sched_config(s);
+		ok = w->repo && db_job_claim(w->db, w->owner, claim_scope(w->config), now,
+					     s->opts->lease, &job, &error);
 		if (ok && job) {
-			w->config = sched_config(s);
 			ok = run_job(w, job, &error);
-			g_clear_pointer(&w->config, config_free);
-			job_row_free(job);
+			g_clear_pointer(&job, job_row_free);
+			ran = true;
 		} else if (ok && s->opts->once) {
 			ok = db_job_counts(w->db, now, &queued, &waiting, &running, &done, &error);
-			if (ok && queued == 0)
-				break;
 		}
+		g_clear_pointer(&w->config, config_free);
+		if (ok && s->opts->once && !ran && queued == 0)
+			break;
 		if (!ok) {
 			if (s->opts->once || !g_error_matches(error, BOT_ERROR, BOT_ERROR_TEMPORARY))
 				break;
@@ -394,7 +407,7 @@ static gpointer worker_main(gpointer data)
 			continue;
 		}
 		pause = 0;
-		if (job)
+		if (ran)
 			continue;
 		g_mutex_lock(&s->lock);
 		g_cond_wait_until(&s->wake, &s->lock, g_get_monotonic_time() + G_USEC_PER_SEC / 2);
@@ -407,6 +420,29 @@ static gpointer worker_main(gpointer data)
 	return NULL;
 }
 
+/*
+ * The trees removed since: what the executor holds of them goes (their
+ * jobs on a cluster), then the record of their removal. A failure is a
+ * log line, and the next poll tries again.
+ */
+static void forget_removed(struct sched *s, struct db *db, struct repo *repo)
+{
+	const struct executor *e = executor_find(s->config->build_executor);
+	const struct bot rc = { .config = s->config, .db = db, .repo = repo };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) names = db_trees_removed(db, &error);
+
+	for (guint i = 0; names && i < names->len; i++) {
+		const char *name = names->pdata[i];
+
+		if ((e && e->forget && !e->forget(&rc, name, &error)) ||
+		    !db_tree_forgotten(db, name, &error))
+			break;
+	}
+	if (error)
+		g_message("removed trees: %s", error->message);
+}
+
 static bool poll_and_enqueue(struct sched *s, struct db *db, struct repo *repo, GError **error)
 {
 	g_autoptr(GError) poll_error = NULL;
@@ -416,6 +452,7 @@ static bool poll_and_enqueue(struct sched *s, struct db *db, struct repo *repo, 
 		g_message("poll: %s", poll_error->message);
 	if (!sched_enqueue_pending(db, s->config, error))
 		return false;
+	forget_removed(s, db, repo);
 	g_mutex_lock(&s->lock);
 	g_cond_broadcast(&s->wake);
 	g_mutex_unlock(&s->lock);

@@ -522,3 +522,46 @@ GPtrArray *slurm_queue(GError **error)
 	}
 	return g_steal_pointer(&jobs);
 }
+
+/* Cancels the cluster's jobs named zd-@key-*: those of a tree removed. */
+static bool cancel_source(const char *key, GPtrArray *queue, GError **error)
+{
+	g_autofree char *prefix = g_strdup_printf("zd-%s-", key);
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_autofree char *out = NULL;
+	g_autofree char *err = NULL;
+	int status;
+
+	g_ptr_array_add(argv, (char *)"scancel");
+	for (guint i = 0; i < queue->len; i++) {
+		const struct status_cluster_job *j = queue->pdata[i];
+
+		if (g_str_has_prefix(j->name, prefix))
+			g_ptr_array_add(argv, j->id);
+	}
+	if (argv->len == 1)
+		return true;
+	g_ptr_array_add(argv, NULL);
+	if (!slurm_command((const char *const *)argv->pdata, &status, &out, &err, error))
+		return false;
+	if (status != 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_TEMPORARY, "scancel: %s",
+			    *err ? err : "failed");
+		return false;
+	}
+	g_message("slurm: the jobs of %s cancelled (%u): the tree was removed", key,
+		  argv->len - 2);
+	return true;
+}
+
+bool slurm_forget(const struct bot *bot, const char *tree, GError **error)
+{
+	g_autofree char *key = builder_source_key(tree);
+	g_autofree char *jobs = g_build_filename(bot->config->slurm_spool, "jobs", key, NULL);
+	g_autofree char *cache = g_build_filename(bot->config->slurm_spool, "ccache", key, NULL);
+	g_autoptr(GPtrArray) queue = slurm_queue(error);
+
+	/* Its jobs first, then their directories and its share of the compiler cache. */
+	return queue && cancel_source(key, queue, error) && run_remove_tree(jobs, error) &&
+	       run_remove_tree(cache, error);
+}

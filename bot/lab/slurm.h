@@ -47,4 +47,13 @@ GPtrArray *slurm_build(const struct bot *bot, const struct builder_request *req,
  */
 GPtrArray *slurm_queue(GError **error);
 
+/*
+ * For @tree, removed (tree rm, or unsubscribed by mail): cancels its
+ * queued and running jobs and empties its directories in the spool (its
+ * jobs', and its share of the compiler cache). The nodes' warm
+ * directories stay (they are the nodes'). False, BOT_ERROR_TEMPORARY,
+ * when Slurm does not answer.
+ */
+bool slurm_forget(const struct bot *bot, const char *tree, GError **error);
+
 #endif

@@ -136,8 +136,17 @@ bool db_job_add(struct db *db, enum job_kind kind, gint64 tree_id, const char *c
 	return true;
 }
 
-bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s,
-		  struct job_row **out, GError **error)
+/*
+ * SQL: job @j's target is not held by a live lease of its tree (always
+ * true when the claim's scope, ?2, is the whole tree: held trees offer
+ * nothing).
+ */
+#define NOT_HELD(j)                                                                         \
+	"(?2 = 0 OR NOT EXISTS (SELECT 1 FROM jobs h WHERE h.tree_id = " j ".tree_id "      \
+	"  AND h.state = 'running' AND h.lease_until >= ?1 AND h.target = " j ".target)) "
+
+bool db_job_claim(struct db *db, const char *owner, enum job_claim_scope scope, gint64 now,
+		  unsigned lease_s, struct job_row **out, GError **error)
 {
 	struct job_row *job = NULL;
 
@@ -145,28 +154,35 @@ bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s
 	if (!db_tx_begin(db, error))
 		return false;
 	/*
-	 * Within a priority, the tree whose last claim is oldest goes first;
-	 * never a tree a live lease holds. Each tree offers its first job (a
-	 * queued one whose time has come, or one whose lease ran out), found
-	 * through jobs_by_tree, and its last claim through jobs_claimed: a
-	 * claim costs a lookup a tree, not a look at every queued job (a
-	 * farm's queue holds tens of thousands).
+	 * Within a priority, the tree whose last claim is oldest goes first.
+	 * Each tree offers its first job (a queued one whose time has come,
+	 * or one whose lease ran out), found through jobs_by_tree, and its
+	 * last claim through jobs_claimed: a claim costs a lookup a tree, not
+	 * a look at every queued job (a farm's queue holds tens of
+	 * thousands). A live lease holds its whole tree (JOB_CLAIM_TREE: the
+	 * tree has one work tree here) or only its target (JOB_CLAIM_TARGET:
+	 * each build runs where the cluster puts it), and the tree's offer is
+	 * its first job not held; a tree has few running jobs, so few are
+	 * passed over.
 	 */
 	if (!db_one(db, (gpointer *)&job, job_read, error,
 		    "WITH held AS (SELECT DISTINCT tree_id FROM jobs WHERE state = 'running' "
-		    "  AND lease_until >= ?1), "
+		    "  AND lease_until >= ?1 AND ?2 = 0), "
 		    "offer AS ("
 		    "  SELECT (SELECT q.id FROM jobs q WHERE q.tree_id = t.id AND q.state = 'queued' "
-		    "    AND q.not_before <= ?1 ORDER BY q.priority, q.id LIMIT 1) AS id "
+		    "    AND q.not_before <= ?1 AND " NOT_HELD("q")
+		    "    ORDER BY q.priority, q.id LIMIT 1) AS id "
 		    "  FROM trees t WHERE t.id NOT IN held "
 		    "  UNION ALL "
 		    "  SELECT (SELECT r.id FROM jobs r WHERE r.tree_id = t.id AND r.state = 'running' "
-		    "    AND r.lease_until < ?1 ORDER BY r.priority, r.id LIMIT 1) "
+		    "    AND r.lease_until < ?1 AND " NOT_HELD("r")
+		    "    ORDER BY r.priority, r.id LIMIT 1) "
 		    "  FROM trees t WHERE t.id NOT IN held) "
 		    "SELECT " JOB_COLUMNS " FROM offer o JOIN jobs j ON j.id = o.id "
 		    "JOIN trees t ON t.id = j.tree_id "
 		    "ORDER BY j.priority, (SELECT coalesce(max(k.claimed), 0) FROM jobs k "
-		    "WHERE k.tree_id = j.tree_id), j.id LIMIT 1", "i", now))
+		    "WHERE k.tree_id = j.tree_id), j.id LIMIT 1", "ii", now,
+		    (gint64)(scope == JOB_CLAIM_TARGET)))
 		goto fail;
 	if (!job) {
 		db_tx_rollback(db);

@@ -122,7 +122,8 @@ bool db_tree_insert(struct db *db, struct tree_row *row, GError **error)
 		return false;
 	}
 	row->id = sqlite3_last_insert_rowid(db->sql);
-	return true;
+	/* A tree of that name again: what the old one left is this one's now. */
+	return db_tree_forgotten(db, row->name, error);
 }
 
 struct tree_row *db_tree_get(struct db *db, const char *name, GError **error)
@@ -164,7 +165,29 @@ bool db_tree_delete(struct db *db, const char *name, GError **error)
 		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no tree named '%s'", name);
 		return false;
 	}
-	return true;
+	return db_run(db, error,
+		      "INSERT OR REPLACE INTO trees_removed (name, removed) VALUES (?1, ?2)", "ti",
+		      name, g_get_real_time() / G_USEC_PER_SEC);
+}
+
+static void *name_read(sqlite3_stmt *stmt)
+{
+	return g_strdup((const char *)sqlite3_column_text(stmt, 0));
+}
+
+GPtrArray *db_trees_removed(struct db *db, GError **error)
+{
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+
+	if (!db_list(db, names, name_read, error, "SELECT name FROM trees_removed ORDER BY name",
+		     ""))
+		return NULL;
+	return g_steal_pointer(&names);
+}
+
+bool db_tree_forgotten(struct db *db, const char *name, GError **error)
+{
+	return db_run(db, error, "DELETE FROM trees_removed WHERE name = ?1", "t", name);
 }
 
 bool db_tree_polled(struct db *db, gint64 tree_id, gint64 when, const char *message,

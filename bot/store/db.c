@@ -409,6 +409,14 @@ static const char *const migrations[] = {
 	 */
 	"CREATE INDEX jobs_by_tree ON jobs(tree_id, state, priority);"
 	"CREATE INDEX jobs_claimed ON jobs(tree_id, claimed);",
+
+	/*
+	 * 19 -> 20: the trees removed whose work outside the store (a
+	 * cluster's jobs and spool) is still to be dropped, until it is.
+	 */
+	"CREATE TABLE trees_removed ("
+	"  name TEXT PRIMARY KEY,"
+	"  removed INTEGER NOT NULL);",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 19
+#define DB_SCHEMA_VERSION 20
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -93,8 +93,15 @@ GPtrArray *db_tree_list(struct db *db, GError **error);
  * lists, private, mail_clean and prefixes of @row.
  */
 bool db_tree_update(struct db *db, const struct tree_row *row, GError **error);
-/* Deletes a tree and everything recorded for it. */
+/*
+ * Deletes a tree and everything recorded for it, and records that it was
+ * removed (db_trees_removed()) until a tree of that name is added again.
+ */
 bool db_tree_delete(struct db *db, const char *name, GError **error);
+/* The names of the trees removed whose work elsewhere is still to drop. */
+GPtrArray *db_trees_removed(struct db *db, GError **error);
+/* Records that what tree @name left elsewhere is dropped. */
+bool db_tree_forgotten(struct db *db, const char *name, GError **error);
 /* Records the time and outcome (@message NULL on success) of a poll. */
 bool db_tree_polled(struct db *db, gint64 tree_id, gint64 when, const char *message,
 		    GError **error);
@@ -376,16 +383,22 @@ ZD_AUTOPTR_DEFINE(job_row, job_row_free)
 bool db_job_add(struct db *db, enum job_kind kind, gint64 tree_id, const char *commit,
 		const char *target, int priority, bool *added, GError **error);
 
+/* What one running job keeps other workers from. */
+enum job_claim_scope {
+	JOB_CLAIM_TREE,   /* its tree: the tree's builds share one work tree here */
+	JOB_CLAIM_TARGET, /* its tree's target: each build runs where a cluster puts it */
+};
+
 /*
  * Claims the next job for @owner until @now + @lease_s: the lowest
  * priority first; within it, the tree served least recently, so that a
  * busy tree cannot starve the others; a running job whose lease ran out
- * counts as queued. A job of a tree another worker holds a job of waits:
- * the two would share the tree's work tree. *@out is NULL when there is
- * nothing to do now.
+ * counts as queued. A job whose tree (or, with JOB_CLAIM_TARGET, whose
+ * tree and target) another worker holds a job of waits. *@out is NULL
+ * when there is nothing to do now.
  */
-bool db_job_claim(struct db *db, const char *owner, gint64 now, unsigned lease_s,
-		  struct job_row **out, GError **error);
+bool db_job_claim(struct db *db, const char *owner, enum job_claim_scope scope, gint64 now,
+		  unsigned lease_s, struct job_row **out, GError **error);
 
 /* Extends @owner's lease on @job_id; false with BOT_ERROR_BUSY if it was lost. */
 bool db_job_renew(struct db *db, gint64 job_id, const char *owner, gint64 until, GError **error);
