@@ -349,12 +349,12 @@ repro() {
 	echo 1 > "$scratch/repro-build.status"
 	echo 1 > "$scratch/repro-panic.status"
 	git -C "$repo" worktree add -q --detach "$wt" "$build_culprit" || return
-	e2e attachment "$rb" config "$wt/config" && e2e reproduce "$rb" > "$scratch/repro-build.cmds" ||
+	e2e attachment "$rb" config.gz "$wt/config.gz" && e2e reproduce "$rb" > "$scratch/repro-build.cmds" ||
 		return
 	(cd "$wt" && sh -c "$(cat "$scratch/repro-build.cmds")") > "$scratch/repro-build.log" 2>&1
 	echo "$?" > "$scratch/repro-build.status"
 	git -C "$wt" checkout -q --detach "$panic_culprit" &&
-		e2e attachment "$rp" config "$wt/config" &&
+		e2e attachment "$rp" config.gz "$wt/config.gz" &&
 		e2e reproduce "$rp" > "$scratch/repro-panic.cmds" || return
 	(cd "$wt" && sh -c "$(sed -n 1p "$scratch/repro-panic.cmds")") > "$scratch/repro-panic.log" 2>&1
 	echo "$?" > "$scratch/repro-panic.status"

@@ -164,6 +164,9 @@ check "it names patch 2, a new warning, and the target" has "$scratch/reply2.b" 
 check "and the warning, file:line and text" has "$scratch/reply2" \
 	"^>> init/main.c:$line:[0-9]*: warning: unused variable 'zd_spare'"
 check "the base it tested on" has "$scratch/reply2" "^base: *$base (base-commit)$"
+check "its reproduce line starts from the config it carries, gzipped" \
+	sh -c "grep -q '^        mkdir -p build && zcat config.gz > build/.config && make ' '$scratch/reply2' &&
+		grep -q '^Content-Disposition: attachment; filename=config.gz$' '$scratch/reply2'"
 check "it goes to the author, Cc the list" \
 	sh -c "grep -q '^To: .*a@example.org' '$scratch/reply2' && grep -q '^Cc: .*linux@example.org' '$scratch/reply2'"
 check "the summary is on the cover letter" has "$scratch/summary" "^In-Reply-To: <$cover>$"

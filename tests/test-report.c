@@ -216,18 +216,28 @@ static void test_build_error(struct fixture *f, gconstpointer data)
 	reply_release(&r);
 }
 
+/* The report of a new build-error finding on a tree (@private or not), in *@r. */
+static bool report_of(struct fixture *f, bool private, struct reply *r)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(finding_row) fr = add_finding(f, add_tree(f, private), false);
+
+	g_assert_nonnull(fr);
+	if (!fr)
+		return false;
+	g_assert_true(report_finding(r, &f->ctx, fr, MID, 1700000000, &error));
+	g_assert_no_error(error);
+	return error == NULL;
+}
+
 /* [mail] cc-max = 3: the author first, then the Cc in their order, cut at three in all. */
 static void test_cc_max(struct fixture *f, gconstpointer data)
 {
-	g_autoptr(GError) error = NULL;
-	zd_autoptr(finding_row) fr = add_finding(f, add_tree(f, false), false);
 	struct reply r;
 
 	(void)data;
-	if (!fr)
+	if (!report_of(f, false, &r))
 		return;
-	g_assert_true(report_finding(&r, &f->ctx, fr, MID, 1700000000, &error));
-	g_assert_no_error(error);
 	check_list(r.to, "Ann Author <ann@example.com>");
 	check_list(r.cc, "Test Committer <committer@example.org>, Sam Sign <sam@example.com>");
 	reply_release(&r);
@@ -236,15 +246,11 @@ static void test_cc_max(struct fixture *f, gconstpointer data)
 /* A private tree's report goes To its maintainers only. */
 static void test_private(struct fixture *f, gconstpointer data)
 {
-	g_autoptr(GError) error = NULL;
-	zd_autoptr(finding_row) fr = add_finding(f, add_tree(f, true), false);
 	struct reply r;
 
 	(void)data;
-	if (!fr)
+	if (!report_of(f, true, &r))
 		return;
-	g_assert_true(report_finding(&r, &f->ctx, fr, MID, 1700000000, &error));
-	g_assert_no_error(error);
 	check_list(r.to, "maint@example.org, SAM@example.com");
 	g_assert_cmpuint(r.cc->len, ==, 0);
 	/* Its mail is not archived: no link that would never resolve. */
@@ -255,15 +261,11 @@ static void test_private(struct fixture *f, gconstpointer data)
 /* [mail] archive-list: copied on a report, right after the author. */
 static void test_archive_list(struct fixture *f, gconstpointer data)
 {
-	g_autoptr(GError) error = NULL;
-	zd_autoptr(finding_row) fr = add_finding(f, add_tree(f, false), false);
 	struct reply r;
 
 	(void)data;
-	if (!fr)
+	if (!report_of(f, false, &r))
 		return;
-	g_assert_true(report_finding(&r, &f->ctx, fr, MID, 1700000000, &error));
-	g_assert_no_error(error);
 	check_list(r.to, "Ann Author <ann@example.com>");
 	check_list(r.cc, "archive@lists.example.org, Test Committer <committer@example.org>, "
 			 "Sam Sign <sam@example.com>, Tree List <list@example.org>, "

@@ -664,6 +664,17 @@ static GBytes *gzipped(const char *text)
 	return g_memory_output_stream_steal_as_bytes(mem);
 }
 
+bool report_attach_config(struct reply *out, const char *config_path)
+{
+	g_autofree char *config = config_path ? read_tail(config_path, REPORT_CONFIG_MAX) : NULL;
+	g_autoptr(GBytes) config_gz = config ? gzipped(config) : NULL;
+
+	if (!config_gz)
+		return false;
+	reply_attach_bytes(out, "config.gz", "application/gzip", config_gz);
+	return true;
+}
+
 /*
  * The lines of build log @log around each line that names one of the
  * diagnostics' locations (@locations, "file:line:"), REPORT_LOG_BEFORE
@@ -737,16 +748,13 @@ static void attach_logs(struct reply *out, const struct bot *c, const struct fin
 	g_autofree char *log = status_finding_log(f);
 
 	if (db_build_find(c->db, f->tree, f->culprit, f->target, &build, &error) && build) {
-		g_autofree char *config = read_tail(build->config_path, REPORT_CONFIG_MAX);
-		g_autoptr(GBytes) config_gz = config ? gzipped(config) : NULL;
 		g_autofree char *whole = read_tail(build->log_path, REPORT_LOG_READ_MAX);
 		g_autoptr(GPtrArray) locations = diag_locations(c, f);
 		g_autofree char *around = whole && locations->len ? log_around(whole, locations)
 								  : NULL;
 		g_autofree char *tail = around ? NULL : read_tail(build->log_path, REPORT_LOG_MAX);
 
-		if (config_gz)
-			reply_attach_bytes(out, "config.gz", "application/gzip", config_gz);
+		report_attach_config(out, build->config_path);
 		if (around) {
 			g_autofree char *text = g_strdup_printf(
 				"[zeroday: the lines around each new diagnostic]\n%s", around);

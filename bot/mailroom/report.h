@@ -56,6 +56,12 @@
 void report_prefetch(const struct bot *c, const char *culprit, struct maintainers *m);
 
 /*
+ * Attaches the config at @config_path, gzipped, as config.gz (the name
+ * reproduce lines give it); false when it cannot be read.
+ */
+bool report_attach_config(struct reply *out, const char *config_path);
+
+/*
  * Fills @out (initialised here; reply_release() it) with the report of
  * finding @f, with Message-ID @message_id, dated @now. Fails when a
  * template does not load or render, or the culprit is not in the store.

@@ -14,6 +14,7 @@
 #include "bot/mailroom/outbox.h"
 #include "bot/mailroom/policy.h"
 #include "bot/mailroom/render.h"
+#include "bot/mailroom/report.h"
 #include "bot/mailroom/series.h"
 #include "bot/mailroom/template.h"
 #include "bot/trees.h"
@@ -1057,8 +1058,15 @@ static bool queue_failure(const struct bot *c, const struct series_row *s,
 		reply_release(&rep);
 		return false;
 	}
+	/* The config of the patch's build, for the reproduce line to start from. */
+	{
+		zd_autoptr(build_row) build = NULL;
+
+		if (db_build_find(c->db, s->tree, r->commit, r->target, &build, NULL) && build)
+			report_attach_config(&rep, build->config_path);
+	}
 	if (build_target_parse(&bt, r->target, frag_dir, NULL)) {
-		repro = build_reproduce_command(&bt, "config");
+		repro = build_reproduce_command(&bt, "config.gz");
 		build_target_clear(&bt);
 	}
 	template_values_set(v, "tree", s->tree);
