@@ -37,7 +37,7 @@ grace = 0
 EOF
 z() { "$ZERODAY" --config="$scratch/z.conf" --state-dir="$scratch/state" "$@"; }
 z init > /dev/null
-z tree add kb "$kb" master --non-rebasable --target x86_64:defconfig \
+z tree add kb "$kb" master --non-rebasable --target x86_64:defconfig --target x86_64:allnoconfig \
 	--list "Tree List <list@example.org>" --prefix kb-next --mail-clean > /dev/null
 z run --once --poll-interval 3600 > "$scratch/run0.log" 2>&1
 check "the tree's head is polled and built" test $? -eq 0
@@ -132,6 +132,12 @@ id2=$(series_mails | grep "\"in_reply_to\": \"$p2\"" | sed -n 's/^{"id": \([0-9]
 z outbox show "$id2" > "$scratch/reply2" 2>&1
 has() { grep -q -- "$2" "$1"; }
 check "it names the new error" has "$scratch/reply2" "undeclared_counter"
+check "one reply on patch 2 for both targets it breaks" \
+	test "$(series_mails | grep -c "\"in_reply_to\": \"$p2\"")" -eq 1
+check "naming the other target too" sh -c "grep -q '^target:   x86_64:defconfig$' '$scratch/reply2' &&
+	grep -q '^It also breaks: x86_64:allnoconfig (build error)\.$' '$scratch/reply2' ||
+	{ grep -q '^target:   x86_64:allnoconfig$' '$scratch/reply2' &&
+	  grep -q '^It also breaks: x86_64:defconfig (build error)\.$' '$scratch/reply2'; }"
 sed '/^$/q' "$scratch/reply2" | sed -e ':a' -e 'N' -e '$!ba' -e 's/\n[ \t]\+/ /g' > "$scratch/reply2.h"
 check "it is threaded: In-Reply-To patch 2" has "$scratch/reply2.h" "^In-Reply-To: <$p2>$"
 check "References: the cover letter, then patch 2" has "$scratch/reply2.h" "^References: <$cover2> <$p2>$"

@@ -180,6 +180,7 @@ static const struct template_field series_failure_fields[] = {
 	{ "n", TEMPLATE_TEXT, false, NULL },
 	{ "patch_title", TEMPLATE_TEXT, false, NULL },
 	{ "kind", TEMPLATE_TEXT, false, NULL },       /* "build error", "build warning", "boot failure" */
+	{ "also", TEMPLATE_TEXT, true, NULL },        /* "arm64:defconfig (build error), ..." */
 	{ "boot", TEMPLATE_TEXT, true, NULL },        /* set for a boot failure */
 	{ "reproduce", TEMPLATE_TEXT, true, NULL },
 	{ "diags", TEMPLATE_LIST, true, series_diag_fields },

@@ -1035,13 +1035,38 @@ static bool result_is(const struct series_result *r, enum job_result result)
 	return strcmp(r->result, db_job_result_name(result)) == 0;
 }
 
+/* What a patch newly broke on one target: its build, or (@boot) its boots. */
+struct failure {
+	const struct series_result *r;
+	bool boot;
+	guint order; /* as the results came */
+};
+
+static const char *failure_kind(const struct failure *f)
+{
+	return f->boot ? "boot failure"
+	       : result_is(f->r, JOB_RESULT_FAIL_NEW_ERROR) ? "build error" : "build warning";
+}
+
+/* GCompareFunc over struct failure: by patch, then as the results came. */
+static gint by_patch(gconstpointer a, gconstpointer b)
+{
+	const struct failure *x = a, *y = b;
+
+	if (x->r->n != y->r->n)
+		return x->r->n < y->r->n ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
 /*
  * Queues the reply on patch @p of @s for what result @r newly broke: its
- * build (@boot false) or its boots; in the caller's transaction.
+ * build (@boot false) or its boots; @also (NULL: none) names the other
+ * targets where the patch breaks something, and what. In the caller's
+ * transaction.
  */
 static bool queue_failure(const struct bot *c, const struct series_row *s,
 			  const struct series_result *r, const struct series_part *p, bool boot,
-			  gint64 now, GError **error)
+			  const char *also, gint64 now, GError **error)
 {
 	zd_autoptr(template_values) v = template_values_new();
 	g_autofree char *arch = g_strndup(r->target, strcspn(r->target, ":"));
@@ -1080,9 +1105,12 @@ static bool queue_failure(const struct bot *c, const struct series_row *s,
 
 		template_values_set(v, "patch_title", title);
 	}
-	template_values_set(v, "kind", boot ? "boot failure"
-				  : result_is(r, JOB_RESULT_FAIL_NEW_ERROR) ? "build error"
-									: "build warning");
+	{
+		const struct failure self = { r, boot, 0 };
+
+		template_values_set(v, "kind", failure_kind(&self));
+	}
+	template_values_set(v, "also", also);
 	if (boot)
 		template_values_set(v, "boot", "yes");
 	template_values_set(v, "reproduce", repro);
@@ -1107,6 +1135,7 @@ static bool queue_results(const struct bot *c, const struct series_row *s,
 			  bool mail_clean, gint64 now, GError **error)
 {
 	g_autoptr(GString) failing = g_string_new(NULL);
+	g_autoptr(GArray) fails = g_array_new(FALSE, FALSE, sizeof(struct failure));
 	bool broke = false;
 	bool claimed = false;
 
@@ -1115,26 +1144,41 @@ static bool queue_results(const struct bot *c, const struct series_row *s,
 	if (claimed)
 		return true;
 
-	/* A reply on each patch that newly broke something, per target. */
+	/*
+	 * One reply on each patch that newly broke something: on its first
+	 * failure's target, naming the others ("also").
+	 */
 	for (guint i = 0; i < s->results->len; i++) {
 		const struct series_result *r = s->results->pdata[i];
-		const struct series_part *p = series_row_part(s, r->n);
+		const struct failure build = { r, false, fails->len }, boots = { r, true, fails->len + 1 };
 
-		if (r->n == 0 || !p)
+		if (r->n == 0 || !series_row_part(s, r->n))
 			continue;
 		if (result_is(r, JOB_RESULT_FAIL_PARENT_FAILING) && r->n == 1)
 			g_string_append_printf(failing, "%s%s", failing->len ? ", " : "", r->target);
 		if (result_is(r, JOB_RESULT_NEW_DIAGNOSTICS) ||
-		    result_is(r, JOB_RESULT_FAIL_NEW_ERROR)) {
-			broke = true;
-			if (!queue_failure(c, s, r, p, false, now, error))
-				return false;
+		    result_is(r, JOB_RESULT_FAIL_NEW_ERROR))
+			g_array_append_val(fails, build);
+		if (r->boot_failed)
+			g_array_append_val(fails, boots);
+	}
+	g_array_sort(fails, by_patch);
+	broke = fails->len > 0;
+	for (guint i = 0, next; i < fails->len; i = next) {
+		const struct failure *first = &g_array_index(fails, struct failure, i);
+		g_autoptr(GString) also = g_string_new(NULL);
+
+		for (next = i + 1; next < fails->len; next++) {
+			const struct failure *f = &g_array_index(fails, struct failure, next);
+
+			if (f->r->n != first->r->n)
+				break;
+			g_string_append_printf(also, "%s%s (%s)", also->len ? ", " : "", f->r->target,
+					       failure_kind(f));
 		}
-		if (r->boot_failed) {
-			broke = true;
-			if (!queue_failure(c, s, r, p, true, now, error))
-				return false;
-		}
+		if (!queue_failure(c, s, first->r, series_row_part(s, first->r->n), first->boot,
+				   also->len ? also->str : NULL, now, error))
+			return false;
 	}
 	/* The summary on the cover letter, or the clean reply the tree asks for. */
 	if ((broke && series_row_part(s, 0)) || (!broke && mail_clean) || failing->len || s->note) {
