@@ -196,6 +196,7 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	g_autofree const char **all_cc = NULL;
 	gboolean private = FALSE;
 	gboolean mail_clean = FALSE;
+	gboolean regzbot = FALSE;
 	g_auto(GStrv) targets = NULL;
 	g_auto(GStrv) prefixes = NULL;
 	g_autofree char *base = NULL;
@@ -221,6 +222,8 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 		  "Mail reports to the --cc addresses only", NULL },
 		{ "mail-clean", 0, 0, G_OPTION_ARG_NONE, &mail_clean,
 		  "Mail when a head or a posted series builds clean too", NULL },
+		{ "regzbot", 0, 0, G_OPTION_ARG_NONE, &regzbot,
+		  "A mainline-like tree: verified regressions carry '#regzbot introduced:'", NULL },
 		{ "prefix", 0, 0, G_OPTION_ARG_STRING_ARRAY, &prefixes,
 		  "Posted series tagged [PATCH PREFIX ...] apply to this tree (repeatable)",
 		  "PREFIX" },
@@ -249,6 +252,7 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	spec.lists = (const char *const *)lists;
 	spec.private = private;
 	spec.mail_clean = mail_clean;
+	spec.regzbot = regzbot;
 	spec.prefixes = (const char *const *)prefixes;
 	spec.targets = (const char *const *)targets;
 	row = trees_add(cli->db, cli->config, &spec, &error);
@@ -319,8 +323,8 @@ static int tree_show(struct cli *cli, int argc, char **argv)
 	printf("%-12s %s\n", "base", t->base ? t->base : "-");
 	print_list("lists", t->lists);
 	print_list("cc", t->recipients);
-	printf("%-12s %s\n%-12s %s\n", "private", t->private ? "yes" : "no", "mail-clean",
-	       t->mail_clean ? "yes" : "no");
+	printf("%-12s %s\n%-12s %s\n%-12s %s\n", "private", t->private ? "yes" : "no",
+	       "mail-clean", t->mail_clean ? "yes" : "no", "regzbot", t->regzbot ? "yes" : "no");
 	print_list("prefixes", t->prefixes);
 	print_list("targets", t->targets);
 	printf("%-12s %s%s%s\n", "last poll", polled, t->last_error ? ": failed: " : "",
@@ -378,6 +382,8 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	gboolean public = FALSE;
 	gboolean mail_clean = FALSE;
 	gboolean no_mail_clean = FALSE;
+	gboolean regzbot = FALSE;
+	gboolean no_regzbot = FALSE;
 	g_auto(GStrv) prefixes = NULL;
 	g_auto(GStrv) no_prefixes = NULL;
 	g_auto(GStrv) targets = NULL;
@@ -422,6 +428,10 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 		  "Mail when a head builds clean too", NULL },
 		{ "no-mail-clean", 0, 0, G_OPTION_ARG_NONE, &no_mail_clean,
 		  "Mail about failures only", NULL },
+		{ "regzbot", 0, 0, G_OPTION_ARG_NONE, &regzbot,
+		  "Verified regressions carry '#regzbot introduced:'", NULL },
+		{ "no-regzbot", 0, 0, G_OPTION_ARG_NONE, &no_regzbot,
+		  "Leave regzbot out of the reports", NULL },
 		{ "prefix", 0, 0, G_OPTION_ARG_STRING_ARRAY, &prefixes,
 		  "Add a subject prefix choosing this tree for posted series (repeatable)",
 		  "PREFIX" },
@@ -440,6 +450,8 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 		return usage("tree set", "--private and --public contradict each other");
 	if (mail_clean && no_mail_clean)
 		return usage("tree set", "--mail-clean and --no-mail-clean contradict each other");
+	if (regzbot && no_regzbot)
+		return usage("tree set", "--regzbot and --no-regzbot contradict each other");
 	if (!cli_open(cli, false, &error))
 		return fail(error);
 	edit.url = url;
@@ -456,6 +468,7 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	edit.lists_drop = (const char *const *)no_lists;
 	edit.private = private ? TREE_ON : public ? TREE_OFF : TREE_KEEP;
 	edit.mail_clean = mail_clean ? TREE_ON : no_mail_clean ? TREE_OFF : TREE_KEEP;
+	edit.regzbot = regzbot ? TREE_ON : no_regzbot ? TREE_OFF : TREE_KEEP;
 	edit.prefixes_add = (const char *const *)prefixes;
 	edit.prefixes_drop = (const char *const *)no_prefixes;
 	edit.targets = (const char *const *)targets;

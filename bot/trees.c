@@ -204,6 +204,7 @@ struct tree_row *trees_add(struct db *db, const struct config *config,
 		return NULL;
 	row->private = spec->private;
 	row->mail_clean = spec->mail_clean;
+	row->regzbot = spec->regzbot;
 	if (!check_prefixes(spec->prefixes, error))
 		return NULL;
 	row->prefixes = edit_prefixes(NULL, spec->prefixes, NULL);
@@ -281,6 +282,8 @@ struct tree_row *trees_edit(struct db *db, const struct config *config, const ch
 		t->private = edit->private == TREE_ON;
 	if (edit->mail_clean != TREE_KEEP)
 		t->mail_clean = edit->mail_clean == TREE_ON;
+	if (edit->regzbot != TREE_KEEP)
+		t->regzbot = edit->regzbot == TREE_ON;
 	if (!check_prefixes(edit->prefixes_add, error))
 		goto fail;
 	tmp = edit_prefixes(t->prefixes, edit->prefixes_add, edit->prefixes_drop);

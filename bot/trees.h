@@ -34,6 +34,7 @@ struct tree_spec {
 	const char *const *lists;       /* the tree's mailing lists, normalized */
 	bool private;                   /* reports go to @recipients only */
 	bool mail_clean;                /* a clean build of a head gets a mail */
+	bool regzbot;                   /* verified regressions carry regzbot's line */
 	const char *const *prefixes;    /* subject prefixes choosing the tree for a series */
 	const char *subscriber;         /* who subscribed it by mail (normalized), or NULL */
 };
@@ -71,6 +72,7 @@ struct tree_edit {
 	const char *const *lists_drop;       /* mailing lists, normalized first */
 	enum tree_switch private;            /* reports to the maintainers (recipients) only */
 	enum tree_switch mail_clean;         /* a clean build of a head gets a mail */
+	enum tree_switch regzbot;            /* verified regressions carry regzbot's line */
 	const char *const *prefixes_add;     /* subject prefixes ("net-next") */
 	const char *const *prefixes_drop;
 };

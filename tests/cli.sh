@@ -112,6 +112,12 @@ expect 0 "tree show lists" "^lists  *Net Dev <netdev@example.org> lkml@example.o
 expect 0 "tree show cc, one mailbox once" "^cc  *Ann <ann@example.org> bo@example.org$" -- "$z" tree show mail
 expect 0 "tree show private" "^private  *yes$" -- "$z" tree show mail
 expect 0 "tree show mail-clean" "^mail-clean  *yes$" -- "$z" tree show mail
+expect 0 "tree show regzbot, off by default" "^regzbot  *no$" -- "$z" tree show mail
+expect 0 "tree set --regzbot" "updated tree mail" -- "$z" tree set mail --regzbot
+expect 0 "tree show regzbot" "^regzbot  *yes$" -- "$z" tree show mail
+expect 2 "--regzbot and --no-regzbot together are refused" "contradict" -- \
+	"$z" tree set mail --regzbot --no-regzbot
+expect 0 "tree set --no-regzbot" "updated tree mail" -- "$z" tree set mail --no-regzbot
 expect 0 "tree list marks it private" "^mail .*\[private\]" -- "$z" tree list
 expect 0 "status --json shows the settings" \
 	'"name": "mail", "policy": "rebasable", "lists": \["Net Dev <netdev@example.org>", "lkml@example.org"\], "cc": \["Ann <ann@example.org>", "bo@example.org"\], "prefixes": \[\], "private": true, "mail_clean": true' \

@@ -79,7 +79,8 @@ static void fixture_tear_down(struct fixture *f, gconstpointer data)
 	g_free(f->suspect);
 }
 
-static gint64 add_tree(struct fixture *f, bool private)
+/* The tree "kb", @private or not, mainline-like (@regzbot) or not. */
+static gint64 add_tree_as(struct fixture *f, bool private, bool regzbot)
 {
 	zd_autoptr(tree_row) t = testbot_tree("kb", "master", "Tree List <list@example.org>",
 					      1700000000);
@@ -87,7 +88,13 @@ static gint64 add_tree(struct fixture *f, bool private)
 	g_strfreev(t->recipients);
 	t->recipients = g_strsplit("maint@example.org,SAM@example.com", ",", -1);
 	t->private = private;
+	t->regzbot = regzbot;
 	return testbot_tree_add(f->db, t);
+}
+
+static gint64 add_tree(struct fixture *f, bool private)
+{
+	return add_tree_as(f, private, false);
 }
 
 /* Stores a build-error finding of the culprit and returns it read back. */
@@ -206,6 +213,8 @@ static void test_build_error(struct fixture *f, gconstpointer data)
 	g_free(want);
 	want = g_strdup_printf("Fixes: %s (\"a: add b\")", culprit_short);
 	g_assert_true(has_line(r.body, want));
+	/* Not a mainline-like tree: nothing for regzbot. */
+	g_assert_null(strstr(r.body, "#regzbot"));
 	/* No build stored: no config nor build log to attach. */
 	g_assert_false(has_attachment(&r, "config"));
 	g_assert_false(has_attachment(&r, "build.log"));
@@ -255,6 +264,25 @@ static void test_private(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(r.cc->len, ==, 0);
 	/* Its mail is not archived: no link that would never resolve. */
 	g_assert_null(strstr(r.body, "\nCloses:"));
+	reply_release(&r);
+}
+
+/* A --regzbot tree's verified regression carries regzbot's line. */
+static void test_regzbot(struct fixture *f, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(finding_row) fr = add_finding(f, add_tree_as(f, false, true), false);
+	g_autofree char *culprit_short = g_strndup(f->culprit, 12);
+	g_autofree char *want = g_strdup_printf("#regzbot introduced: %s", culprit_short);
+	struct reply r;
+
+	(void)data;
+	g_assert_nonnull(fr);
+	if (!fr)
+		return;
+	g_assert_true(report_finding(&r, &f->ctx, fr, MID, 1700000000, &error));
+	g_assert_no_error(error);
+	g_assert_true(has_line(r.body, want));
 	reply_release(&r);
 }
 
@@ -422,6 +450,8 @@ int main(int argc, char **argv)
 	g_test_add("/report/cc-max", struct fixture, "cc-max = 3\n", fixture_set_up, test_cc_max,
 		   fixture_tear_down);
 	g_test_add("/report/boot-seen", struct fixture, NULL, fixture_set_up, test_boot_seen,
+		   fixture_tear_down);
+	g_test_add("/report/regzbot", struct fixture, NULL, fixture_set_up, test_regzbot,
 		   fixture_tear_down);
 	g_test_add("/report/archive-list", struct fixture, "archive-list = archive@lists.example.org\n",
 		   fixture_set_up, test_archive_list, fixture_tear_down);

@@ -83,6 +83,7 @@ static const struct template_field report_fields[] = {
 	{ "reported_by", TEMPLATE_TEXT, false, NULL },
 	{ "closes", TEMPLATE_TEXT, true, NULL },  /* without [mail] archive-url, or private: none */
 	{ "fixes", TEMPLATE_TEXT, true, NULL },   /* "0123456789ab (\"subject\")" of a verified culprit */
+	{ "regzbot", TEMPLATE_TEXT, true, NULL }, /* that culprit's 12 hex, on a --regzbot tree */
 	/* The fixed follow-up only. */
 	{ "fixed_by", TEMPLATE_TEXT, true, NULL },
 	{ "fixed_by_short", TEMPLATE_TEXT, true, NULL },

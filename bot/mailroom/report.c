@@ -643,9 +643,16 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	template_values_printf(v, "reported_by", "%s <%s>", cfg->mail_name, cfg->mail_address);
 	closes = policy_closes(cfg, tree, message_id);
 	template_values_set(v, "closes", closes);
-	/* The line a fix's commit message carries, for a culprit shown to be one. */
-	if (culprit_verified(f))
+	/*
+	 * The line a fix's commit message carries, for a culprit shown to be
+	 * one; and, for a mainline-like tree, regzbot's, so that the
+	 * regression is tracked without anyone pasting it.
+	 */
+	if (culprit_verified(f)) {
 		template_values_printf(v, "fixes", "%s (\"%s\")", culprit_short, people->summary);
+		if (tree->regzbot)
+			template_values_set(v, "regzbot", culprit_short);
+	}
 	return true;
 }
 

@@ -417,6 +417,12 @@ static const char *const migrations[] = {
 	"CREATE TABLE trees_removed ("
 	"  name TEXT PRIMARY KEY,"
 	"  removed INTEGER NOT NULL);",
+
+	/*
+	 * 20 -> 21: trees whose verified regressions regzbot should track
+	 * (tree add|set --regzbot).
+	 */
+	"ALTER TABLE trees ADD COLUMN regzbot INTEGER NOT NULL DEFAULT 0;",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 20
+#define DB_SCHEMA_VERSION 21
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -69,6 +69,7 @@ struct tree_row {
 	char **lists;      /* the tree's mailing lists, normalized, NULL-terminated */
 	bool private;      /* reports go to @recipients only */
 	bool mail_clean;   /* a clean build of a head (or a posted series) gets a mail */
+	bool regzbot;      /* mainline-like: a verified regression's report carries regzbot's line */
 	/* Subject prefixes that choose the tree as a posted series' base ("net-next"), lower case. */
 	char **prefixes;
 	/*
@@ -90,7 +91,7 @@ struct tree_row *db_tree_get(struct db *db, const char *name, GError **error);
 GPtrArray *db_tree_list(struct db *db, GError **error);
 /*
  * Writes back url, policy, branches, blacklist, base, recipients, targets,
- * lists, private, mail_clean and prefixes of @row.
+ * lists, private, mail_clean, prefixes and regzbot of @row.
  */
 bool db_tree_update(struct db *db, const struct tree_row *row, GError **error);
 /*
