@@ -399,6 +399,9 @@ static const struct console_rule {
 	{ CONSOLE_KASAN, "^BUG: KASAN: ([a-z0-9-]+) in ([A-Za-z0-9_.]+)", "KASAN: \\1 in \\2" },
 	{ CONSOLE_UBSAN, "^UBSAN: ([a-z0-9-]+) in ([^:]+)", "UBSAN: \\1 in \\2" },
 	{ CONSOLE_BUG, "^kernel BUG at ([^:]+)", "kernel BUG at \\1" },
+	/* arm64's and riscv's words for it. */
+	{ CONSOLE_BUG, "^Unable to handle kernel (NULL pointer dereference|paging request)",
+	  "Unable to handle kernel \\1" },
 	{ CONSOLE_BUG, "^BUG: (kernel NULL pointer dereference|unable to handle page fault|"
 		       "unable to handle kernel paging request)", "BUG: \\1" },
 	{ CONSOLE_BUG, "^BUG: ([^,]+?)( in ([A-Za-z0-9_.]+))?(, .*)?$", "BUG: \\1\\2" },
@@ -408,7 +411,7 @@ static const struct console_rule {
 	  "WARNING in \\2" },
 	{ CONSOLE_WARNING, "^WARNING: (.+?) at ([^:]+):[0-9]+ ([A-Za-z0-9_.]+)", "WARNING in \\3" },
 	{ CONSOLE_HUNG_TASK, "^INFO: task (.+):[0-9]+ blocked for more than", "INFO: task hung in \\1" },
-	{ CONSOLE_OOPS, "^Oops: ", "Oops" },
+	{ CONSOLE_OOPS, "^(Internal error: )?Oops: ", "Oops" },
 	{ CONSOLE_PANIC, "^Kernel panic - not syncing: (.*)$", "Kernel panic - not syncing: \\1" },
 };
 
@@ -416,6 +419,7 @@ static struct {
 	GRegex *timestamp;
 	GRegex *rules[G_N_ELEMENTS(console_rules)];
 	GRegex *rip;
+	GRegex *frame;
 	GRegex *noise;
 } cre;
 
@@ -428,7 +432,12 @@ static void compile_console(void)
 	cre.timestamp = g_regex_new("^(\\[ *[0-9]+\\.[0-9]+\\]|<[0-9]>)+ ?", G_REGEX_OPTIMIZE, 0, NULL);
 	for (size_t i = 0; i < G_N_ELEMENTS(console_rules); i++)
 		cre.rules[i] = g_regex_new(console_rules[i].pattern, G_REGEX_OPTIMIZE, 0, NULL);
-	cre.rip = g_regex_new("^RIP: [0-9a-f]+:([A-Za-z0-9_.]+)\\+0x", G_REGEX_OPTIMIZE, 0, NULL);
+	/* Where it stopped: x86's RIP, arm64's pc, riscv's epc. */
+	cre.rip = g_regex_new("^(?:RIP: [0-9a-f]+:|\\s*e?pc : )([A-Za-z0-9_.]+)\\+0x",
+			      G_REGEX_OPTIMIZE, 0, NULL);
+	/* A frame of a call trace, not a '?' guess: " foo_bar+0x12/0x40". */
+	cre.frame = g_regex_new("^\\s+([A-Za-z_][A-Za-z0-9_.]*)\\+0x[0-9a-f]+/0x[0-9a-f]+",
+				G_REGEX_OPTIMIZE, 0, NULL);
 	/* Addresses, offsets, PIDs and other numbers that change between runs. */
 	cre.noise = g_regex_new("0x[0-9a-fA-F]+|\\b[0-9a-f]{8,16}\\b|(?<![A-Za-z_])[0-9]+(?![A-Za-z_])",
 				G_REGEX_OPTIMIZE, 0, NULL);
@@ -469,19 +478,38 @@ static void add_finding(struct console_result *r, enum console_kind kind, const 
 	g_ptr_array_add(r->findings, f);
 }
 
-/* An oops is named after the function in its RIP line, a few lines on. */
-static char *oops_title(char **lines, guint at)
+/*
+ * The function a report from line @at names, as syzbot titles them: the
+ * one its RIP (pc, epc) line says, a few lines on, else the first frame
+ * of its call trace; NULL when neither is there.
+ */
+static char *function_after(char **lines, guint at)
 {
-	for (guint i = at; lines[i] && i < at + 20; i++) {
+	bool trace = false;
+
+	for (guint i = at; lines[i] && i < at + 40; i++) {
 		g_autoptr(GMatchInfo) m = NULL;
 
-		if (g_regex_match(cre.rip, lines[i], 0, &m)) {
-			g_autofree char *fn = g_match_info_fetch(m, 1);
-
-			return g_strdup_printf("Oops in %s", fn);
-		}
+		if (i > at && (g_str_has_prefix(lines[i], "ZERODAY-") ||
+			       g_str_has_prefix(lines[i], "---[ end trace")))
+			break;
+		if (g_regex_match(cre.rip, lines[i], 0, &m))
+			return g_match_info_fetch(m, 1);
+		g_clear_pointer(&m, g_match_info_free);
+		if (strstr(lines[i], "Call Trace:"))
+			trace = true;
+		else if (trace && g_regex_match(cre.frame, lines[i], 0, &m))
+			return g_match_info_fetch(m, 1);
 	}
-	return g_strdup("Oops");
+	return NULL;
+}
+
+/* @title, with " in FUNCTION" when the report names one (function_after()). */
+static char *title_in(const char *title, char **lines, guint at)
+{
+	g_autofree char *fn = function_after(lines, at);
+
+	return fn ? g_strdup_printf("%s in %s", title, fn) : g_strdup(title);
 }
 
 void diag_console_classify(struct console_result *out, const char *log, bool timed_out,
@@ -543,9 +571,17 @@ void diag_console_classify(struct console_result *out, const char *log, bool tim
 				    ((struct console_finding *)g_ptr_array_index(out->findings,
 						out->findings->len - 1))->kind == CONSOLE_BUG)
 					break;
-				title = oops_title(lines, i);
+				title = title_in("Oops", lines, i);
 			} else {
 				title = g_match_info_expand_references(m, console_rules[r].title, NULL);
+			}
+			/* A bare class ("BUG: kernel NULL pointer dereference") gets its function. */
+			if (console_rules[r].kind == CONSOLE_BUG && !strstr(title, " in ") &&
+			    !g_str_has_prefix(title, "kernel BUG at ")) {
+				g_autofree char *named = title_in(title, lines, i);
+
+				g_free(title);
+				title = g_steal_pointer(&named);
 			}
 			add_finding(out, console_rules[r].kind, title, lines, i);
 		}

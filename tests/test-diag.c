@@ -165,7 +165,12 @@ static const struct console_case {
 	  "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)", 1 },
 	{ "warning.log", false, "WARNING", "WARNING in zd_demo_probe", 1 },
 	{ "warning-nokallsyms.log", false, "WARNING", "WARNING in init/main.c", 1 },
-	{ "null-deref.log", false, "BUG", "BUG: kernel NULL pointer dereference", 1 },
+	/* A bare class is named after its function: the RIP's, else the trace's first frame. */
+	{ "null-deref.log", false, "BUG", "BUG: kernel NULL pointer dereference in zd_read", 1 },
+	{ "null-deref-trace.log", false, "BUG", "BUG: kernel NULL pointer dereference in zd_write",
+	  1 },
+	{ "null-deref-arm64.log", false, "BUG",
+	  "Unable to handle kernel NULL pointer dereference in zd_open", 1 },
 	{ "kasan.log", true, "KASAN", "KASAN: slab-use-after-free in zd_free", 1 },
 	{ "ubsan.log", false, "UBSAN", "UBSAN: shift-out-of-bounds in lib/zd_math.c", 1 },
 	{ "hung.log", true, "hung-task", "INFO: task hung in kworker/0:1", 1 },
@@ -214,6 +219,25 @@ static void test_console_fingerprint(void)
 	g_assert_cmpstr(ra.fingerprint, ==, rb.fingerprint);
 	g_assert_nonnull(strstr(((struct console_finding *)ra.findings->pdata[0])->excerpt,
 				"RIP: 0010:zd_demo_probe+0x1c/0x40\n"));
+	/* One class, two functions: two bugs, not one; one function, other addresses: one. */
+	{
+		static const char *const fmt =
+			"[    2.5] BUG: kernel NULL pointer dereference, address: %s\n"
+			"[    2.6] RIP: 0010:%s+0x12/0x30\n";
+		g_autofree char *x = g_strdup_printf(fmt, "0000000000000008", "zd_read");
+		g_autofree char *y = g_strdup_printf(fmt, "0000000000000010", "zd_read");
+		g_autofree char *z = g_strdup_printf(fmt, "0000000000000008", "zd_write");
+		struct console_result rx, ry, rz;
+
+		diag_console_classify(&rx, x, true, false);
+		diag_console_classify(&ry, y, true, false);
+		diag_console_classify(&rz, z, true, false);
+		g_assert_cmpstr(rx.fingerprint, ==, ry.fingerprint);
+		g_assert_cmpstr(rx.fingerprint, !=, rz.fingerprint);
+		console_result_clear(&rx);
+		console_result_clear(&ry);
+		console_result_clear(&rz);
+	}
 	/* The last line reached is kept for timeouts. */
 	diag_console_classify(&rt, "[    1.0] Probing EDD (edd=off to disable)... ok\n", true, false);
 	g_assert_cmpstr(rt.last_line, ==, "Probing EDD (edd=off to disable)... ok");
