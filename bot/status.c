@@ -366,7 +366,9 @@ void status_format_text(GString *out, const struct status *s)
 					       f->head ? "about" : ">=", 100.0 * f->rate);
 		if (f->confidence < 0.9995 && f->state != FINDING_INCONCLUSIVE)
 			g_string_append_printf(out, " (confidence %.3f)", f->confidence);
-		if (f->state != FINDING_OPEN)
+		if (f->state == FINDING_DUPLICATE)
+			g_string_append_printf(out, " (duplicate of %" G_GINT64_FORMAT ")", f->dup_of);
+		else if (f->state != FINDING_OPEN)
 			g_string_append_printf(out, " (%s%s%.12s)", db_finding_state_name(f->state),
 					       f->fixed_by ? " by " : "", f->fixed_by ? f->fixed_by : "");
 		g_string_append_c(out, '\n');
@@ -591,7 +593,7 @@ static void json_finding(JsonBuilder *b, const void *row, const void *data)
 	g_autofree char *log = status_finding_log(f);
 
 	(void)data;
-	status_json_members(b, "itttttttttttttffiiv", "id", f->id, "tree", f->tree,
+	status_json_members(b, "itttttttttttttffiivit", "id", f->id, "tree", f->tree,
 			    "culprit", f->culprit, "target", f->target,
 			    "kind", db_finding_kind_name(f->kind, f->console),
 			    "fingerprint", f->fingerprint, "title", f->title,
@@ -599,7 +601,8 @@ static void json_finding(JsonBuilder *b, const void *row, const void *data)
 			    "fixed_by", f->fixed_by, "details", details, "bisect_log", log,
 			    "parent", f->parent, "head", f->head, "confidence", f->confidence,
 			    "rate", f->rate, "failures", (gint64)f->failures, "runs", (gint64)f->runs,
-			    "suspects", f->suspects, NULL);
+			    "suspects", f->suspects, "dup_of", f->dup_of, "fix_subject",
+			    f->fix_subject, NULL);
 	status_json_array(b, "steps", f->steps, json_step, NULL);
 }
 

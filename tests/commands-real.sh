@@ -702,6 +702,100 @@ a=$(answers rerun-eve)
 check "rerun by id: a stranger's is refused" \
 	has rerun-eve "$a" "^rerun	refused	only those on the report's thread"
 
+# ---- dup, undup and fix: ----
+
+# X4 and X5 break the build on branches of their own. The author says X5's
+# report is X4's bug (#zeroday dup), then takes it back (#zeroday undup);
+# a stranger's dup is refused. The author names X4's fix by its subject
+# (#zeroday fix:). The commit that comes under that subject does not fix
+# it: the finding stays open while the head shows it; the real fix, under
+# another subject, closes it, and the follow-up names the real fix, not
+# the one named.
+git -C "$kb" checkout -q -b b4 "$root"
+sed -i 's/return net_init() + legacy(1);/return net_init() + legacy(1) + undeclared_fourth;/' "$kb/src/main.c"
+git -C "$kb" commit -q -am "main: add a fourth"
+x4=$(git -C "$kb" rev-parse HEAD)
+git -C "$kb" checkout -q -b b5 "$root"
+sed -i 's/return net_init() + legacy(1);/return net_init() + legacy(1) + undeclared_fifth;/' "$kb/src/main.c"
+git -C "$kb" commit -q -am "main: add a fifth"
+x5=$(git -C "$kb" rev-parse HEAD)
+git -C "$kb" checkout -q master
+run run3d
+check "run --once finds X4's and X5's errors" test $? -eq 0
+f4=$(sql "SELECT id FROM findings WHERE culprit = '$x4'")
+f5=$(sql "SELECT id FROM findings WHERE culprit = '$x5'")
+r4=$(sql "SELECT message_id FROM outbox WHERE finding_id = '$f4' AND kind = 'report'")
+r5=$(sql "SELECT message_id FROM outbox WHERE finding_id = '$f5' AND kind = 'report'")
+r4subj=$(imapf "$author" --where "Message-Id=<$r4>" --field Subject)
+r5subj=$(imapf "$author" --where "Message-Id=<$r5>" --field Subject)
+in_thread dup5 "$author" "$r5" "$r5subj" "#zeroday dup $f4"
+in_thread dup-eve "$stranger" "$r4" "$r4subj" "#zeroday dup $f5"
+in_thread fix4 "$author" "$r4" "$r4subj" "#zeroday fix:   main: drop	the fourth  "
+in_thread fix-eve "$stranger" "$r4" "$r4subj" "#zeroday fix: main: something else"
+run run3e
+check "run --once takes dup and fix:" test $? -eq 0
+for c in dup5:$author dup-eve:$stranger fix4:$author fix-eve:$stranger; do
+	check "${c%%:*}: one reply, to its sender, in its thread" answered "${c%%:*}" "${c#*:}"
+done
+check "dup: done, naming both findings" has dup5 "$(answers dup5)" \
+	"^dup	done	Recorded: finding $f5 .*is the same bug as finding $f4 "
+check "dup: finding $f5 is a duplicate of $f4 (sqlite)" \
+	is dup "duplicate|$f4" "$(sql "SELECT state || '|' || dup_of FROM findings WHERE id = '$f5'")"
+check "dup: status --json says so" \
+	has status "$(z status --json | sed 's/}, {/\n/g' | grep "\"id\": $f5, ")" "\"dup_of\": $f4"
+check "dup: the reply reads well in a mail client: no line past 72 columns" \
+	hasnt "dup reply" "$(reply_text dup5 "$author" | sed '1,/^$/d')" '^.{73,}$'
+check "a stranger's dup is refused, saying who may" \
+	has dup-eve "$(answers dup-eve)" "^dup	refused	only those on the report's thread"
+check "and finding $f4 stays open" is state open "$(sql "SELECT state FROM findings WHERE id = '$f4'")"
+check "fix: done, with the subject as given, blanks folded" has fix4 "$(answers fix4)" \
+	"^fix	done	Recorded: finding $f4 .*closes once a commit \"main: drop the fourth\" is on kb and"
+check "fix: the subject is kept" \
+	is subject "main: drop the fourth" "$(sql "SELECT fix_subject FROM findings WHERE id = '$f4'")"
+check "a stranger's fix: is refused" \
+	has fix-eve "$(answers fix-eve)" "^fix	refused	only those on the report's thread"
+
+git -C "$kb" checkout -q b4
+echo "/* not the fix */" >> "$kb/src/net.c"
+git -C "$kb" commit -q -am "main: drop the fourth"
+liar=$(git -C "$kb" rev-parse HEAD)
+git -C "$kb" checkout -q master
+in_thread undup5 "$author" "$r5" "$r5subj" "#zeroday undup"
+run run3f
+check "run --once builds the commit named as the fix" test $? -eq 0
+check "it does not fix it: finding $f4 stays open" \
+	is state open "$(sql "SELECT state FROM findings WHERE id = '$f4'")"
+check "the run logs that the named fix is there and the failure too" \
+	grep -q "not finding $f4: ${liar%"${liar#????????????}"} (\"main: drop the fourth\") is at" "$scratch/run3f.log"
+check "undup: one reply" answered undup5 "$author"
+check "undup: done" has undup5 "$(answers undup5)" "^undup	done	Recorded: finding $f5 .*is no duplicate"
+check "undup: finding $f5 is open again" \
+	is state "open|" "$(sql "SELECT state || '|' || coalesce(dup_of, '') FROM findings WHERE id = '$f5'")"
+
+git -C "$kb" checkout -q b4
+sed -i 's/ + undeclared_fourth//' "$kb/src/main.c"
+git -C "$kb" commit -q -am "main: take the fourth out"
+fix4=$(git -C "$kb" rev-parse HEAD)
+echo "/* innocent */" >> "$kb/src/net.c"
+git -C "$kb" commit -q -am "net: a comment"
+git -C "$kb" checkout -q master
+in_thread dup5b "$author" "$r5" "$r5subj" "#zeroday dup $f4"
+run run3g
+check "run --once builds the real fix" test $? -eq 0
+check "finding $f4 is fixed by the real fix, not by the commit named" \
+	is fixed "fixed|$fix4" "$(sql "SELECT state || '|' || fixed_by FROM findings WHERE id = '$f4'")"
+check "the run logs that the named commit does not fix it" \
+	grep -q "finding $f4: ${liar%"${liar#????????????}"} (\"main: drop the fourth\") does not fix it" \
+	"$scratch/run3g.log"
+fixed4=$(sql "SELECT message_id FROM outbox WHERE finding_id = '$f4' AND kind = 'fixed'")
+check "the follow-up, in the report's thread, names the real fix" \
+	has fixed "$(imapf "$author" --where "Message-Id=<$fixed4>" | tr '\n' ' ')" \
+	"fixed by commit ${fix4%"${fix4#????????????}"} .*take the fourth out"
+check "and goes in the report's thread" \
+	is fixed "<$r4>" "$(imapf "$author" --where "Message-Id=<$fixed4>" --field In-Reply-To)"
+check "a dup after an undup: finding $f5 is a duplicate of $f4 again" \
+	is dup "duplicate|$f4" "$(sql "SELECT state || '|' || dup_of FROM findings WHERE id = '$f5'")"
+
 # ---- help, status, blacklist ----
 
 cmd help "$stranger" "#zeroday help"
@@ -718,7 +812,7 @@ for c in help:$stranger status:$stranger bl-stranger:$stranger bl-maint:$maint; 
 done
 r=$(reply_text help "$stranger")
 check "help lists every command, indented" \
-	sh -c 'for v in help status subscribe confirm unsubscribe blacklist unblacklist rerun test mute invalid; do
+	sh -c 'for v in help status subscribe confirm unsubscribe blacklist unblacklist rerun test mute invalid dup undup fix; do
 		printf "%s\n" "$1" | grep -q "^    #zeroday $v" || { echo "# no $v"; exit 1; }; done' - "$r"
 check "the help reply holds no command at column 0" hasnt help "$r" "^#zeroday"
 check "help: done" has help "$(answers help)" "^help	done	zeroday takes these commands"

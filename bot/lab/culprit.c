@@ -673,6 +673,73 @@ static bool mark_dropped(const struct bot *c, const struct finding_row *f,
 	return true;
 }
 
+/* The commits walked from a head for the fix a maintainer named, at most. */
+#define FIX_WALK_MAX 20000
+
+/*
+ * The commit of @head, after @f's culprit, whose subject is the one
+ * named for @f's fix (#zeroday fix:), or NULL. The newest such commit
+ * when there are several (a revert of a revert): caller frees.
+ */
+static char *fix_named(const struct bot *c, const struct finding_row *f, const char *head)
+{
+	const char *hide[] = { f->culprit, NULL };
+	g_autoptr(GPtrArray) walked = NULL;
+	g_autoptr(GError) error = NULL;
+	bool truncated = false;
+
+	if (!f->fix_subject)
+		return NULL;
+	walked = repo_walk_new(c->repo, head, hide, FIX_WALK_MAX, &truncated, &error);
+	if (!walked) {
+		g_warning("fixed: finding %" G_GINT64_FORMAT ": %s", f->id, error->message);
+		return NULL;
+	}
+	for (guint i = walked->len; i-- > 0;) {
+		const struct repo_commit *commit = walked->pdata[i];
+
+		if (strcmp(commit->summary, f->fix_subject) == 0)
+			return g_strdup(commit->oid);
+	}
+	return NULL;
+}
+
+/*
+ * Sets *@gone when @f's failure no longer shows at @named, the fix a
+ * maintainer named for it: one build, or for a boot failure @boots
+ * boots. A subject is a claim, not a proof: the follow-up names only a
+ * commit seen without the failure. False on infrastructure errors.
+ */
+static bool fix_verified(const struct bot *c, const struct job_row *job,
+			 const struct finding_row *f, const char *named, unsigned boots,
+			 bool *gone, GError **error)
+{
+	const struct probe probe = {
+		.boot = f->kind == FINDING_BOOT, .fingerprint = f->fingerprint, .invert = true,
+		.contains = f->culprit,
+	};
+	struct seen seen = { 0 };
+	enum bisect_result result;
+	unsigned runs, failures;
+
+	*gone = false;
+	if (!probe_commit(c, job, &probe, named, boots, &seen, &result, &runs, &failures, error))
+		return false;
+	*gone = result == BISECT_BAD;
+	if (!*gone)
+		g_message("fixed: finding %" G_GINT64_FORMAT ": %.12s (\"%s\") does not fix it; "
+			  "looking for the commit that does", f->id, named, f->fix_subject);
+	return true;
+}
+
+/* Logs that the fix named for @f (#zeroday fix:), commit @named, is at @head without fixing it. */
+static void still_there(const struct finding_row *f, const char *named, const char *head)
+{
+	if (named)
+		g_message("fixed: not finding %" G_GINT64_FORMAT ": %.12s (\"%s\") is at %.12s, "
+			  "and the failure still shows there", f->id, named, f->fix_subject, head);
+}
+
 bool culprit_mark_fixed(const struct bot *c, const struct job_row *job,
 			const struct builder_result *r, GPtrArray *boots, GError **error)
 {
@@ -685,7 +752,8 @@ bool culprit_mark_fixed(const struct bot *c, const struct job_row *job,
 		const struct finding_row *f = open->pdata[i];
 		g_autoptr(GError) unknown = NULL;
 		g_autofree char *fix = NULL;
-
+		g_autofree char *named = NULL;
+		bool gone = false;
 		int holds;
 
 		if (strcmp(f->culprit, job->commit) == 0)
@@ -699,23 +767,37 @@ bool culprit_mark_fixed(const struct bot *c, const struct job_row *job,
 		}
 		if (holds != 1)
 			continue;
+		named = fix_named(c, f, job->commit);
 		if (f->kind == FINDING_BOOT) {
 			/* Clean boots enough that the failure, at its rate, would have shown. */
 			unsigned need = bisect_runs_to_show(f->rate, 1.0 - FIXED_SHOWN);
 			g_autoptr(GPtrArray) more = NULL;
 
-			if (!boots || probe_tally_find(boots, f->fingerprint))
+			if (!boots)
 				continue;
+			if (probe_tally_find(boots, f->fingerprint)) {
+				still_there(f, named, job->commit);
+				continue;
+			}
 			if (need > c->config->boot_repeat) {
 				more = probe_boot(c, r->build, need, 0, NULL, NULL);
-				if (!more || probe_tally_find(more, f->fingerprint))
+				if (!more || probe_tally_find(more, f->fingerprint)) {
+					still_there(f, named, job->commit);
 					continue;
+				}
 			}
-			fix = g_strdup(job->commit);
+			if (named && !fix_verified(c, job, f, named, need, &gone, error))
+				return false;
+			fix = g_strdup(named && gone ? named : job->commit);
 		} else {
-			if (r->build->status != BUILD_OK || has_fingerprint(r->build, f->fingerprint))
+			if (r->build->status != BUILD_OK || has_fingerprint(r->build, f->fingerprint)) {
+				still_there(f, named, job->commit);
 				continue;
-			fix = bisect_fix(c, job, f, error);
+			}
+			/* The fix a maintainer named, once built without it, needs no bisection. */
+			if (named && !fix_verified(c, job, f, named, 1, &gone, error))
+				return false;
+			fix = named && gone ? g_strdup(named) : bisect_fix(c, job, f, error);
 			if (!fix && error && *error)
 				return false;
 			if (!fix)

@@ -19,6 +19,7 @@
 #include "bot/trees.h"
 #include "engine/names.h"
 #include "engine/netaddr.h"
+#include "engine/repo.h"
 #include "mail/address.h"
 #include "mail/dkim.h"
 
@@ -68,6 +69,8 @@ struct command {
 	guint min_args, max_args;
 	const char *usage;
 	const char *summary;
+	/* The one argument is the rest of the line, blanks and all ("fix: <subject>"). */
+	bool rest;
 };
 
 static bool cmd_help(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
@@ -92,6 +95,12 @@ static bool cmd_mute(struct cmd_ctx *x, char **argv, guint argc, struct command_
 		     GError **error);
 static bool cmd_invalid(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
 			GError **error);
+static bool cmd_dup(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
+		    GError **error);
+static bool cmd_undup(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
+		      GError **error);
+static bool cmd_fix(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
+		    GError **error);
 
 /* The commands: git.c's table, with who may give each. */
 static const struct command commands[] = {
@@ -119,6 +128,13 @@ static const struct command commands[] = {
 	  "no more mail to you in this thread" },
 	{ "invalid", cmd_invalid, WHO_MAINTAINER, 0, 0, "#zeroday invalid",
 	  "the report of this thread is wrong: recorded, and the finding closed" },
+	{ "dup", cmd_dup, WHO_THREAD, 1, 1, "#zeroday dup <finding-id>",
+	  "this thread's finding is the same bug as that one: its thread only, from now on" },
+	{ "undup", cmd_undup, WHO_THREAD, 0, 0, "#zeroday undup",
+	  "undo a dup: this thread's finding is open again" },
+	{ "fix", cmd_fix, WHO_THREAD, 1, 1, "#zeroday fix: <commit subject>",
+	  "close this thread's finding once a commit with that subject reaches its branch "
+	  "and the failure is gone there", .rest = true },
 };
 
 /* ---- Reading commands ---- */
@@ -212,22 +228,30 @@ char *commands_printable_line(const char *line)
 	return out;
 }
 
+/* Whether command line @line may be read at all; else *@why says why not. */
+static bool line_readable(const char *line, const char **why)
+{
+	if (strlen(line) > COMMAND_LINE_MAX) {
+		*why = "the line is too long";
+		return false;
+	}
+	for (const char *q = line; *q; q++) {
+		if (((unsigned char)*q < 0x20 && *q != '\t') || *q == 0x7f) {
+			*why = "the line holds control characters";
+			return false;
+		}
+	}
+	return true;
+}
+
 char **commands_split_line(const char *line, const char **why)
 {
 	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
 	const char *p = line + strlen("#zeroday");
 	guint n = 0;
 
-	if (strlen(line) > COMMAND_LINE_MAX) {
-		*why = "the line is too long";
+	if (!line_readable(line, why))
 		return NULL;
-	}
-	for (const char *q = line; *q; q++) {
-		if (((unsigned char)*q < 0x20 && *q != '\t') || *q == 0x7f) {
-			*why = "the line holds control characters";
-			return NULL;
-		}
-	}
 	while (*p) {
 		gsize len;
 
@@ -437,9 +461,14 @@ static bool cmd_help(struct cmd_ctx *x, char **argv, guint argc, struct command_
 					    "its own, at the start of the line:\n");
 
 	(void)x, (void)argv, (void)argc, (void)error;
-	for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
-		g_string_append_printf(s, "\n    %s\n        %s (%s)", commands[i].usage,
-				       commands[i].summary, who_text[commands[i].who]);
+	for (gsize i = 0; i < G_N_ELEMENTS(commands); i++) {
+		g_autofree char *summary = g_strdup_printf("%s (%s)", commands[i].summary,
+							   who_text[commands[i].who]);
+
+		/* Lines that start with blanks are not filled again: fill them here. */
+		g_string_append_printf(s, "\n    %s\n        ", commands[i].usage);
+		template_fill(s, summary, 8, "        ", TEMPLATE_WIDTH);
+	}
 	g_string_append_printf(s, "\n\nAt most %u commands in one mail.", COMMANDS_MAX);
 	done(row, "%s", s->str);
 	return true;
@@ -1205,17 +1234,226 @@ static bool cmd_invalid(struct cmd_ctx *x, char **argv, guint argc, struct comma
 	return true;
 }
 
+/*
+ * The finding @lead stands for: the one it is a duplicate of, and so on,
+ * a few steps at most (caller frees). NULL with @error only when the
+ * store fails.
+ */
+static struct finding_row *finding_lead(struct cmd_ctx *x, struct finding_row *lead,
+					GError **error)
+{
+	for (guint hops = 0; hops < 8 && lead->state == FINDING_DUPLICATE && lead->dup_of;
+	     hops++) {
+		g_autoptr(GError) local = NULL;
+		struct finding_row *next = db_finding_get(x->c->db, lead->dup_of, &local);
+
+		if (!next) {
+			if (g_error_matches(local, BOT_ERROR, BOT_ERROR_NOT_FOUND))
+				break;
+			finding_row_free(lead);
+			g_propagate_error(error, g_steal_pointer(&local));
+			return NULL;
+		}
+		finding_row_free(lead);
+		lead = next;
+	}
+	return lead;
+}
+
+/* Refuses @row unless the sender may act on @f, for @verb; false only when the store fails. */
+static bool thread_may(struct cmd_ctx *x, const struct finding_row *f, const char *verb,
+		       struct command_row *row, bool *may, GError **error)
+{
+	*may = may_touch_finding(x, f, false, error);
+	if (*error)
+		return false;
+	if (!*may)
+		refuse(row, "only those on the report's thread, and the tree's maintainers, may %s "
+			    "finding %" G_GINT64_FORMAT, verb, f->id);
+	return true;
+}
+
+static bool cmd_dup(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
+		    GError **error)
+{
+	zd_autoptr(finding_row) f = NULL;
+	zd_autoptr(finding_row) lead = NULL;
+	g_autofree char *why = NULL;
+	bool may;
+
+	(void)argc;
+	if (!finding_of(x, NULL, row, &f, error))
+		return false;
+	if (!f)
+		return true;
+	if (!thread_may(x, f, "mark as a duplicate", row, &may, error))
+		return false;
+	if (!may)
+		return true;
+	if (f->state == FINDING_DUPLICATE) {
+		done(row, "finding %" G_GINT64_FORMAT " is a duplicate of finding %" G_GINT64_FORMAT
+			  " already; #zeroday undup undoes it", f->id, f->dup_of);
+		return true;
+	}
+	if (f->state != FINDING_OPEN && f->state != FINDING_INCONCLUSIVE) {
+		done(row, "finding %" G_GINT64_FORMAT " is closed already (%s)", f->id,
+		     db_finding_state_name(f->state));
+		return true;
+	}
+	if (!finding_of(x, argv[0], row, &lead, error))
+		return false;
+	if (!lead)
+		return true;
+	lead = finding_lead(x, g_steal_pointer(&lead), error);
+	if (!lead)
+		return false;
+	if (lead->id == f->id) {
+		refuse(row, "finding %" G_GINT64_FORMAT " cannot be a duplicate of itself", f->id);
+		return true;
+	}
+	why = g_strdup_printf("said a duplicate of finding %" G_GINT64_FORMAT " by %s", lead->id,
+			      x->sender);
+	if (!db_finding_dup(x->c->db, f->id, lead->id, why, error))
+		return false;
+	row->finding_id = f->id;
+	g_message("commands: finding %" G_GINT64_FORMAT " %s", f->id, why);
+	done(row, "Recorded: finding %" G_GINT64_FORMAT " (%s) is the same bug as finding %"
+		  G_GINT64_FORMAT " (%s, %s). zeroday mails no more about it in this thread; "
+		  "finding %" G_GINT64_FORMAT "'s thread carries it from now on.",
+	     f->id, f->title ? f->title : "", lead->id, lead->title ? lead->title : "",
+	     db_finding_state_name(lead->state), lead->id);
+	return true;
+}
+
+static bool cmd_undup(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
+		      GError **error)
+{
+	zd_autoptr(finding_row) f = NULL;
+	bool may;
+
+	(void)argv, (void)argc;
+	if (!finding_of(x, NULL, row, &f, error))
+		return false;
+	if (!f)
+		return true;
+	if (!thread_may(x, f, "undo a dup of", row, &may, error))
+		return false;
+	if (!may)
+		return true;
+	if (f->state != FINDING_DUPLICATE) {
+		done(row, "finding %" G_GINT64_FORMAT " is no duplicate (%s)", f->id,
+		     db_finding_state_name(f->state));
+		return true;
+	}
+	if (!db_finding_undup(x->c->db, f->id, error))
+		return false;
+	row->finding_id = f->id;
+	g_message("commands: finding %" G_GINT64_FORMAT " is no duplicate, said %s", f->id,
+		  x->sender);
+	done(row, "Recorded: finding %" G_GINT64_FORMAT " (%s) is no duplicate of finding %"
+		  G_GINT64_FORMAT "; it is open again, in this thread.",
+	     f->id, f->title ? f->title : "", f->dup_of);
+	return true;
+}
+
+static bool cmd_fix(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
+		    GError **error)
+{
+	zd_autoptr(finding_row) f = NULL;
+	const char *subject = argv[0];
+	bool may;
+
+	(void)argc;
+	if (strlen(subject) > REPO_SUMMARY_MAX - 3) {
+		refuse(row, "a commit subject is at most %u bytes", REPO_SUMMARY_MAX - 3);
+		return true;
+	}
+	if (!finding_of(x, NULL, row, &f, error))
+		return false;
+	if (!f)
+		return true;
+	if (!thread_may(x, f, "name the fix of", row, &may, error))
+		return false;
+	if (!may)
+		return true;
+	if (f->state == FINDING_INCONCLUSIVE) {
+		refuse(row, "finding %" G_GINT64_FORMAT " names no culprit, so zeroday cannot tell "
+			    "when a fix reaches it; #zeroday invalid closes it", f->id);
+		return true;
+	}
+	if (f->state != FINDING_OPEN) {
+		done(row, "finding %" G_GINT64_FORMAT " is closed already (%s)", f->id,
+		     db_finding_state_name(f->state));
+		return true;
+	}
+	if (!db_finding_set_fix(x->c->db, f->id, subject, error))
+		return false;
+	row->finding_id = f->id;
+	g_message("commands: finding %" G_GINT64_FORMAT " is fixed by \"%s\", said %s", f->id,
+		  subject, x->sender);
+	done(row, "Recorded: finding %" G_GINT64_FORMAT " (%s) closes once a commit \"%s\" is on "
+		  "%s and the failure is gone there; a follow-up in this thread will name it.",
+	     f->id, f->title ? f->title : "", subject, f->tree ? f->tree : "its tree");
+	return true;
+}
+
 /* ---- One command mail ---- */
+
+/*
+ * The words of @line when its command takes the rest of its line as one
+ * argument ("#zeroday fix: net: fix the count": "fix:", then the subject
+ * with its blanks trimmed and each run of them one space); NULL
+ * otherwise, with *@why set when the line cannot be read at all.
+ */
+static char **rest_of_line(const char *line, const char **why)
+{
+	const char *p = line + strlen("#zeroday");
+	g_autofree char *word = NULL;
+	const struct command *cmd;
+	g_autoptr(GStrvBuilder) b = NULL;
+	g_autoptr(GString) rest = g_string_new(NULL);
+	gsize len;
+
+	if (!line_readable(line, why))
+		return NULL;
+	p += strspn(p, " \t");
+	len = strcspn(p, " \t");
+	word = g_strndup(p, len);
+	if (len > 1 && word[len - 1] == ':')
+		word[len - 1] = '\0';
+	cmd = command_named(word);
+	if (!cmd || !cmd->rest)
+		return NULL;
+	for (p += len; *p;) {
+		gsize blanks = strspn(p, " \t");
+
+		p += blanks;
+		if (!*p)
+			break;
+		if (blanks && rest->len)
+			g_string_append_c(rest, ' ');
+		len = strcspn(p, " \t");
+		g_string_append_len(rest, p, (gssize)len);
+		p += len;
+	}
+	b = g_strv_builder_new();
+	g_strv_builder_add(b, word);
+	if (rest->len)
+		g_strv_builder_add(b, rest->str);
+	return g_strv_builder_end(b);
+}
 
 /* Runs command line @n of the mail into @row, in a savepoint: a refusal changes nothing. */
 static bool run_line(struct cmd_ctx *x, const char *line, struct command_row *row,
 		     GError **error)
 {
 	const char *why = NULL;
-	g_auto(GStrv) words = commands_split_line(line, &why);
+	g_auto(GStrv) words = rest_of_line(line, &why);
 	const struct command *cmd;
 	guint argc;
 
+	if (!words && !why)
+		words = commands_split_line(line, &why);
 	if (!words) {
 		refuse(row, "not taken: %s", why);
 		return true;
@@ -1232,6 +1470,10 @@ static bool run_line(struct cmd_ctx *x, const char *line, struct command_row *ro
 		}
 	}
 	cmd = command_named(words[0]);
+	if (!cmd && g_str_has_suffix(words[0], ":")) {
+		words[0][strlen(words[0]) - 1] = '\0';
+		cmd = command_named(words[0]);
+	}
 	if (!cmd) {
 		const struct command *near = nearest_command(words[0]);
 

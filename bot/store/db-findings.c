@@ -65,6 +65,7 @@ static const char *const finding_states[] = {
 	[FINDING_DROPPED] = "dropped",
 	[FINDING_INVALID] = "invalid",
 	[FINDING_UNREPRODUCED] = "unreproduced",
+	[FINDING_DUPLICATE] = "duplicate",
 };
 
 const char *db_finding_state_name(enum finding_state state)
@@ -148,6 +149,7 @@ void finding_row_free(struct finding_row *row)
 	g_free(row->details);
 	g_free(row->reproduce);
 	g_free(row->fixed_by);
+	g_free(row->fix_subject);
 	g_free(row->bisect_log);
 	g_free(row);
 }
@@ -211,7 +213,8 @@ bool db_finding_add(struct db *db, gint64 tree_id, struct finding_row *row, bool
 	"f.details, f.confidence, f.state, f.reproduce, f.created, f.fixed_by, f.rate, " \
 	"f.bisect_log, f.parent, f.head, f.file, f.line, f.col, f.diag_kind, f.message, " \
 	"f.excerpt, f.failures, f.runs, f.intermittent, f.repro_commit, f.repro_boots, " \
-	"f.suspects, f.reason, coalesce(f.report_finding, 0) " \
+	"f.suspects, f.reason, coalesce(f.report_finding, 0), coalesce(f.dup_of, 0), " \
+	"f.fix_subject " \
 	"FROM findings f LEFT JOIN trees t ON t.id = f.tree_id "
 
 /* Reads a row of FINDING_COLUMNS; its steps are loaded apart (finding_steps_load()). */
@@ -254,6 +257,8 @@ static void *finding_read(sqlite3_stmt *stmt)
 	f->suspects = suspects ? g_strsplit(suspects, " ", -1) : g_new0(char *, 1);
 	f->reason = db_col_text(stmt, 30);
 	f->report_finding = sqlite3_column_int64(stmt, 31);
+	f->dup_of = sqlite3_column_int64(stmt, 32);
+	f->fix_subject = db_col_text(stmt, 33);
 	f->steps = g_ptr_array_new_with_free_func((GDestroyNotify)finding_step_free);
 	return f;
 }
@@ -381,6 +386,29 @@ bool db_finding_close(struct db *db, gint64 id, enum finding_state state, const 
 		      "UPDATE findings SET state = ?3, fixed_by = ?1 WHERE id = ?2 "
 		      "AND state IN ('open', 'inconclusive')",
 		      "tit", why, id, db_finding_state_name(state));
+}
+
+bool db_finding_dup(struct db *db, gint64 id, gint64 lead, const char *why, GError **error)
+{
+	return db_run(db, error,
+		      "UPDATE findings SET state = 'duplicate', dup_of = ?1, fixed_by = ?2 "
+		      "WHERE id = ?3 AND state IN ('open', 'inconclusive')",
+		      "iti", lead, why, id);
+}
+
+bool db_finding_undup(struct db *db, gint64 id, GError **error)
+{
+	return db_run(db, error,
+		      "UPDATE findings SET state = CASE WHEN reason IS NULL THEN 'open' "
+		      "ELSE 'inconclusive' END, dup_of = NULL, fixed_by = NULL "
+		      "WHERE id = ?1 AND state = 'duplicate'",
+		      "i", id);
+}
+
+bool db_finding_set_fix(struct db *db, gint64 id, const char *subject, GError **error)
+{
+	return db_run(db, error, "UPDATE findings SET fix_subject = ?1 WHERE id = ?2", "ti",
+		      subject, id);
 }
 
 bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error)

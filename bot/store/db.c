@@ -423,6 +423,14 @@ static const char *const migrations[] = {
 	 * (tree add|set --regzbot).
 	 */
 	"ALTER TABLE trees ADD COLUMN regzbot INTEGER NOT NULL DEFAULT 0;",
+
+	/*
+	 * 21 -> 22: what maintainers said of a finding by mail: it is the
+	 * same bug as another (#zeroday dup), or the subject of the commit
+	 * that fixes it (#zeroday fix:).
+	 */
+	"ALTER TABLE findings ADD COLUMN dup_of INTEGER;"
+	"ALTER TABLE findings ADD COLUMN fix_subject TEXT;",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 21
+#define DB_SCHEMA_VERSION 22
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -490,6 +490,7 @@ enum finding_state {
 	FINDING_DROPPED,      /* the culprit left every branch: see finding_row.fixed_by */
 	FINDING_INVALID,      /* a maintainer said the report is wrong (#zeroday invalid) */
 	FINDING_UNREPRODUCED, /* a rerun (#zeroday rerun) no longer showed it */
+	FINDING_DUPLICATE,    /* another finding is the same bug (#zeroday dup): see dup_of */
 };
 
 /* "open", "fixed", "inconclusive", "dropped", "invalid", "unreproduced". */
@@ -558,6 +559,8 @@ struct finding_row {
 	char *bisect_log;  /* older rows: one line per step: commit, result, failures/runs */
 	gint64 created;
 	gint64 report_finding; /* the finding whose report carries this one; 0: its own */
+	gint64 dup_of;     /* a FINDING_DUPLICATE: the finding it is the same bug as */
+	char *fix_subject; /* the fix's subject, as #zeroday fix: gave it; NULL: none */
 };
 
 /* Frees @row, its suspects and its steps. */
@@ -601,6 +604,18 @@ struct finding_row *db_finding_get(struct db *db, gint64 id, GError **error);
  */
 bool db_finding_close(struct db *db, gint64 id, enum finding_state state, const char *why,
 		      GError **error);
+/*
+ * Closes finding @id, open or inconclusive, as a FINDING_DUPLICATE of
+ * finding @lead, with @why (who said so) kept in fixed_by.
+ */
+bool db_finding_dup(struct db *db, gint64 id, gint64 lead, const char *why, GError **error);
+/*
+ * Opens duplicate finding @id again (#zeroday undup): inconclusive when
+ * it names no culprit (it has a reason), else open.
+ */
+bool db_finding_undup(struct db *db, gint64 id, GError **error);
+/* Finding @id is fixed by the commit whose subject is @subject (#zeroday fix:). */
+bool db_finding_set_fix(struct db *db, gint64 id, const char *subject, GError **error);
 
 /* The outbox (bot/store/db-outbox.c). */
 
