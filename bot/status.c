@@ -506,6 +506,15 @@ void status_json_members(JsonBuilder *b, const char *types, ...)
 		case 'n':
 			json_builder_add_int_value(b, va_arg(ap, int));
 			break;
+		case 'o': {
+			gint64 id = va_arg(ap, gint64);
+
+			if (id)
+				json_builder_add_int_value(b, id);
+			else
+				json_builder_add_null_value(b);
+			break;
+		}
 		case 'b':
 			json_builder_add_boolean_value(b, va_arg(ap, int) != 0);
 			break;
@@ -593,7 +602,7 @@ static void json_finding(JsonBuilder *b, const void *row, const void *data)
 	g_autofree char *log = status_finding_log(f);
 
 	(void)data;
-	status_json_members(b, "itttttttttttttffiivit", "id", f->id, "tree", f->tree,
+	status_json_members(b, "itttttttttttttffiivot", "id", f->id, "tree", f->tree,
 			    "culprit", f->culprit, "target", f->target,
 			    "kind", db_finding_kind_name(f->kind, f->console),
 			    "fingerprint", f->fingerprint, "title", f->title,

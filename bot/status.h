@@ -148,7 +148,8 @@ char *status_finding_log(const struct finding_row *f);
  *   (promoted, as int), t const char * (NULL: null), v char *const *
  *   (NULL-terminated, NULL: empty) as an array of strings, f double,
  *   a gint64 pair (the time now, then a time of an event; 0 for no
- *   event): the age in seconds, null for no event.
+ *   event): the age in seconds, null for no event, o gint64 a row's id,
+ *   null for 0 (no row).
  * The pairs end with a NULL, so that a list of letters that does not
  * match them fails at once.
  */
