@@ -15,6 +15,7 @@
 #include "bot/bot.h"
 #include "bot/config.h"
 #include "engine/build.h"
+#include "engine/initramfs.h"
 #include "mail/address.h"
 #include "mail/patchmail.h"
 #include "mail/source.h"
@@ -944,6 +945,47 @@ char *config_fragment_dir(void)
 char *config_payload_dir(void)
 {
 	return data_dir("payloads", "engine/payloads");
+}
+
+GArray *config_boot_payloads(const struct config *config, const char *const *names,
+			     GError **error)
+{
+	g_autofree char *dir = config_payload_dir();
+	GArray *out = g_array_new(FALSE, TRUE, sizeof(struct initramfs_payload));
+
+	if (!names)
+		names = (const char *const *)config->boot_payloads;
+	for (const char *const *n = names; n && *n; n++) {
+		struct initramfs_payload pl = { .timeout_s = config->boot_payload_timeout };
+		char *path = g_path_is_absolute(*n) ? g_strdup(*n) : g_build_filename(dir, *n, NULL);
+
+		if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+			if (g_path_is_absolute(*n)) {
+				/* External suites run only where they are installed. */
+				g_message("payload %s is not installed; skipped", *n);
+				g_free(path);
+				continue;
+			}
+			g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no payload named '%s'", *n);
+			g_free(path);
+			config_boot_payloads_free(out);
+			return NULL;
+		}
+		pl.path = path;
+		pl.name = g_path_get_basename(path);
+		g_array_append_val(out, pl);
+	}
+	return out;
+}
+
+void config_boot_payloads_free(GArray *payloads)
+{
+	for (guint i = 0; payloads && i < payloads->len; i++) {
+		g_free((char *)g_array_index(payloads, struct initramfs_payload, i).name);
+		g_free((char *)g_array_index(payloads, struct initramfs_payload, i).path);
+	}
+	if (payloads)
+		g_array_unref(payloads);
 }
 
 char *config_template_dir(void)

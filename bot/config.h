@@ -162,6 +162,17 @@ char *config_fragment_dir(void);
 /* Where zeroday's boot payloads are, likewise. */
 char *config_payload_dir(void);
 
+/*
+ * The boot payloads @names (shipped names or absolute paths; NULL: [boot]
+ * payloads) as the initramfs takes them, an array of struct
+ * initramfs_payload with [boot] payload-timeout: an absolute path that is
+ * not installed is left out, with a log line; a shipped name that is not
+ * there is an error. Free with config_boot_payloads_free().
+ */
+GArray *config_boot_payloads(const struct config *config, const char *const *names,
+			     GError **error);
+void config_boot_payloads_free(GArray *payloads);
+
 /* Where zeroday's report templates are, likewise ($ZERODAY_DATADIR/templates). */
 char *config_template_dir(void);
 

@@ -146,11 +146,14 @@ char *boot_host_id(const char *state_dir)
 	return g_strndup(g_checksum_get_string(sum), 12);
 }
 
-char *boot_reproduce_command(const char *builddir, const char *image, unsigned memory_mb)
+char *boot_reproduce_command(const char *builddir, const char *image, const char *initrd,
+			     unsigned memory_mb, unsigned seed)
 {
 	return g_strdup_printf("qemu-system-x86_64 -machine pc -cpu qemu64 -m %u -nographic "
-			       "-no-reboot -kernel %s/%s -append '" BOOT_CMDLINE "'",
-			       memory_mb ? memory_mb : 256, builddir, image);
+			       "-no-reboot -kernel %s/%s%s%s -append '" BOOT_CMDLINE
+			       " zeroday.seed=%u'",
+			       memory_mb ? memory_mb : 256, builddir, image,
+			       initrd ? " -initrd " : "", initrd ? initrd : "", seed);
 }
 
 char *boot_domain_xml(const char *name, const struct boot_request *req, const char *kernel_path,

@@ -96,11 +96,14 @@ int boot_reap(const char *uri, const char *host_id, bool all, GError **error);
 
 /*
  * The one-line QEMU command that boots, as zeroday does (the machine, the
- * CPU without KVM, @memory_mb or 256 MiB, the command line), the kernel
- * image @image of build directory @builddir, its console on the terminal;
- * QEMU ends when the kernel halts or panics (caller frees).
+ * CPU without KVM, @memory_mb or 256 MiB, the command line with
+ * zeroday.seed=@seed), the kernel image @image of build directory
+ * @builddir with initramfs @initrd (NULL: none), its console on the
+ * terminal; QEMU ends when the kernel halts, panics or, at the end of
+ * the initramfs, reboots (caller frees).
  */
-char *boot_reproduce_command(const char *builddir, const char *image, unsigned memory_mb);
+char *boot_reproduce_command(const char *builddir, const char *image, const char *initrd,
+			     unsigned memory_mb, unsigned seed);
 
 /*
  * The domain XML for @req with the kernel and initrd at @kernel_path and

@@ -101,6 +101,96 @@ static char *init_script(const struct initramfs_payload *payloads, size_t n)
 	return g_string_free(s, FALSE);
 }
 
+/* The directories of the archive, then its console node: both forms write them. */
+static const char *const dirs[] = { "bin", "sbin", "dev", "proc", "sys", "tmp", "payloads" };
+
+/* The heredoc delimiter of the recipe; a file with a line like it goes in base64. */
+#define RECIPE_EOF "ZERODAY_EOF"
+
+/* Whether @text (@len bytes) can stand in a quoted heredoc as it is. */
+static bool heredoc_safe(const char *text, gsize len)
+{
+	if (!len || text[len - 1] != '\n' || memchr(text, '\0', len) ||
+	    !g_utf8_validate(text, len, NULL))
+		return false;
+	for (const char *line = text; line < text + len; line = strchr(line, '\n') + 1) {
+		if (strncmp(line, RECIPE_EOF "\n", strlen(RECIPE_EOF) + 1) == 0)
+			return false;
+	}
+	return true;
+}
+
+/* Appends the command that writes @text (@len bytes) to "$dir/@file". */
+static void recipe_file(GString *s, const char *file, const char *text, gsize len)
+{
+	if (heredoc_safe(text, len)) {
+		g_string_append_printf(s, "cat > \"$dir/%s\" << '" RECIPE_EOF "'\n", file);
+		g_string_append_len(s, text, len);
+	} else {
+		g_autofree char *b64 = g_base64_encode((const guchar *)text, len);
+
+		g_string_append_printf(s, "base64 -d > \"$dir/%s\" << '" RECIPE_EOF "'\n", file);
+		for (size_t at = 0, all = strlen(b64); at < all; at += 76)
+			g_string_append_printf(s, "%.76s\n", b64 + at);
+	}
+	g_string_append(s, RECIPE_EOF "\n");
+}
+
+char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n, GError **error)
+{
+	g_autofree char *init = init_script(payloads, n);
+	g_autoptr(GString) s = g_string_new(
+		"#!/bin/sh\n"
+		"# The initramfs zeroday boots its kernels with: a static busybox, the\n"
+		"# init below and the payloads it runs, packed by the kernel's own\n"
+		"# usr/gen_init_cpio (built with the kernel), as any user:\n"
+		"#\n"
+		"#   sh initramfs.sh BUILD-DIR > initramfs.cpio.gz\n"
+		"#\n"
+		"# $BUSYBOX names the static busybox (default /bin/busybox, which\n"
+		"# Debian's busybox-static installs).\n"
+		"set -eu\n"
+		"build=${1:?usage: sh initramfs.sh BUILD-DIR > initramfs.cpio.gz}\n"
+		"busybox=${BUSYBOX:-/bin/busybox}\n"
+		"if ldd \"$busybox\" > /dev/null 2>&1; then\n"
+		"\techo \"initramfs.sh: $busybox is not a static busybox\" \\\n"
+		"\t\t\"(Debian: apt-get install busybox-static)\" >&2\n"
+		"\texit 1\n"
+		"fi\n"
+		"dir=$(mktemp -d)\n"
+		"trap 'rm -rf \"$dir\"' EXIT\n");
+
+	recipe_file(s, "init", init, strlen(init));
+	for (size_t i = 0; i < n; i++) {
+		g_autofree char *text = NULL;
+		g_autofree char *file = NULL;
+		gsize len;
+
+		if (!valid_name(payloads[i].name)) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+				    "bad payload name '%s'", payloads[i].name);
+			return NULL;
+		}
+		if (!g_file_get_contents(payloads[i].path, &text, &len, error))
+			return NULL;
+		file = g_strconcat("payload-", payloads[i].name, NULL);
+		recipe_file(s, file, text, len);
+	}
+	g_string_append(s, "cat > \"$dir/list\" << EOF\n");
+	for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++)
+		g_string_append_printf(s, "dir /%s 0755 0 0\n", dirs[i]);
+	g_string_append(s, "nod /dev/console 0600 0 0 c 5 1\n"
+			   "file /bin/busybox $busybox 0755 0 0\n"
+			   "file /init $dir/init 0755 0 0\n");
+	for (size_t i = 0; i < n; i++)
+		g_string_append_printf(s, "file /payloads/%s $dir/payload-%s 0755 0 0\n",
+				       payloads[i].name, payloads[i].name);
+	g_string_append(s, "EOF\n"
+			   "\"$build/usr/gen_init_cpio\" \"$dir/list\" > \"$dir/cpio\"\n"
+			   "gzip -9 < \"$dir/cpio\"\n");
+	return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
 bool initramfs_build(const char *out_path, const char *busybox,
 		     const struct initramfs_payload *payloads, size_t n, GError **error)
 {
@@ -116,13 +206,8 @@ bool initramfs_build(const char *out_path, const char *busybox,
 
 	if (!g_file_get_contents(busybox, &bb, &bb_len, error))
 		return false;
-	cpio_dir(&c, "bin");
-	cpio_dir(&c, "sbin");
-	cpio_dir(&c, "dev");
-	cpio_dir(&c, "proc");
-	cpio_dir(&c, "sys");
-	cpio_dir(&c, "tmp");
-	cpio_dir(&c, "payloads");
+	for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++)
+		cpio_dir(&c, dirs[i]);
 	/* Without /dev/console the init has no output before devtmpfs. */
 	cpio_entry(&c, "dev/console", S_IFCHR | 0600, 5, 1, NULL, 0);
 	cpio_file(&c, "bin/busybox", 0755, bb, bb_len);

@@ -25,4 +25,19 @@ struct initramfs_payload {
 bool initramfs_build(const char *out_path, const char *busybox,
 		     const struct initramfs_payload *payloads, size_t n_payloads, GError **error);
 
+/*
+ * The same initramfs as a shell script a developer runs with nothing of
+ * zeroday's (caller frees): it writes the init and the payloads, then
+ * packs them with a static busybox ($BUSYBOX, else /bin/busybox) by the
+ * kernel's own usr/gen_init_cpio of the build directory it is given, as
+ * a user, to standard output:
+ *
+ *   sh initramfs.sh build > initramfs.cpio.gz
+ *
+ * Text payloads are written as they are, readable in the script; others
+ * in base64.
+ */
+char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n_payloads,
+		       GError **error);
+
 #endif

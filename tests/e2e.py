@@ -140,7 +140,11 @@ def main(cmd, args):
         lines = text(parse(args[0])).split("\n")
         for i, line in enumerate(lines):
             if line.startswith("To reproduce"):
-                block = lines[i + 2:]
+                # The sentence may wrap; the commands follow the blank line.
+                block = lines[i:]
+                while block and block[0].strip():
+                    block.pop(0)
+                block = block[1:]
                 cmds = []
                 while block and block[0].startswith("        "):
                     cmds.append(block.pop(0).strip())

@@ -355,11 +355,18 @@ repro() {
 	echo "$?" > "$scratch/repro-build.status"
 	git -C "$wt" checkout -q --detach "$panic_culprit" &&
 		e2e attachment "$rp" config.gz "$wt/config.gz" &&
+		e2e attachment "$rp" initramfs.sh "$wt/initramfs.sh" &&
 		e2e reproduce "$rp" > "$scratch/repro-panic.cmds" || return
-	(cd "$wt" && sh -c "$(sed -n 1p "$scratch/repro-panic.cmds")") > "$scratch/repro-panic.log" 2>&1
+	(cd "$wt" && sh -ec "$(sed -n 1,2p "$scratch/repro-panic.cmds")") > "$scratch/repro-panic.log" 2>&1
 	echo "$?" > "$scratch/repro-panic.status"
-	(cd "$wt" && timeout 300 sh -c "$(sed -n 2p "$scratch/repro-panic.cmds")") < /dev/null \
+	(cd "$wt" && timeout 300 sh -c "$(sed -n 3p "$scratch/repro-panic.cmds")") < /dev/null \
 		> "$scratch/repro-console.log" 2>&1
+	# The culprit's parent, built and booted by the same lines.
+	git -C "$wt" checkout -q --detach "$panic_culprit^" &&
+		(cd "$wt" && sh -ec "$(sed -n 1,2p "$scratch/repro-panic.cmds")") \
+			> "$scratch/repro-parent.log" 2>&1 || return
+	(cd "$wt" && timeout 300 sh -c "$(sed -n 3p "$scratch/repro-panic.cmds")") < /dev/null \
+		> "$scratch/repro-parent-console.log" 2>&1
 }
 repro_pid=
 if [ -n "$rb" ] && [ -n "$rp" ]; then
@@ -472,12 +479,17 @@ where=$(sed -n 's/^>> \(kernel\/exit.c:[0-9]*:[0-9]*\): error: .zd_e2e_undeclare
 	"$scratch/rb.txt" | head -1)
 check "with the report's error, where the report says ($where)" \
 	grep -q "^\(\.\./\)\?$where: error: .*zd_e2e_undeclared.* undeclared" "$scratch/repro-build.log"
-check "the panic report gives two commands: build, then boot under QEMU" \
-	sh -c 'test "$(wc -l < "$1")" -eq 2 && grep -q "^qemu-system-x86_64 .*-kernel build/arch/x86/boot/bzImage" "$1"' \
+check "the panic report gives three commands: build, the initramfs, boot under QEMU with it" \
+	sh -c 'test "$(wc -l < "$1")" -eq 3 &&
+		test "$(sed -n 2p "$1")" = "sh initramfs.sh build > initramfs.cpio.gz" &&
+		sed -n 3p "$1" | grep -q "^qemu-system-x86_64 .*-kernel build/arch/x86/boot/bzImage -initrd initramfs.cpio.gz "' \
 	- "$scratch/repro-panic.cmds"
-check "the first builds commit 9" test "$(cat "$scratch/repro-panic.status")" -eq 0
-check "the second panics the same way" \
+check "the first two build commit 9 and the initramfs" test "$(cat "$scratch/repro-panic.status")" -eq 0
+check "the third panics the same way" \
 	grep -q "Kernel panic - not syncing: zeroday: an e2e boot panic" "$scratch/repro-console.log"
+check "commit 9's parent, by the same lines, boots through the initramfs to its end" \
+	sh -c 'grep -q "ZERODAY-BOOT-END" "$1" && ! grep -q "zeroday: an e2e boot panic" "$1"' \
+	- "$scratch/repro-parent-console.log"
 
 # For bench/e2e: the response times, against the builds and boots run
 # inside them (the time of zeroday itself is the rest).

@@ -7,6 +7,7 @@
  */
 #include "autoconfig.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -151,19 +152,96 @@ static void test_flaky(void)
 		console_result_clear(&r[i]);
 }
 
+/*
+ * initramfs.sh carries every payload byte for byte: text as it is (even
+ * one with a line like the heredoc's end), anything else in base64. A
+ * stand-in for usr/gen_init_cpio copies each file the list names.
+ */
+static void test_initramfs_recipe_files(void)
+{
+	const char *dir = testlib_scratch();
+	g_autofree char *text = g_build_filename(dir, "text", NULL);
+	g_autofree char *tricky = g_build_filename(dir, "tricky", NULL);
+	g_autofree char *binary = g_build_filename(dir, "binary", NULL);
+	g_autofree char *tool = g_build_filename(dir, "build", "usr", "gen_init_cpio", NULL);
+	g_autofree char *script = g_build_filename(dir, "initramfs.sh", NULL);
+	g_autofree char *usr = g_path_get_dirname(tool);
+	g_autofree char *out = g_build_filename(dir, "out", NULL);
+	g_autofree char *init_copy = g_build_filename(out, "init", NULL);
+	g_autofree char *archive_copy = g_build_filename(out, "archive", NULL);
+	g_autofree char *cmd = NULL;
+	g_autofree char *recipe = NULL;
+	static const char bytes[] = { 0x7f, 'E', 'L', 'F', 0, 1, 2, '\n', 0, (char)0xff };
+	struct initramfs_payload payloads[] = {
+		{ "text", text, 10 }, { "tricky", tricky, 10 }, { "binary", binary, 10 },
+	};
+	const char *names[] = { "text", "tricky", "binary" };
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(g_file_set_contents(text, "#!/bin/sh\necho 'it $runs' \\\n", -1, NULL));
+	g_assert_true(g_file_set_contents(tricky, "#!/bin/sh\ncat << ZERODAY_EOF\nx\nZERODAY_EOF\n",
+					  -1, NULL));
+	g_assert_true(g_file_set_contents(binary, bytes, sizeof(bytes), NULL));
+	g_assert_cmpint(g_mkdir_with_parents(usr, 0755), ==, 0);
+	g_assert_true(g_file_set_contents(
+		tool, "#!/bin/sh\n"
+		      "while read -r kind dest src rest; do\n"
+		      "\t[ \"$kind\" = file ] && cp \"$src\" \"$OUT/$(basename \"$dest\")\"\n"
+		      "done < \"$1\"\necho archive\n", -1, NULL));
+	g_assert_cmpint(g_chmod(tool, 0755), ==, 0);
+
+	recipe = initramfs_recipe(payloads, G_N_ELEMENTS(payloads), &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(strstr(recipe, "echo 'it $runs' \\\n"));  /* readable as it is */
+	g_assert_nonnull(strstr(recipe, "base64 -d > \"$dir/payload-tricky\""));
+	g_assert_nonnull(strstr(recipe, "base64 -d > \"$dir/payload-binary\""));
+	g_assert_null(initramfs_recipe((struct initramfs_payload[]){ { "../x", text, 1 } }, 1,
+				       &error));
+	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+	g_clear_error(&error);
+
+	g_assert_true(g_file_set_contents(script, recipe, -1, NULL));
+	g_assert_cmpint(g_mkdir_with_parents(out, 0755), ==, 0);
+	cmd = g_strdup_printf("cd '%s' && OUT=out BUSYBOX=/bin/busybox sh initramfs.sh build "
+			      "| gzip -dc > out/archive", dir);
+	g_assert_cmpint(system(cmd), ==, 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+		g_autofree char *want = NULL;
+		g_autofree char *got = NULL;
+		g_autofree char *copy = g_build_filename(out, names[i], NULL);
+		gsize want_len, got_len;
+
+		g_assert_true(g_file_get_contents(payloads[i].path, &want, &want_len, NULL));
+		g_assert_true(g_file_get_contents(copy, &got, &got_len, NULL));
+		g_assert_cmpmem(got, got_len, want, want_len);
+	}
+	{
+		g_autofree char *init = NULL;
+		g_autofree char *archive = NULL;
+
+		g_assert_true(g_file_get_contents(init_copy, &init, NULL, NULL));
+		g_assert_nonnull(strstr(init, "ZERODAY-PAYLOAD-START tricky"));
+		g_assert_true(g_file_get_contents(archive_copy, &archive, NULL, NULL));
+		g_assert_cmpstr(archive, ==, "archive\n");
+	}
+}
+
 /* The reports' boot line: the same machine and command line as the domain's. */
 static void test_reproduce_command(void)
 {
-	g_autofree char *cmd = boot_reproduce_command("build", "arch/x86/boot/bzImage", 0);
-	g_autofree char *big = boot_reproduce_command("b", "arch/x86/boot/bzImage", 1024);
+	g_autofree char *cmd = boot_reproduce_command("build", "arch/x86/boot/bzImage",
+						      "initramfs.cpio.gz", 0, 1);
+	g_autofree char *big = boot_reproduce_command("b", "arch/x86/boot/bzImage", NULL, 1024, 3);
 	struct boot_request req = { 0 };
 	g_autofree char *xml = boot_domain_xml("d", &req, "/k", NULL);
 
 	g_assert_cmpstr(cmd, ==, "qemu-system-x86_64 -machine pc -cpu qemu64 -m 256 -nographic "
-				 "-no-reboot -kernel build/arch/x86/boot/bzImage -append '"
-				 BOOT_CMDLINE "'");
+				 "-no-reboot -kernel build/arch/x86/boot/bzImage "
+				 "-initrd initramfs.cpio.gz -append '" BOOT_CMDLINE
+				 " zeroday.seed=1'");
 	g_assert_nonnull(strstr(big, " -m 1024 "));
-	g_assert_nonnull(strstr(big, " -kernel b/arch/x86/boot/bzImage "));
+	g_assert_nonnull(strstr(big, " -kernel b/arch/x86/boot/bzImage -append "));
+	g_assert_nonnull(strstr(big, " zeroday.seed=3'"));
 	g_assert_nonnull(strstr(xml, "<cmdline>" BOOT_CMDLINE " </cmdline>"));
 	g_assert_nonnull(strstr(xml, "machine='pc'"));
 	g_assert_nonnull(strstr(xml, "<model>qemu64</model>"));
@@ -428,6 +506,7 @@ int main(int argc, char **argv)
 	host_id = boot_host_id(testlib_scratch());
 	g_test_add_func("/boot/host-id", test_host_id);
 	g_test_add_func("/boot/reproduce-command", test_reproduce_command);
+	g_test_add_func("/boot/initramfs-recipe-files", test_initramfs_recipe_files);
 	g_test_add_func("/boot/ok", test_ok);
 	g_test_add_func("/boot/sysrq-panic", test_sysrq_panic);
 	g_test_add_func("/boot/cmdline-panic", test_cmdline_panic);

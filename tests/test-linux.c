@@ -7,6 +7,7 @@
  */
 #include "autoconfig.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -146,8 +147,11 @@ static void expect(const char *oid, const char *parent, enum build_verdict verdi
 	build_output_clear(&c);
 }
 
-/* Boots the image in the build directory; returns the console verdict. */
-static void boot_image(struct console_result *r, const char *name)
+/*
+ * Boots the image in the build directory with initramfs @made (NULL:
+ * zeroday's own, with the smoke payload); returns the console verdict.
+ */
+static void boot_with(struct console_result *r, const char *name, const char *made)
 {
 	g_autofree char *image = g_build_filename(cache, "work", "build", "arch", "x86", "boot",
 						  "bzImage", NULL);
@@ -166,7 +170,10 @@ static void boot_image(struct console_result *r, const char *name)
 
 	g_assert_true(g_file_get_contents(image, &data, &len, &error));
 	g_assert_true(g_file_set_contents(kept, data, len, &error));
-	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+	if (made)
+		req.initrd = made;
+	else
+		g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
 	g_assert_true(boot_run(&out, "qemu:///system", &req, &error));
 	g_assert_no_error(error);
 	g_file_get_contents(log, &text, NULL, NULL);
@@ -174,6 +181,114 @@ static void boot_image(struct console_result *r, const char *name)
 	g_test_message("boot of %s: %s (%s) in %.1f s", name, diag_console_kind_name(r->kind),
 		       r->title, out.seconds);
 	boot_outcome_clear(&out);
+}
+
+static void boot_image(struct console_result *r, const char *name)
+{
+	boot_with(r, name, NULL);
+}
+
+/* One entry of a newc cpio archive, as both makers must write it. */
+struct cpio_entry {
+	char *name;
+	unsigned mode, rdev_major, rdev_minor;
+	GBytes *data;
+};
+
+static void cpio_entry_free(struct cpio_entry *e)
+{
+	g_free(e->name);
+	g_bytes_unref(e->data);
+	g_free(e);
+}
+
+static unsigned hex8(const char *p)
+{
+	char field[9] = { 0 };
+
+	memcpy(field, p, 8);
+	return (unsigned)g_ascii_strtoull(field, NULL, 16);
+}
+
+/* The entries of gzipped newc archive @path, the trailer left out. */
+static GPtrArray *cpio_entries(const char *path)
+{
+	g_autofree char *plain = g_strconcat(path, ".cpio", NULL);
+	g_autofree char *cmd = g_strdup_printf("gzip -dc '%s' > '%s'", path, plain);
+	g_autofree char *raw = NULL;
+	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)cpio_entry_free);
+	gsize len, at = 0;
+
+	/* The archive holds NULs: read back from a file, not a spawned string. */
+	g_assert_cmpint(system(cmd), ==, 0);
+	g_assert_true(g_file_get_contents(plain, &raw, &len, NULL));
+	while (at + 110 <= len) {
+		const char *h = raw + at;
+		struct cpio_entry *e;
+		unsigned size = hex8(h + 54), namesize = hex8(h + 94);
+
+		g_assert_cmpmem(h, 6, "070701", 6);
+		g_assert_cmpuint(at + 110 + namesize, <=, len);
+		if (strcmp(h + 110, "TRAILER!!!") == 0)
+			break;
+		e = g_new0(struct cpio_entry, 1);
+		e->name = g_strndup(h + 110, namesize - 1);
+		e->mode = hex8(h + 14);
+		e->rdev_major = hex8(h + 78);
+		e->rdev_minor = hex8(h + 86);
+		at = (at + 110 + namesize + 3) & ~(gsize)3;
+		g_assert_cmpuint(at + size, <=, len);
+		e->data = g_bytes_new(raw + at, size);
+		at = (at + size + 3) & ~(gsize)3;
+		g_ptr_array_add(out, e);
+	}
+	return out;
+}
+
+/*
+ * The reports' initramfs.sh, run as a developer runs it on the build
+ * directory, makes the initramfs zeroday boots with (the same files,
+ * modes and console node), and the base boots with it to the end.
+ */
+static void test_initramfs_recipe(void)
+{
+	g_autofree char *smoke = g_build_filename(ZERODAY_SRCDIR, "engine", "payloads", "smoke", NULL);
+	g_autofree char *builddir = g_build_filename(cache, "work", "build", NULL);
+	g_autofree char *script = g_build_filename(testlib_scratch(), "initramfs.sh", NULL);
+	g_autofree char *made = g_build_filename(testlib_scratch(), "made.cpio.gz", NULL);
+	g_autofree char *ours = g_build_filename(testlib_scratch(), "ours.cpio.gz", NULL);
+	g_autofree char *cmd = NULL;
+	g_autofree char *recipe = NULL;
+	g_autoptr(GPtrArray) a = NULL;
+	g_autoptr(GPtrArray) b = NULL;
+	struct initramfs_payload payloads[] = { { "smoke", smoke, 60 } };
+	g_autoptr(GError) error = NULL;
+	struct console_result r;
+
+	recipe = initramfs_recipe(payloads, 1, &error);
+	g_assert_no_error(error);
+	g_assert_true(g_file_set_contents(script, recipe, -1, &error));
+	g_assert_true(initramfs_build(ours, "/bin/busybox", payloads, 1, &error));
+	cmd = g_strdup_printf("cd '%s' && BUSYBOX=/bin/busybox sh initramfs.sh '%s' > '%s'",
+			      testlib_scratch(), builddir, made);
+	g_assert_cmpint(system(cmd), ==, 0);
+
+	a = cpio_entries(ours);
+	b = cpio_entries(made);
+	g_assert_cmpuint(a->len, ==, b->len);
+	for (guint i = 0; i < a->len; i++) {
+		const struct cpio_entry *x = a->pdata[i], *y = b->pdata[i];
+
+		g_test_message("%s %o", x->name, x->mode);
+		g_assert_cmpstr(x->name, ==, y->name);
+		g_assert_cmpuint(x->mode, ==, y->mode);
+		g_assert_cmpuint(x->rdev_major, ==, y->rdev_major);
+		g_assert_cmpuint(x->rdev_minor, ==, y->rdev_minor);
+		g_assert_true(g_bytes_equal(x->data, y->data));
+	}
+	boot_with(&r, "recipe", made);
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "boot-ok");
+	console_result_clear(&r);
 }
 
 static void test_base_boots(void)
@@ -284,6 +399,7 @@ int main(int argc, char **argv)
 
 	g_test_add_func("/linux/base-builds", test_base_builds);
 	g_test_add_func("/linux/base-boots", test_base_boots);
+	g_test_add_func("/linux/initramfs-recipe", test_initramfs_recipe);
 	g_test_add_func("/linux/boot-warning", test_boot_warning);
 	g_test_add_func("/linux/new-warning", test_new_warning);
 	g_test_add_func("/linux/moved-warning", test_moved_warning);

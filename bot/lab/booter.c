@@ -311,46 +311,6 @@ static void boot_worker(gpointer data, gpointer user_data)
 		run->attempts = 1 + RETRIES;
 }
 
-/* Resolves payload names: shipped ones from the data dir, or absolute paths. */
-static GArray *payload_list(const struct config *config, const char *const *names,
-			    GError **error)
-{
-	g_autofree char *dir = config_payload_dir();
-	GArray *out = g_array_new(FALSE, TRUE, sizeof(struct initramfs_payload));
-
-	for (const char *const *n = names; n && *n; n++) {
-		struct initramfs_payload pl = { .timeout_s = config->boot_payload_timeout };
-		char *path = g_path_is_absolute(*n) ? g_strdup(*n) : g_build_filename(dir, *n, NULL);
-
-		if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
-			if (g_path_is_absolute(*n)) {
-				/* External suites run only where they are installed. */
-				g_message("payload %s is not installed; skipped", *n);
-				g_free(path);
-				continue;
-			}
-			g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND, "no payload named '%s'", *n);
-			g_free(path);
-			g_array_unref(out);
-			return NULL;
-		}
-		pl.path = path;
-		pl.name = g_path_get_basename(path);
-		g_array_append_val(out, pl);
-	}
-	return out;
-}
-
-static void payloads_free(GArray *a)
-{
-	for (guint i = 0; a && i < a->len; i++) {
-		g_free((char *)g_array_index(a, struct initramfs_payload, i).name);
-		g_free((char *)g_array_index(a, struct initramfs_payload, i).path);
-	}
-	if (a)
-		g_array_unref(a);
-}
-
 /* [boot] kvm = auto: one boot with KVM must reach its end marker. */
 static bool probe_kvm(struct pool *p)
 {
@@ -491,9 +451,7 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	p.host_id = host_id;
 	if (!parse_hosts(&p, config->boot_hosts, lockdir, error))
 		goto done;
-	payloads = payload_list(config, req->payloads ? req->payloads
-						       : (const char *const *)config->boot_payloads,
-				error);
+	payloads = config_boot_payloads(config, req->payloads, error);
 	if (!payloads)
 		goto done;
 	if (!initramfs_build(initrd, config->boot_busybox,
@@ -563,7 +521,7 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	}
 	out = g_steal_pointer(&runs);
 done:
-	payloads_free(payloads);
+	config_boot_payloads_free(payloads);
 	for (guint i = 0; i < p.n_hosts; i++) {
 		g_free(p.hosts[i].uri);
 		g_free(p.hosts[i].lock_prefix);

@@ -63,6 +63,7 @@ static const struct template_field report_fields[] = {
 	{ "config", TEMPLATE_TEXT, false, NULL },
 	{ "compiler", TEMPLATE_TEXT, true, NULL },
 	{ "reproduce", TEMPLATE_TEXT, false, NULL },
+	{ "initramfs_command", TEMPLATE_TEXT, true, NULL }, /* with initramfs.sh attached */
 	{ "boot_command", TEMPLATE_TEXT, true, NULL },
 	{ "repro_boots", TEMPLATE_TEXT, true, NULL },
 	{ "title", TEMPLATE_TEXT, false, NULL },
@@ -183,7 +184,11 @@ static const struct template_field series_failure_fields[] = {
 	{ "kind", TEMPLATE_TEXT, false, NULL },       /* "build error", "build warning", "boot failure" */
 	{ "also", TEMPLATE_TEXT, true, NULL },        /* "arm64:defconfig (build error), ..." */
 	{ "boot", TEMPLATE_TEXT, true, NULL },        /* set for a boot failure */
+	/* A boot failure whose patch before booted no clean kernel: the revert is the evidence. */
+	{ "reverted", TEMPLATE_TEXT, true, NULL },
 	{ "reproduce", TEMPLATE_TEXT, true, NULL },
+	{ "initramfs_command", TEMPLATE_TEXT, true, NULL }, /* boot failures, with initramfs.sh */
+	{ "boot_command", TEMPLATE_TEXT, true, NULL },      /* boot failures */
 	{ "diags", TEMPLATE_LIST, true, series_diag_fields },
 	{ NULL },
 };

@@ -20,6 +20,7 @@
 #include "engine/boot.h"
 #include "engine/build.h"
 #include "engine/diag.h"
+#include "engine/initramfs.h"
 #include "engine/maintainers.h"
 #include "mail/address.h"
 
@@ -585,12 +586,8 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	template_values_set(v, "compiler", compiler);
 	reproduce = build_reproduce_command(&target, "config.gz");
 	template_values_set(v, "reproduce", reproduce);
-	if (f->kind == FINDING_BOOT && build_image_name(&target)) {
-		g_autofree char *boot = boot_reproduce_command("build", build_image_name(&target),
-							       c->config->boot_memory);
-
-		template_values_set(v, "boot_command", boot);
-	}
+	if (f->kind == FINDING_BOOT)
+		report_boot_reproduce(keep_recipients ? NULL : out, v, c, &target);
 	build_target_clear(&target);
 	if (f->kind == FINDING_BOOT) {
 		if (f->repro_boots)
@@ -680,6 +677,34 @@ bool report_attach_config(struct reply *out, const char *config_path)
 		return false;
 	reply_attach_bytes(out, "config.gz", "application/gzip", config_gz);
 	return true;
+}
+
+void report_boot_reproduce(struct reply *out, struct template_values *v, const struct bot *c,
+			   const struct build_target *t)
+{
+	const char *image = build_image_name(t);
+	g_autoptr(GError) error = NULL;
+	GArray *payloads;
+	g_autofree char *recipe = NULL;
+	g_autofree char *boot = NULL;
+
+	if (!image)
+		return;
+	payloads = config_boot_payloads(c->config, NULL, &error);
+	if (payloads)
+		recipe = initramfs_recipe((const struct initramfs_payload *)payloads->data,
+					  payloads->len, &error);
+	config_boot_payloads_free(payloads);
+	if (!recipe)
+		g_message("report: no initramfs.sh for the reproduce lines: %s", error->message);
+	boot = boot_reproduce_command("build", image, recipe ? "initramfs.cpio.gz" : NULL,
+				      c->config->boot_memory, 1);
+	if (recipe) {
+		template_values_set(v, "initramfs_command", "sh initramfs.sh build > initramfs.cpio.gz");
+		if (out)
+			reply_attach(out, "initramfs.sh", recipe);
+	}
+	template_values_set(v, "boot_command", boot);
 }
 
 /*

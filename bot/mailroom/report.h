@@ -62,6 +62,20 @@ void report_prefetch(const struct bot *c, const char *culprit, struct maintainer
 bool report_attach_config(struct reply *out, const char *config_path);
 
 /*
+ * Sets @v's boot reproduce lines for target @t, as zeroday boots it: the
+ * command that makes the initramfs with initramfs.sh (attached to @out:
+ * the init and payloads of [boot] payloads, packed by the build's own
+ * usr/gen_init_cpio), "initramfs_command", and the QEMU line that boots
+ * the kernel with it, "boot_command". Without the script (a payload
+ * gone: logged), the QEMU line boots the kernel alone. Nothing for a
+ * target that boots no image.
+ */
+struct template_values;
+struct build_target;
+void report_boot_reproduce(struct reply *out, struct template_values *v, const struct bot *c,
+			   const struct build_target *t);
+
+/*
  * Fills @out (initialised here; reply_release() it) with the report of
  * finding @f, with Message-ID @message_id, dated @now. Fails when a
  * template does not load or render, or the culprit is not in the store.
