@@ -175,24 +175,32 @@ check "and lists each patch's result, the last patch booted clean" \
 	grep -q '^  2/3 init: keep a spare variable in kernel_init: new-diagnostics on $target\$' '$scratch/summary' &&
 	grep -q '^  3/3 init: say when kernel_init runs: pass on $target; 1 boot clean\$' '$scratch/summary'"
 
-# A second series, on the same base: patch 1 innocent, patch 2 panics at
-# boot. The last patch and the base are booted (the base's boot is the
-# first series' one, reused); the panic shows at the whole series' every
-# boot and at none of the base's, so patch 1 is booted too: clean, so the
-# panic is pinned on patch 2, which gets the reply.
+# A second series, on the same base, in the shape a real one takes: patch
+# 1 breaks the build, patch 2 mends it, patch 3 panics at boot and patch 4
+# is innocent. The last patch and the base are booted (the base's boot is
+# the first series' one, reused); the panic shows with the whole series
+# and not on the base, so it is bisected over the patches as a tree's
+# failure is: patch 1, which builds no kernel, skipped; patches 2 and 4
+# booted, and patch 3 reverted on patch 4. It is pinned on patch 3, which
+# gets the boot reply; patch 1 gets the build reply.
 export GIT_INDEX_FILE="$scratch/index"
-q1=$(edit "$base" '/^static int __ref kernel_init\(void \*unused\)$/ {
-	print "/* Where the kernel hands over to user space. */" } { print }' \
-	"$(printf 'init: a note before kernel_init\n\nSigned-off-by: A <a@example.org>')")
-q2=$(edit "$q1" '{ print } /^static int __ref kernel_init\(void \*unused\)$/ { k = 1 }
+q1=$(edit "$base" '{ print } /^static int __ref kernel_init\(void \*unused\)$/ { k = 1 }
+	k && /^\tint ret;$/ { print "\tzd_undeclared = 1;"; k = 0 }' \
+	"$(printf 'init: count kernel_init runs\n\nSigned-off-by: A <a@example.org>')")
+q2=$(edit "$q1" '/^\tzd_undeclared = 1;$/ { next } { print }' \
+	"$(printf 'init: drop the count again\n\nSigned-off-by: A <a@example.org>')")
+q3=$(edit "$q2" '{ print } /^static int __ref kernel_init\(void \*unused\)$/ { k = 1 }
 	k && /^\tint ret;$/ { print "\tpanic(\"zeroday: a series panic\");"; k = 0 }' \
 	"$(printf 'init: stop at kernel_init\n\nSigned-off-by: A <a@example.org>')")
+q4=$(edit "$q3" '/^static int __ref kernel_init\(void \*unused\)$/ {
+	print "/* Where the kernel hands over to user space. */" } { print }' \
+	"$(printf 'init: a note before kernel_init\n\nSigned-off-by: A <a@example.org>')")
 unset GIT_INDEX_FILE
 sleep 1
 mkdir "$scratch/b"
 git -C "$repo" format-patch -q --from="A <a@example.org>" --to="linux@example.org" \
-	--cover-letter --thread --base="$base" -o "$scratch/b" "$base..$q2"
-sed -i 's/\*\*\* SUBJECT HERE \*\*\*/init: a panic in two/' "$scratch/b/0000-cover-letter.patch"
+	--cover-letter --thread --base="$base" -o "$scratch/b" "$base..$q4"
+sed -i 's/\*\*\* SUBJECT HERE \*\*\*/init: a panic in four/' "$scratch/b/0000-cover-letter.patch"
 for f in "$scratch/b/"*.patch; do
 	i=$((i + 1))
 	{
@@ -201,29 +209,42 @@ for f in "$scratch/b/"*.patch; do
 	} > "$list/tmp/m$i"
 	mv "$list/tmp/m$i" "$list/new/$(printf %06d $i).test"
 done
-b2=$(mid "$scratch/b/0002-"*.patch)
+b1=$(mid "$scratch/b/0001-"*.patch)
+b3=$(mid "$scratch/b/0003-"*.patch)
 t0=$(date +%s.%N)
 z run --once --poll-interval 3600 > "$scratch/run2.log" 2>&1
 check "run --once tests the panicking series" test $? -eq 0
 t1=$(date +%s.%N)
-sed 's/^/# /' "$scratch/run2.log" | grep -E "series|boot" | head -20
+sed 's/^/# /' "$scratch/run2.log" | grep -E "series|bisect" | head -30
 awk -v a="$t0" -v b="$t1" 'BEGIN { printf "# run --once: %.1f s wall\n", b - a }'
 z series --json | sed 's/, {"id": \([0-9]*\), "subject"/\n{"id": \1, "subject"/g' > "$scratch/series2.json"
-s=$(grep '"subject": "init: a panic in two"' "$scratch/series2.json")
+s=$(grep '"subject": "init: a panic in four"' "$scratch/series2.json")
 check "the panicking series is tested" has_s '"state": "tested"'
-check "patch 1 builds and boots clean" \
-	has_s "\"n\": 1, \"target\": \"$target\", \"commit\": \"[0-9a-f]*\", \"result\": \"pass\", \"new\": null, \"boot\": \"1 boot clean\", \"boot_failed\": false"
-check "patch 2 builds, and the panic is pinned on it" \
-	has_s "\"n\": 2, \"target\": \"$target\", \"commit\": \"[0-9a-f]*\", \"result\": \"pass\", \"new\": null, \"boot\": \"panic: Kernel panic - not syncing: zeroday: a series panic (1/1 boots).*\", \"boot_failed\": true"
+check "patch 1 fails to build" \
+	has_s "\"n\": 1, \"target\": \"$target\", \"commit\": \"[0-9a-f]*\", \"result\": \"fail (new error)\""
+printf '%s\n' "$s" | grep -o '"n": [0-9]*, "target": [^}]*' | sed 's/^/# /'
+check "patch 2 builds and boots clean" \
+	has_s "\"n\": 2, \"target\": \"$target\", \"commit\": \"[0-9a-f]*\", \"result\": \"pass\", \"new\": null, \"boot\": \"[0-9]* boots* clean\", \"boot_failed\": false"
+check "patch 3 builds, and the panic is pinned on it" \
+	has_s "\"n\": 3, \"target\": \"$target\", \"commit\": \"[0-9a-f]*\", \"result\": \"pass\", \"new\": null, \"boot\": \"panic: Kernel panic - not syncing: zeroday: a series panic ([0-9]*/[0-9]* boots).*\", \"boot_failed\": true"
+check "patch 4 shows it too, and is not blamed" \
+	has_s "\"n\": 4, \"target\": \"$target\", \"commit\": \"[0-9a-f]*\", \"result\": \"pass\", \"new\": null, \"boot\": \"panic: [^\"]*\", \"boot_failed\": false"
+check "the bisection reverted patch 3 on the last patch" grep -q "bisect .* (revert): [0-9a-f]* good" "$scratch/run2.log"
 z outbox --json | sed 's/, {"id": \([0-9]*\), "finding"/\n{"id": \1, "finding"/g' |
 	grep '"kind": "series"' > "$scratch/mails2.json"
-idb=$(grep "\"in_reply_to\": \"$b2\"" "$scratch/mails2.json" | sed -n 's/^\[*{"id": \([0-9]*\),.*/\1/p' | head -1)
-check "one reply on patch 2" test "$(grep -c "\"in_reply_to\": \"$b2\"" "$scratch/mails2.json")" -eq 1
+idb=$(grep "\"in_reply_to\": \"$b3\"" "$scratch/mails2.json" | sed -n 's/^\[*{"id": \([0-9]*\),.*/\1/p' | head -1)
+check "one reply on patch 3" test "$(grep -c "\"in_reply_to\": \"$b3\"" "$scratch/mails2.json")" -eq 1
+check "one reply on patch 1, the build error" test "$(grep -c "\"in_reply_to\": \"$b1\"" "$scratch/mails2.json")" -eq 1
 z outbox show "${idb:-0}" > "$scratch/replyb" 2>&1
 sed '1,/^$/d' "$scratch/replyb" | awk '/^$/ { print p; p = ""; next } { p = p (p == "" ? "" : " ") $0 }
 	END { print p }' > "$scratch/replyb.b"
-check "it says patch 2 adds a new boot failure" has "$scratch/replyb.b" \
-	"^patch 2/2 of \"init: a panic in two\" (v1) adds a new boot failure for $target: the tree just before this patch boots without it"
+check "it says patch 3 adds a new boot failure" has "$scratch/replyb.b" \
+	"^patch 3/4 of \"init: a panic in four\" (v1) adds a new boot failure for $target: the tree just before this patch boots without it"
 check "with the console's panic line" has "$scratch/replyb" "^>> .*Kernel panic - not syncing: zeroday: a series panic"
+check "its reproduce lines build, make the initramfs, and boot the kernel with it" \
+	sh -c 'grep -q "^        sh initramfs.sh build > initramfs.cpio.gz\$" "$1" &&
+		grep -q "^        qemu-system-x86_64 .* -kernel build/arch/x86/boot/bzImage -initrd initramfs.cpio.gz " "$1"' \
+	- "$scratch/replyb"
+check "with initramfs.sh attached" grep -q 'filename="*initramfs\.sh' "$scratch/replyb"
 
 tap_end

@@ -274,6 +274,17 @@ static bool bisect_failure(const struct bot *c, const struct job_row *job,
 	return true;
 }
 
+bool culprit_bisect_series_boot(const struct bot *c, const struct job_row *job,
+				const char *base, const char *fingerprint,
+				struct bisect_outcome *out, GError **error)
+{
+	const struct bisect_boundary good[] = { { base, true } };
+	const struct probe probe = { .boot = true, .fingerprint = fingerprint };
+
+	memset(out, 0, sizeof(*out));
+	return bisect_failure(c, job, &probe, good, G_N_ELEMENTS(good), NULL, out, error);
+}
+
 /* The outcome's steps, as a finding keeps them (struct finding_step). */
 static GPtrArray *outcome_steps(const struct bisect_outcome *o)
 {

@@ -14,6 +14,7 @@
 #include "bot/lab/builder.h"
 #include "bot/config.h"
 #include "bot/store/db.h"
+#include "engine/bisect.h"
 #include "engine/repo.h"
 
 /*
@@ -49,6 +50,19 @@ bool culprit_build_findings(const struct bot *c, const struct job_row *job,
 bool culprit_boot_findings(const struct bot *c, const struct job_row *job,
 			   const struct builder_result *r, const char *base, GPtrArray **tally,
 			   GString *already, GError **error);
+
+/*
+ * Bisects new boot failure @fingerprint over a posted series as applied:
+ * the job's commit is its last patch, @base the commit it applies on
+ * (booted clean of it). The same bisection as a tree's: flaky-aware,
+ * patches that build no kernel skipped, the culprit checked by reverting
+ * it on the last patch; boots already stored count. Fills @out (zeroed
+ * here). False when the bisection could not run (BOT_ERROR_TEMPORARY on
+ * infrastructure errors).
+ */
+bool culprit_bisect_series_boot(const struct bot *c, const struct job_row *job,
+				const char *base, const char *fingerprint,
+				struct bisect_outcome *out, GError **error);
 
 /*
  * Marks fixed the open findings of the job's tree and target whose

@@ -175,16 +175,29 @@ static void series_boots_release(struct series_boots *b, guint n)
 	g_free(b->note);
 }
 
+/* The patch of @outcomes (1-based) whose commit is @commit; 0: none. */
+static guint patch_of(GPtrArray *outcomes, const char *commit)
+{
+	for (guint k = 1; k <= outcomes->len; k++) {
+		const struct builder_result *br = outcomes->pdata[k - 1];
+
+		if (strcmp(br->commit, commit) == 0)
+			return k;
+	}
+	return 0;
+}
+
 /*
  * Boots the series where @outcomes' builds kept an image (the target
  * boots): the last patch and the base [boot] repeat times each. A failure
- * the last patch shows in every boot and the base in none is pinned on
- * the first patch that shows it in every boot, every patch before it
- * having booted clean; anything less certain (an intermittent failure, a
- * patch between that shows it sometimes) is said on the series, not
- * blamed on a patch: a wrong culprit is worse than none.
+ * the last patch shows and the base does not is bisected over the
+ * patches with the same bisection as a tree's (flaky-aware, patches that
+ * build no kernel skipped, the culprit reverted on the last patch); it is
+ * pinned on the patch the bisection names, and anything it cannot name
+ * is said on the series, not blamed on a patch: a wrong culprit is worse
+ * than none.
  */
-static bool boot_series(const struct bot *c, GPtrArray *outcomes,
+static bool boot_series(const struct bot *c, const struct job_row *job, GPtrArray *outcomes,
 			struct series_boots *out, GError **cause)
 {
 	guint n = outcomes->len;
@@ -194,6 +207,11 @@ static bool boot_series(const struct bot *c, GPtrArray *outcomes,
 	g_autoptr(GPtrArray) last_tally = NULL;
 	g_autoptr(GPtrArray) base_tally = NULL;
 	const struct console_tally *fresh = NULL;
+	g_autofree unsigned *runs = NULL;
+	g_autofree unsigned *failures = NULL;
+	g_autoptr(GString) suspects = NULL;
+	struct bisect_outcome o = { 0 };
+	guint blamed;
 
 	out->text = g_new0(char *, n);
 	if (!last->build || !last->build->image_path || last->build->status != BUILD_OK)
@@ -216,44 +234,62 @@ static bool boot_series(const struct bot *c, GPtrArray *outcomes,
 	}
 	if (!fresh)
 		return true;
-	if (fresh->failures < fresh->runs) {
-		out->note = g_strdup_printf(
-			"%s: %s shows in %u of %u boots with the whole series and in none of %u on "
-			"the base; an intermittent failure is not pinned on one patch",
-			diag_console_kind_name(fresh->kind), fresh->title, fresh->failures,
-			fresh->runs, repeat);
-		return true;
+	if (!culprit_bisect_series_boot(c, job, first->parent, fresh->fingerprint, &o, cause))
+		return false;
+
+	/* Each patch's boots, as the bisection counted them (stored boots included). */
+	runs = g_new0(unsigned, n + 1);
+	failures = g_new0(unsigned, n + 1);
+	for (guint i = 0; i < o.log->len; i++) {
+		const struct bisect_entry *e = o.log->pdata[i];
+		guint k = e->role == BISECT_ROLE_REVERT ? 0 : patch_of(outcomes, e->commit);
+
+		if (!k || e->result == BISECT_SKIP)
+			continue;
+		runs[k] += e->runs;
+		failures[k] += e->failures;
 	}
 	for (guint k = 1; k <= n; k++) {
-		const struct builder_result *br = outcomes->pdata[k - 1];
-		g_autoptr(GPtrArray) tally = NULL;
-		const struct console_tally *t;
-
-		if (k == n) {
-			tally = g_ptr_array_ref(last_tally);
-		} else {
-			if (!br->build || !br->build->image_path || br->build->status != BUILD_OK)
-				break; /* not built: the patches after it cannot be told apart */
-			tally = probe_boot(c, br->build, repeat, 0, NULL, cause);
-			if (!tally)
-				return !*cause;
-			out->text[k - 1] = boots_text(tally, repeat);
-		}
-		t = probe_tally_find(tally, fresh->fingerprint);
-		if (!t || t->failures == 0)
+		if (!runs[k])
 			continue;
-		if (t->failures == t->runs) {
-			out->blamed = k;
-			out->failure = g_strdup_printf("%s: %s (%u/%u boots)\n%s",
-						       diag_console_kind_name(t->kind), t->title,
-						       t->failures, t->runs, t->excerpt ? t->excerpt : "");
-			return true;
-		}
-		break;
+		g_free(out->text[k - 1]);
+		out->text[k - 1] = failures[k]
+			? g_strdup_printf("%s: %s (%u/%u boots)", diag_console_kind_name(fresh->kind),
+					  fresh->title, failures[k], runs[k])
+			: g_strdup_printf("%u boot%s clean", runs[k], runs[k] == 1 ? "" : "s");
 	}
-	out->note = g_strdup_printf("%s: %s shows in every boot with the whole series and in "
-				    "none on the base, but could not be pinned on one patch",
-				    diag_console_kind_name(fresh->kind), fresh->title);
+
+	blamed = o.verdict == BISECT_FOUND ? patch_of(outcomes, o.culprit) : 0;
+	if (blamed) {
+		out->blamed = blamed;
+		out->failure = g_strdup_printf("%s: %s (%u/%u boots)\n%s",
+					       diag_console_kind_name(fresh->kind), fresh->title,
+					       failures[blamed], runs[blamed],
+					       fresh->excerpt ? fresh->excerpt : "");
+		g_message("series: %s pinned on patch %u of %u (%.12s), confidence %.3f",
+			  fresh->fingerprint, blamed, n, o.culprit, o.confidence);
+		bisect_outcome_clear(&o);
+		return true;
+	}
+	suspects = g_string_new(NULL);
+	for (char **sp = o.suspects; sp && *sp; sp++) {
+		guint k = patch_of(outcomes, *sp);
+
+		if (k)
+			g_string_append_printf(suspects, "%s%u", suspects->len ? ", " : "", k);
+	}
+	if (o.verdict == BISECT_PREDATES)
+		out->note = g_strdup_printf("%s: %s shows with the whole series, and, booted "
+					    "more, on the base too: it is not the series'",
+					    diag_console_kind_name(fresh->kind), fresh->title);
+	else
+		out->note = g_strdup_printf(
+			"%s: %s shows in %u of %u boots with the whole series and in none of %u "
+			"on the base, but could not be pinned on one patch (%s)%s%s",
+			diag_console_kind_name(fresh->kind), fresh->title, fresh->failures,
+			fresh->runs, repeat, o.reason ? o.reason : "no patch stood out",
+			suspects->len ? "; it is one of patches " : "", suspects->str);
+	bisect_outcome_clear(&o);
 	return true;
 }
 
@@ -316,7 +352,7 @@ static bool run_patch_test(const struct bot *c, const struct job_row *job,
 		    (jr == JOB_RESULT_FAIL_PARENT_FAILING && worst == JOB_RESULT_PASS))
 			worst = jr;
 	}
-	if (!boot_series(c, outcomes, &boots, cause))
+	if (!boot_series(c, job, outcomes, &boots, cause))
 		goto out;
 	details = g_new0(char *, outcomes->len + 1);
 	for (guint i = 0; i < outcomes->len; i++) {

@@ -1059,6 +1059,25 @@ static gint by_patch(gconstpointer a, gconstpointer b)
 }
 
 /*
+ * Whether the tree just before @r's patch booted clean on its target: the
+ * base (before patch 1, booted clean whenever a failure is new), or the
+ * patch before, when it was booted. Else a bisection pinned the failure
+ * by reverting the patch on the whole series.
+ */
+static bool booted_clean_before(const struct series_row *s, const struct series_result *r)
+{
+	if (r->n == 1)
+		return true;
+	for (guint i = 0; i < s->results->len; i++) {
+		const struct series_result *q = s->results->pdata[i];
+
+		if (q->n == r->n - 1 && strcmp(q->target, r->target) == 0)
+			return q->boot && g_str_has_suffix(q->boot, " clean");
+	}
+	return false;
+}
+
+/*
  * Queues the reply on patch @p of @s for what result @r newly broke: its
  * build (@boot false) or its boots; @also (NULL: none) names the other
  * targets where the patch breaks something, and what. In the caller's
@@ -1092,6 +1111,8 @@ static bool queue_failure(const struct bot *c, const struct series_row *s,
 	}
 	if (build_target_parse(&bt, r->target, frag_dir, NULL)) {
 		repro = build_reproduce_command(&bt, "config.gz");
+		if (boot)
+			report_boot_reproduce(&rep, v, c, &bt);
 		build_target_clear(&bt);
 	}
 	template_values_set(v, "tree", s->tree);
@@ -1111,8 +1132,11 @@ static bool queue_failure(const struct bot *c, const struct series_row *s,
 		template_values_set(v, "kind", failure_kind(&self));
 	}
 	template_values_set(v, "also", also);
-	if (boot)
+	if (boot) {
 		template_values_set(v, "boot", "yes");
+		if (!booted_clean_before(s, r))
+			template_values_set(v, "reverted", "yes");
+	}
 	template_values_set(v, "reproduce", repro);
 	if (text) {
 		g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
