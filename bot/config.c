@@ -99,6 +99,8 @@ static const struct key {
 	{ "mail", "name", KEY_TEXT, offsetof(struct config, mail_name), 1, 64 },
 	{ "mail", "archive-url", KEY_URL, offsetof(struct config, mail_archive_url), 0, 0 },
 	{ "mail", "archive-list", KEY_ADDRESS, offsetof(struct config, mail_archive_list), 0, 0 },
+	{ "report", "artifacts-dir", KEY_PATH, offsetof(struct config, report_artifacts_dir), 0, 0 },
+	{ "report", "artifacts-url", KEY_URL, offsetof(struct config, report_artifacts_url), 0, 0 },
 	{ "mail", "templates", KEY_PATH, offsetof(struct config, mail_templates), 0, 0 },
 	{ "mail", "cc-max", KEY_UINT, offsetof(struct config, mail_cc_max), 1, 1000 },
 	{ "mail", "outbox", KEY_OUTBOX, offsetof(struct config, mail_outbox), 0, 0 },
@@ -199,6 +201,8 @@ void config_free(struct config *config)
 	g_free(config->state_dir);
 	g_strfreev(config->build_targets);
 	g_free(config->build_executor);
+	g_free(config->report_artifacts_dir);
+	g_free(config->report_artifacts_url);
 	g_free(config->slurm_spool);
 	g_free(config->slurm_node_root);
 	g_free(config->slurm_zeroday);
@@ -708,6 +712,13 @@ struct config *config_load_data(const char *data, const char *origin, GError **e
 			if (!set_key(c, kf, origin, k, error))
 				return NULL;
 		}
+	}
+	if (!c->report_artifacts_dir != !c->report_artifacts_url) {
+		bad_key(error, origin, "report",
+			c->report_artifacts_dir ? "artifacts-dir" : "artifacts-url",
+			"artifacts-dir and artifacts-url go together: the directory zeroday "
+			"writes and the URL that serves it");
+		return NULL;
 	}
 	if (strcmp(c->build_executor, "slurm") == 0 && !c->slurm_spool) {
 		bad_key(error, origin, "build", "executor",

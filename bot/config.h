@@ -55,6 +55,8 @@ struct config {
 	char *mail_address;     /* the bot's address (addr-spec): the From of every mail */
 	char *mail_name;        /* its display name */
 	char *mail_archive_url; /* a report's Closes: link is this and its Message-ID; NULL: none */
+	char *report_artifacts_dir; /* a web directory reports' full files are written to; NULL: none */
+	char *report_artifacts_url; /* its URL, linked from reports */
 	char *mail_archive_list; /* Cc'd on reports, so that the archive holds them; NULL: none */
 	char *mail_templates;   /* the directory of the report templates */
 	char *mail_outbox;      /* the Maildir mail is delivered to, or the copies of what

@@ -61,6 +61,9 @@ git -C "$kb" commit -q -am "main: innocent too"
 head=$(git -C "$kb" rev-parse HEAD)
 printf '[git]\nallow-local-trees = true\n[mail]\naddress = bot@example.org\nname = Test Robot\narchive-url = https://lists.example.org/r/\n' \
 	> "$scratch/z.conf"
+# The web directory reports' full files go to, and its URL.
+printf '[report]\nartifacts-dir = %s\nartifacts-url = https://zeroday.example.org/a\n' "$scratch/www" \
+	>> "$scratch/z.conf"
 z() { "$ZERODAY" --config="$scratch/z.conf" --state-dir="$scratch/state" "$@"; }
 z init > /dev/null
 z tree add kb "$kb" master --non-rebasable --target x86_64:defconfig \
@@ -152,6 +155,19 @@ path=$(sed -n 's/.*"path": "\([^"]*\)".*/\1/p' "$scratch/outbox1")
 check "its Message-ID is zeroday's, per finding" sh -c 'expr "$1" : "$2" > /dev/null' - "$mid" "zeroday-f$id-[0-9a-f]\{32\}@example.org$"
 check "delivered into the Maildir's new/" test -f "$path" -a "$(dirname "$path")" = "$scratch/state/outbox/new"
 check "the delivered mail carries that Message-ID" grep -q "^Message-Id: <$mid>\$" "$path"
+token=${mid%@*}
+check "it links its full files under [report] artifacts-url" \
+	grep -q "^The whole files: https://zeroday.example.org/a/$token/\$" "$path"
+check "which zeroday wrote into artifacts-dir: the config, the build log, the bisection log" \
+	test -s "$scratch/www/$token/config" -a -s "$scratch/www/$token/bisect.log" \
+	-a -s "$scratch/www/$token/build.log"
+check "the whole build log, with the error, where the mail had the lines around it" \
+	grep -q "error: 'undeclared_counter' undeclared" "$scratch/www/$token/build.log"
+config=$(sqlite3 "$scratch/state/zeroday.db" \
+	"SELECT config_path FROM builds WHERE commit_id = '$err' ORDER BY id DESC LIMIT 1")
+check "the config, the culprit's build's whole" cmp -s "$config" "$scratch/www/$token/config"
+check "a preview links nothing: nothing was written for it" \
+	sh -c '! grep -q "^The whole files:" "$1"' - "$scratch/mail"
 check "and the recipients the outbox lists" grep -q '"to:\\"Ann O'"'"'Author, Jr\\" <ann@example.com>", "cc:Carl Committer <carl@example.com>"' "$scratch/outbox1"
 z run --once --poll-interval 3600 > "$scratch/run3.log" 2>&1
 check "a second run mails nothing again" test "$(ls "$scratch/state/outbox/new" | wc -l)" -eq 1

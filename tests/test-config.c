@@ -130,6 +130,14 @@ static const struct bad_case {
 	  "test.conf: [build] executor: slurm needs [slurm] spool, the directory zeroday and the "
 	  "nodes share" },
 	{ "[slurm]\nspool=spool\n", "test.conf: [slurm] spool: expected an absolute path" },
+	{ "[report]\nartifacts-dir=/srv/www/zeroday\n",
+	  "test.conf: [report] artifacts-dir: artifacts-dir and artifacts-url go together: the "
+	  "directory zeroday writes and the URL that serves it" },
+	{ "[report]\nartifacts-url=https://zeroday.example.org/a/\n",
+	  "test.conf: [report] artifacts-url: artifacts-dir and artifacts-url go together: the "
+	  "directory zeroday writes and the URL that serves it" },
+	{ "[report]\nartifacts-url=file:///srv\nartifacts-dir=/srv\n",
+	  "test.conf: [report] artifacts-url: expected an http:// or https:// URL" },
 	{ "[mail]\naddress=Bot <bot@example.org>\n",
 	  "test.conf: [mail] address: expected one address, user@domain, without a name" },
 	{ "[mail]\naddress=bot\n",

@@ -160,6 +160,13 @@ bool outbox_queue_report(const struct bot *c, gint64 finding_id, gint64 now,
 		return true;
 	row = new_row(c, OUTBOX_REPORT, tag, now);
 	row->finding_id = finding_id;
+	{
+		g_autoptr(GError) unpublished = NULL;
+
+		if (!report_publish(c, f, row->message_id, &unpublished))
+			g_message("report of finding %" G_GINT64_FORMAT ": no artifacts linked: %s",
+				  finding_id, unpublished->message);
+	}
 	report_finding(&reply, c, f, row->message_id, now, &cause);
 	fill_row(row, &reply, cause);
 	reply_release(&reply);

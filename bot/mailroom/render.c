@@ -85,6 +85,8 @@ static const struct template_field report_fields[] = {
 	{ "closes", TEMPLATE_TEXT, true, NULL },  /* without [mail] archive-url, or private: none */
 	{ "fixes", TEMPLATE_TEXT, true, NULL },   /* "0123456789ab (\"subject\")" of a verified culprit */
 	{ "regzbot", TEMPLATE_TEXT, true, NULL }, /* that culprit's 12 hex, on a --regzbot tree */
+	/* [report] artifacts-url's directory of this report's full files; none when private */
+	{ "artifacts", TEMPLATE_TEXT, true, NULL },
 	/* The fixed follow-up only. */
 	{ "fixed_by", TEMPLATE_TEXT, true, NULL },
 	{ "fixed_by_short", TEMPLATE_TEXT, true, NULL },

@@ -6,6 +6,7 @@
 
 #include "autoconfig.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include <gio/gio.h>
@@ -517,6 +518,28 @@ static char *headline(const struct finding_row *f)
  * Fills @v with finding @f's fields and, unless @keep_recipients, @out's
  * recipients.
  */
+/*
+ * The directory of the report with Message-ID @message_id under [report]
+ * artifacts-dir, named after the Message-ID's local part (zeroday's own
+ * random name, nothing a stranger chose); NULL when there is none for
+ * @tree (not configured, or private).
+ */
+static char *artifacts_dir(const struct config *cfg, const struct tree_row *tree,
+			   const char *message_id)
+{
+	g_autofree char *token = g_strndup(message_id, strcspn(message_id, "@"));
+
+	if (!cfg->report_artifacts_dir || (tree && tree->private) || !*token)
+		return NULL;
+	for (char *p = token; *p; p++) {
+		if (!g_ascii_isalnum(*p) && *p != '-' && *p != '_' && *p != '.')
+			*p = '_';
+	}
+	if (token[0] == '.')
+		token[0] = '_';
+	return g_build_filename(cfg->report_artifacts_dir, token, NULL);
+}
+
 static bool fill_values(struct template_values *v, struct reply *out, const struct bot *c,
 			const struct finding_row *f, const char *message_id, bool keep_recipients,
 			GError **error)
@@ -640,6 +663,18 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	template_values_printf(v, "reported_by", "%s <%s>", cfg->mail_name, cfg->mail_address);
 	closes = policy_closes(cfg, tree, message_id);
 	template_values_set(v, "closes", closes);
+	if (!keep_recipients) {
+		g_autofree char *dir = artifacts_dir(cfg, tree, message_id);
+
+		if (dir && g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+			g_autofree char *token = g_path_get_basename(dir);
+
+			template_values_printf(v, "artifacts", "%s%s%s/", cfg->report_artifacts_url,
+					       g_str_has_suffix(cfg->report_artifacts_url, "/") ? ""
+											 : "/",
+					       token);
+		}
+	}
 	/*
 	 * The line a fix's commit message carries, for a culprit shown to be
 	 * one; and, for a mainline-like tree, regzbot's, so that the
@@ -803,6 +838,85 @@ static void attach_logs(struct reply *out, const struct bot *c, const struct fin
 		reply_attach(out, "bisect.log", log);
 }
 
+
+/* Writes @text (@len bytes) as @dir/@name, readable by the web server. */
+static bool publish_file(const char *dir, const char *name, const char *text, gsize len,
+			 GError **error)
+{
+	g_autofree char *path = g_build_filename(dir, name, NULL);
+
+	return g_file_set_contents_full(path, text, (gssize)len, G_FILE_SET_CONTENTS_CONSISTENT,
+					0644, error);
+}
+
+/* Copies the file at @from (its last REPORT_ARTIFACT_MAX bytes) as @dir/@name; absent: nothing. */
+static bool publish_copy(const char *dir, const char *name, const char *from, GError **error)
+{
+	g_autofree char *text = from ? read_tail(from, REPORT_ARTIFACT_MAX) : NULL;
+
+	return !text || publish_file(dir, name, text, strlen(text), error);
+}
+
+bool report_publish(const struct bot *c, const struct finding_row *f, const char *message_id,
+		    GError **error)
+{
+	zd_autoptr(tree_row) tree = db_tree_get(c->db, f->tree, error);
+	zd_autoptr(build_row) build = NULL;
+	g_autofree char *dir = NULL;
+	g_autofree char *log = status_finding_log(f);
+
+	if (!tree)
+		return false;
+	dir = artifacts_dir(c->config, tree, message_id);
+	if (!dir)
+		return true;
+	if (g_mkdir_with_parents(dir, 0755) < 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_FAILED, "%s: %s", dir, g_strerror(errno));
+		return false;
+	}
+	if (!db_build_find(c->db, f->tree, f->culprit, f->target, &build, error))
+		goto fail;
+	if (build && (!publish_copy(dir, "config", build->config_path, error) ||
+		      !publish_copy(dir, "build.log", build->log_path, error)))
+		goto fail;
+	if (log && !publish_file(dir, "bisect.log", log, strlen(log), error))
+		goto fail;
+	if (build && f->kind == FINDING_BOOT) {
+		g_autofree char *console = NULL;
+		GArray *payloads = NULL;
+		g_autofree char *recipe = NULL;
+
+		if (!db_boot_console(c->db, build->id, f->fingerprint, &console, error) ||
+		    !publish_copy(dir, "console.log", console, error))
+			goto fail;
+		payloads = config_boot_payloads(c->config, NULL, NULL);
+		if (payloads)
+			recipe = initramfs_recipe((const struct initramfs_payload *)payloads->data,
+						  payloads->len, NULL);
+		config_boot_payloads_free(payloads);
+		if (recipe && !publish_file(dir, "initramfs.sh", recipe, strlen(recipe), error))
+			goto fail;
+	}
+	return true;
+fail:
+	/* No half a directory linked: the report goes without the link. */
+	{
+		g_autoptr(GFile) gone = g_file_new_for_path(dir);
+		g_autoptr(GFileEnumerator) files =
+			g_file_enumerate_children(gone, G_FILE_ATTRIBUTE_STANDARD_NAME,
+						  G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
+		GFileInfo *info;
+
+		while (files && (info = g_file_enumerator_next_file(files, NULL, NULL))) {
+			g_autoptr(GFile) child = g_file_get_child(gone, g_file_info_get_name(info));
+
+			g_file_delete(child, NULL, NULL);
+			g_object_unref(info);
+		}
+		g_file_delete(gone, NULL, NULL);
+	}
+	return false;
+}
 
 static bool render_into(struct reply *out, const struct bot *c, const char *kind,
 			const struct template_values *v, GError **error)

@@ -75,6 +75,22 @@ struct build_target;
 void report_boot_reproduce(struct reply *out, struct template_values *v, const struct bot *c,
 			   const struct build_target *t);
 
+/* The most of a file a report's artifacts directory takes: a build log past it keeps its tail. */
+#define REPORT_ARTIFACT_MAX (64 * 1024 * 1024)
+
+/*
+ * Writes the full files behind the report of finding @f, Message-ID
+ * @message_id, into [report] artifacts-dir, in a directory named after
+ * the Message-ID's random part: the config, the whole build log, the
+ * bisection log, and for a boot failure the console of a failing boot
+ * and initramfs.sh. The report rendered afterwards links it (its
+ * "artifacts" field). Nothing without artifacts-dir, or for a private
+ * tree. False with @error set when the directory cannot be written: the
+ * report then goes without the link.
+ */
+bool report_publish(const struct bot *c, const struct finding_row *f, const char *message_id,
+		    GError **error);
+
 /*
  * Fills @out (initialised here; reply_release() it) with the report of
  * finding @f, with Message-ID @message_id, dated @now. Fails when a

@@ -201,3 +201,12 @@ GPtrArray *db_boot_list(struct db *db, gint64 build_id, const char *profile, GEr
 		return NULL;
 	return g_steal_pointer(&out);
 }
+
+bool db_boot_console(struct db *db, gint64 build_id, const char *fingerprint, char **path,
+		     GError **error)
+{
+	return db_text(db, path, NULL, error,
+		       "SELECT console_path FROM boots WHERE build_id = ?1 AND fingerprint = ?2 "
+		       "AND console_path IS NOT NULL ORDER BY id LIMIT 1", "it", build_id,
+		       fingerprint);
+}

@@ -305,6 +305,13 @@ void boot_record_free(struct boot_record *r);
 GPtrArray *db_boot_list(struct db *db, gint64 build_id, const char *profile, GError **error);
 
 /*
+ * The console log of the first boot of build @build_id that failed with
+ * @fingerprint (*@path NULL when none is stored; caller frees).
+ */
+bool db_boot_console(struct db *db, gint64 build_id, const char *fingerprint, char **path,
+		     GError **error);
+
+/*
  * The job queue: builds (later boots, bisection steps, patch tests) with
  * priorities, fairness across trees, and leases. A worker claims a job for
  * a lease; if it dies, the lease runs out and the job is claimed again;
