@@ -1111,7 +1111,8 @@ static void test_migrate_v9(void)
 	assert_shell(path, "SELECT group_concat(name, ' ') FROM pragma_table_info('findings') "
 		     "WHERE cid >= 16",
 		     "parent head file line col diag_kind message excerpt failures runs "
-		     "intermittent repro_commit repro_boots suspects reason report_finding dup_of fix_subject");
+		     "intermittent repro_commit repro_boots suspects reason report_finding dup_of "
+		     "fix_subject also");
 	assert_shell(path, "SELECT group_concat(name || ' ' || type || ' ' || \"notnull\", ', ') "
 		     "FROM pragma_table_info('finding_steps')",
 		     "finding_id INTEGER 1, seq INTEGER 1, role TEXT 1, commit_id TEXT 1, "

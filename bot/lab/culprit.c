@@ -375,16 +375,17 @@ static bool one_report(const struct finding_row *a, const struct finding_row *b)
 }
 
 /*
- * Reports the findings of the job's tree and target that @culprit caused
- * and no report mentions yet: one report for all of its new errors and
- * warnings (an error's, when there is one, carrying the others), one for
- * a boot failure, in one transaction. Run after all of a build's new
- * diagnostics are bisected, so that one commit's diagnostics make one
- * mail, not one each; run again after a crash, it reports what the crash
- * left unreported.
+ * Reports the findings of tree @tree_id that @culprit caused and no
+ * report mentions yet, on every target: one report for all of its new
+ * errors and warnings (an error's, when there is one, carrying the others
+ * and naming the other targets), one for a boot failure, in one
+ * transaction. Run once every new diagnostic of a build is bisected and
+ * no other target of the head is still building, so that one commit's
+ * diagnostics make one mail, not one each or one a target; run again
+ * after a crash, it reports what the crash left unreported.
  */
-static bool report_culprit(const struct bot *c, const struct job_row *job,
-			   const char *culprit, GError **error)
+static bool report_culprit(const struct bot *c, gint64 tree_id, const char *culprit,
+			   GError **error)
 {
 	struct bot rc = *c;
 	g_autoptr(GPtrArray) rows = NULL;
@@ -397,7 +398,7 @@ static bool report_culprit(const struct bot *c, const struct job_row *job,
 	rc.maintainers_of = culprit;
 	rc.maintainers = &m;
 	ok = db_tx_begin(c->db, error);
-	rows = ok ? db_finding_unreported(c->db, job->tree_id, culprit, job->target, error) : NULL;
+	rows = ok ? db_finding_unreported(c->db, tree_id, culprit, NULL, error) : NULL;
 	ok = rows != NULL;
 	/* Errors first: a report that carries an error is an error's. */
 	if (ok)
@@ -424,6 +425,19 @@ static bool report_culprit(const struct bot *c, const struct job_row *job,
 		db_tx_rollback(c->db);
 	maintainers_release(&m);
 	return ok;
+}
+
+bool culprit_report_due(const struct bot *c, gint64 tree_id, GError **error)
+{
+	g_autoptr(GPtrArray) due = db_finding_report_due(c->db, tree_id, error);
+
+	if (!due)
+		return false;
+	for (guint i = 0; i < due->len; i++) {
+		if (!report_culprit(c, tree_id, due->pdata[i], error))
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -542,9 +556,24 @@ bool culprit_build_findings(const struct bot *c, const struct job_row *job,
 		if (!ok)
 			return false;
 	}
-	/* Every new diagnostic bisected: one report a culprit. */
+	/*
+	 * Every new diagnostic bisected: one report a culprit, once the
+	 * head's other targets are built too (the last to end reports, and
+	 * culprit_report_due() after each job catches what a crash left).
+	 */
+	if (culprits->len) {
+		bool waiting;
+
+		if (!db_job_head_busy(c->db, job->tree_id, job->commit, job->id, &waiting, error))
+			return false;
+		if (waiting) {
+			g_message("report of %.12s waits for the other targets of %.12s",
+				  (const char *)culprits->pdata[0], job->commit);
+			return true;
+		}
+	}
 	for (guint i = 0; i < culprits->len; i++) {
-		if (!report_culprit(c, job, culprits->pdata[i], error))
+		if (!report_culprit(c, job->tree_id, culprits->pdata[i], error))
 			return false;
 	}
 	return true;

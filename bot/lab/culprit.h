@@ -52,6 +52,15 @@ bool culprit_boot_findings(const struct bot *c, const struct job_row *job,
 			   GString *already, GError **error);
 
 /*
+ * Reports the build findings of tree @tree_id that wait for a report and
+ * whose heads no build job waits on any longer (db_finding_report_due()):
+ * the last target of a head to end, or a crash between a job's end and
+ * its report, leaves them to this; run after each build job of the tree
+ * and when zeroday starts.
+ */
+bool culprit_report_due(const struct bot *c, gint64 tree_id, GError **error);
+
+/*
  * Bisects new boot failure @fingerprint over a posted series as applied:
  * the job's commit is its last patch, @base the commit it applies on
  * (booted clean of it). The same bisection as a tree's: flaky-aware,

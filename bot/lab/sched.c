@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bot/bot.h"
+#include "bot/lab/culprit.h"
 #include "bot/lab/executor.h"
 #include "bot/lab/jobs.h"
 #include "bot/mailroom/commands.h"
@@ -257,6 +258,38 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 }
 
 /*
+ * After a build job of @job's tree ended: the reports its head's last
+ * target left due (culprit_report_due()). A failure waits for the next
+ * job's end, or the next start.
+ */
+static void report_due(const struct bot *c, const struct job_row *job)
+{
+	g_autoptr(GError) local = NULL;
+
+	if (job->kind == JOB_KIND_BUILD && !culprit_report_due(c, job->tree_id, &local))
+		g_warning("job %" G_GINT64_FORMAT ": the reports due wait for the next job: %s",
+			  job->id, local->message);
+}
+
+/* At start: the reports a crash left due between a job's end and its report. */
+static void report_all_due(struct sched *s, struct db *db, struct repo *repo)
+{
+	const struct bot c = {
+		.config = s->config, .db = db, .repo = repo, .git_path = s->git_path,
+		.stop = s->stop,
+	};
+	g_autoptr(GError) local = NULL;
+	g_autoptr(GPtrArray) trees = db_tree_list(db, &local);
+
+	for (guint i = 0; trees && i < trees->len; i++) {
+		if (!culprit_report_due(&c, ((const struct tree_row *)trees->pdata[i])->id, &local))
+			break;
+	}
+	if (local)
+		g_warning("the reports due wait for the next job: %s", local->message);
+}
+
+/*
  * Runs one job under its lease, with its kind's runner, and finishes it
  * (finish_job()): with its result, or with the cause it could not be run
  * for. Infrastructure is never a verdict: any failure that is not a
@@ -293,14 +326,20 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 			    "cut short %u times: zeroday died each time it ran this job "
 			    "(see the log for a crash)", job->attempts - 1 - job->failures);
 		g_warning("job %" G_GINT64_FORMAT ": %s", job->id, cause->message);
-		return finish_job(w, job, JOB_RESULT_NONE, NULL, 0, cause, error);
+		if (!finish_job(w, job, JOB_RESULT_NONE, NULL, 0, cause, error))
+			return false;
+		report_due(&bot, job);
+		return true;
 	}
 	renewer = renewal_start(&r);
 	if (!jobs_run(&bot, job, &result, &note, &booted, &cause))
 		g_assert(cause);
 	renewal_stop(&r, renewer);
 	g_assert(result != JOB_RESULT_NONE || cause);
-	return finish_job(w, job, result, note, booted, cause, error);
+	if (!finish_job(w, job, result, note, booted, cause, error))
+		return false;
+	report_due(&bot, job);
+	return true;
 }
 
 static char *owner_prefix(void)
@@ -632,6 +671,7 @@ bool sched_run(struct db *db, struct repo *repo, struct config *config,
 		g_warning("releasing the jobs of dead workers: %s", local->message);
 		g_clear_error(&local);
 	}
+	report_all_due(&s, db, repo);
 	next_poll = g_get_real_time() / G_USEC_PER_SEC;
 	if (!poll_and_enqueue(&s, db, repo, &local)) {
 		if (opts->once || !g_error_matches(local, BOT_ERROR, BOT_ERROR_TEMPORARY)) {

@@ -19,6 +19,7 @@ static const struct template_field diag_fields[] = {
 	{ "kind", TEMPLATE_TEXT, false, NULL },     /* error, warning */
 	{ "message", TEMPLATE_TEXT, false, NULL },
 	{ "source", TEMPLATE_TEXT, true, NULL },    /* numbered lines around it, "> " at it */
+	{ "on", TEMPLATE_TEXT, true, NULL },        /* the targets it shows on, when not the report's */
 	{ NULL },
 };
 
@@ -62,6 +63,8 @@ static const struct template_field report_fields[] = {
 	{ "arch", TEMPLATE_TEXT, false, NULL },
 	{ "config", TEMPLATE_TEXT, false, NULL },
 	{ "compiler", TEMPLATE_TEXT, true, NULL },
+	/* The other targets where the report's diagnostics show: "x86_64:allnoconfig, ..." */
+	{ "also", TEMPLATE_TEXT, true, NULL },
 	{ "reproduce", TEMPLATE_TEXT, false, NULL },
 	{ "initramfs_command", TEMPLATE_TEXT, true, NULL }, /* with initramfs.sh attached */
 	{ "boot_command", TEMPLATE_TEXT, true, NULL },

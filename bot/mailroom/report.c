@@ -328,9 +328,34 @@ static char *diags_heading(unsigned errors, unsigned warnings)
 }
 
 /* Adds build finding @f's diagnostic to the list "diags" of @v. */
-static void add_diag(struct template_values *v, const struct bot *c,
-		     const struct finding_row *f)
+/* The targets finding @f showed on: its own, then the others (f->also). */
+static char **finding_targets(const struct finding_row *f)
 {
+	g_autofree char *all = g_strjoin(" ", f->target, f->also ? f->also : "", NULL);
+
+	return g_strsplit_set(g_strstrip(all), " ", -1);
+}
+
+/* Adds to @also the targets @f showed on that are not @own and not in it yet. */
+static void add_also(GPtrArray *also, const struct finding_row *f, const char *own)
+{
+	g_auto(GStrv) targets = finding_targets(f);
+
+	for (char **t = targets; *t; t++) {
+		if (**t && strcmp(*t, own) != 0 &&
+		    !g_ptr_array_find_with_equal_func(also, *t, g_str_equal, NULL))
+			g_ptr_array_add(also, g_strdup(*t));
+	}
+}
+
+/*
+ * Adds @f's diagnostic to @v's "diags"; @on (NULL: none; freed here) names
+ * the targets it showed on when the report's own target is not one of them.
+ */
+static void add_diag(struct template_values *v, const struct bot *c,
+		     const struct finding_row *f, char *on)
+{
+	g_autofree char *targets = on;
 	struct template_values *d;
 	g_autofree char *source = NULL;
 
@@ -345,6 +370,7 @@ static void add_diag(struct template_values *v, const struct bot *c,
 	template_values_set(d, "kind", diag_kind_name(f->diag_kind));
 	template_values_set(d, "message", f->message);
 	template_values_set(d, "source", source);
+	template_values_set(d, "on", targets);
 }
 
 /*
@@ -636,17 +662,38 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 		unsigned errors = f->kind == FINDING_BUILD_ERROR;
 		g_autofree char *heading = NULL;
 
-		add_diag(v, c, f);
+		unsigned shown = 1;
+		g_autoptr(GPtrArray) also = g_ptr_array_new_with_free_func(g_free);
+
+		/*
+		 * Each diagnostic once (a finding is one culprit's one
+		 * diagnostic, on every target it showed on); the other
+		 * targets are named ("also on"), and a diagnostic that did not
+		 * show on the report's own target says where it did.
+		 */
+		add_also(also, f, f->target);
+		add_diag(v, c, f, NULL);
 		for (guint i = 0; i < carried->len; i++) {
 			const struct finding_row *d = carried->pdata[i];
+			g_auto(GStrv) on = finding_targets(d);
 
-			add_diag(v, c, d);
+			add_also(also, d, f->target);
+			add_diag(v, c, d, g_strv_contains((const char *const *)on, f->target)
+						  ? NULL : g_strjoinv(", ", on));
 			errors += d->kind == FINDING_BUILD_ERROR;
+			shown++;
 		}
-		if (carried->len)
-			template_values_printf(v, "several", "%u", carried->len + 1);
-		heading = diags_heading(errors, carried->len + 1 - errors);
+		if (shown > 1)
+			template_values_printf(v, "several", "%u", shown);
+		heading = diags_heading(errors, shown - errors);
 		template_values_set(v, "diags_heading", heading);
+		if (also->len) {
+			g_autofree char *targets = NULL;
+
+			g_ptr_array_add(also, NULL);
+			targets = g_strjoinv(", ", (char **)also->pdata);
+			template_values_set(v, "also", targets);
+		}
 	}
 	fill_steps(v, f);
 	if (f->state != FINDING_INCONCLUSIVE && f->confidence > 0.0)

@@ -150,6 +150,7 @@ void finding_row_free(struct finding_row *row)
 	g_free(row->reproduce);
 	g_free(row->fixed_by);
 	g_free(row->fix_subject);
+	g_free(row->also);
 	g_free(row->bisect_log);
 	g_free(row);
 }
@@ -201,8 +202,15 @@ bool db_finding_add(struct db *db, gint64 tree_id, struct finding_row *row, bool
 		    row->reason))
 		return false;
 	*added = db_changes(db) == 1;
-	if (!*added)
-		return true;
+	if (!*added) {
+		/* The same bug on another target: one finding, which says where else. */
+		return !row->target ||
+		       db_run(db, error,
+			      "UPDATE findings SET also = ltrim(coalesce(also, '') || ' ' || ?3) "
+			      "WHERE culprit = ?1 AND fingerprint = ?2 AND target != ?3 "
+			      "AND instr(' ' || coalesce(also, '') || ' ', ' ' || ?3 || ' ') = 0",
+			      "ttt", row->culprit, row->fingerprint, row->target);
+	}
 	row->id = sqlite3_last_insert_rowid(db->sql);
 	return finding_steps_add(db, row->id, row->steps, error);
 }
@@ -214,7 +222,7 @@ bool db_finding_add(struct db *db, gint64 tree_id, struct finding_row *row, bool
 	"f.bisect_log, f.parent, f.head, f.file, f.line, f.col, f.diag_kind, f.message, " \
 	"f.excerpt, f.failures, f.runs, f.intermittent, f.repro_commit, f.repro_boots, " \
 	"f.suspects, f.reason, coalesce(f.report_finding, 0), coalesce(f.dup_of, 0), " \
-	"f.fix_subject " \
+	"f.fix_subject, f.also " \
 	"FROM findings f LEFT JOIN trees t ON t.id = f.tree_id "
 
 /* Reads a row of FINDING_COLUMNS; its steps are loaded apart (finding_steps_load()). */
@@ -259,6 +267,7 @@ static void *finding_read(sqlite3_stmt *stmt)
 	f->report_finding = sqlite3_column_int64(stmt, 31);
 	f->dup_of = sqlite3_column_int64(stmt, 32);
 	f->fix_subject = db_col_text(stmt, 33);
+	f->also = db_col_text(stmt, 34);
 	f->steps = g_ptr_array_new_with_free_func((GDestroyNotify)finding_step_free);
 	return f;
 }
@@ -346,11 +355,37 @@ GPtrArray *db_finding_unreported(struct db *db, gint64 tree_id, const char *culp
 
 	if (!db_list(db, out, finding_read, error,
 		     "SELECT " FINDING_COLUMNS "WHERE f.tree_id = ?1 AND f.culprit = ?2 "
-		     "AND f.target = ?3 AND f.report_finding IS NULL "
+		     "AND (?3 IS NULL OR f.target = ?3) AND f.report_finding IS NULL "
 		     "AND f.state IN ('open', 'inconclusive') "
 		     "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.finding_id = f.id "
 		     "AND o.kind = 'report') ORDER BY f.id", "itt", tree_id, culprit, target) ||
 	    !finding_steps_load(db, out, error))
+		return NULL;
+	return g_steal_pointer(&out);
+}
+
+/* A row's first column as a new string, for db_list(). */
+static void *text_read(sqlite3_stmt *stmt)
+{
+	return db_col_text(stmt, 0);
+}
+
+GPtrArray *db_finding_report_due(struct db *db, gint64 tree_id, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
+
+	if (!db_list(db, out, text_read, error,
+		     "SELECT f.culprit FROM findings f WHERE f.tree_id = ?1 "
+		     "AND f.kind IN ('build-error', 'build-warning') "
+		     "AND f.report_finding IS NULL AND f.state IN ('open', 'inconclusive') "
+		     "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.finding_id = f.id "
+		     "AND o.kind = 'report') "
+		     "AND NOT EXISTS (SELECT 1 FROM findings g JOIN jobs j ON j.tree_id = g.tree_id "
+		     "AND j.commit_id = g.head AND j.kind = 'build' "
+		     "AND j.state IN ('queued', 'running') WHERE g.tree_id = f.tree_id "
+		     "AND g.culprit = f.culprit AND g.report_finding IS NULL "
+		     "AND g.kind IN ('build-error', 'build-warning')) "
+		     "GROUP BY f.culprit ORDER BY min(f.id)", "i", tree_id))
 		return NULL;
 	return g_steal_pointer(&out);
 }

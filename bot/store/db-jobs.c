@@ -251,6 +251,20 @@ gint64 db_job_backoff(const struct job_backoff *backoff, unsigned failures)
 	return MIN(wait, (gint64)backoff->max_s);
 }
 
+bool db_job_head_busy(struct db *db, gint64 tree_id, const char *commit, gint64 job_id,
+		      bool *waiting, GError **error)
+{
+	gint64 n = 0;
+
+	if (!db_int(db, &n, 0, error,
+		    "SELECT count(*) FROM jobs WHERE tree_id = ?1 AND commit_id = ?2 AND id != ?3 "
+		    "AND kind = 'build' AND state IN ('queued', 'running')", "iti", tree_id, commit,
+		    job_id))
+		return false;
+	*waiting = n > 0;
+	return true;
+}
+
 bool db_job_retry(struct db *db, gint64 job_id, const char *owner, gint64 now,
 		  const char *reason, const struct job_backoff *backoff, bool *gave_up,
 		  gint64 *not_before, GError **error)

@@ -431,6 +431,11 @@ static const char *const migrations[] = {
 	 */
 	"ALTER TABLE findings ADD COLUMN dup_of INTEGER;"
 	"ALTER TABLE findings ADD COLUMN fix_subject TEXT;",
+	/*
+	 * 22 -> 23: the other targets a finding showed on (one culprit, one
+	 * fingerprint, one finding, one report).
+	 */
+	"ALTER TABLE findings ADD COLUMN also TEXT;",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 22
+#define DB_SCHEMA_VERSION 23
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -568,6 +568,7 @@ struct finding_row {
 	gint64 report_finding; /* the finding whose report carries this one; 0: its own */
 	gint64 dup_of;     /* a FINDING_DUPLICATE: the finding it is the same bug as */
 	char *fix_subject; /* the fix's subject, as #zeroday fix: gave it; NULL: none */
+	char *also;        /* the other targets it showed on, space-separated; NULL: none */
 };
 
 /* Frees @row, its suspects and its steps. */
@@ -589,11 +590,24 @@ GPtrArray *db_finding_open(struct db *db, gint64 tree_id, const char *target, GE
 /* Marks a finding fixed: @head no longer shows it. */
 bool db_finding_fixed(struct db *db, gint64 id, const char *head, GError **error);
 /*
- * Returns the findings of @tree_id, @culprit and @target that no report
- * mentions yet (no report of their own, carried by none), oldest first.
+ * Returns the findings of @tree_id and @culprit (on @target; NULL: on
+ * any) that no report mentions yet (no report of their own, carried by
+ * none), oldest first.
  */
 GPtrArray *db_finding_unreported(struct db *db, gint64 tree_id, const char *culprit,
 				 const char *target, GError **error);
+/*
+ * The culprits of @tree_id's build findings that no report mentions yet
+ * and that no queued or running build job of the head that showed them
+ * waits on (a char * array): their reports are due.
+ */
+GPtrArray *db_finding_report_due(struct db *db, gint64 tree_id, GError **error);
+/*
+ * Whether a build job of @tree_id for @commit other than @job_id is queued
+ * or running (*@waiting): a head's targets end one by one.
+ */
+bool db_job_head_busy(struct db *db, gint64 tree_id, const char *commit, gint64 job_id,
+		      bool *waiting, GError **error);
 /* Finding @id is carried by finding @lead's report. */
 bool db_finding_set_report(struct db *db, gint64 id, gint64 lead, GError **error);
 /* Returns the findings finding @lead's report carries besides it, oldest first. */
