@@ -283,6 +283,24 @@ static bool symbol_address(GHashTable *symbols, const char *name, guint64 length
 }
 
 /*
+ * Whether @location ends in ":LINE", a line number that is not 0. A
+ * kernel without debug information still gets "main.c:?" from the
+ * symbol table's file names: a file without its line is no decoding.
+ */
+static bool has_line(const char *location)
+{
+	const char *colon = strrchr(location, ':');
+
+	if (!colon || colon == location || !colon[1])
+		return false;
+	for (const char *p = colon + 1; *p; p++) {
+		if (!g_ascii_isdigit(*p))
+			return false;
+	}
+	return g_ascii_strtoull(colon + 1, NULL, 10) > 0;
+}
+
+/*
  * Reads addr2line -a -f -i's output: for each address of @addresses in
  * turn, its "0x..." line, then a function line and a "FILE:LINE" line
  * per frame, innermost first. Fills @where[i] with the locations of
@@ -316,7 +334,7 @@ static void read_lines(GPtrArray **where, const guint64 *addresses, guint n, cha
 			if (disc)
 				*disc = '\0';
 		}
-		if (strlen(line) > LOCATION_MAX_BYTES || !printable(line) ||
+		if (strlen(line) > LOCATION_MAX_BYTES || !printable(line) || !has_line(line) ||
 		    where[current]->len >= LOCATIONS_MAX)
 			continue;
 		g_ptr_array_add(where[current], g_strdup(line));
