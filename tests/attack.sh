@@ -83,6 +83,22 @@ check "image FIFO: in well under the build timeout" test $(($(date +%s) - start)
 check "image FIFO: an infrastructure error: not a regular file" \
 	grep -q 'infra-error (taking the image out: .*not a regular file' "$scratch/image-fifo.out"
 
+# 3b. A vmlinux that is a link to /etc/shadow, beside a good image: the
+# build stands (vmlinux only serves to decode traces), the image is kept,
+# the vmlinux is not. Then a regular vmlinux: kept beside its image.
+evil vmlinux-link build 'mkdir -p $(obj)/arch/x86/boot' \
+	'echo image > $(obj)/arch/x86/boot/bzImage' 'ln -sf /etc/shadow $(obj)/vmlinux'
+check "vmlinux link: zeroday build ends" build vmlinux-link
+check "vmlinux link: the build passes" grep -q 'x86_64:defconfig [0-9a-f]*: pass' "$scratch/vmlinux-link.out"
+check "vmlinux link: the image is kept" sh -c "ls '$state/images/vmlinux-link/'*.image >/dev/null"
+check "vmlinux link: no vmlinux is kept" sh -c "! ls '$state/images/vmlinux-link/'*.vmlinux 2>/dev/null"
+no_leak "vmlinux link"
+evil vmlinux-kept build 'mkdir -p $(obj)/arch/x86/boot' \
+	'echo image > $(obj)/arch/x86/boot/bzImage' 'cp $(obj)/prog $(obj)/vmlinux'
+check "vmlinux: zeroday build ends" build vmlinux-kept
+check "vmlinux: kept beside its image, as STAMP.vmlinux" sh -c \
+	"for i in '$state/images/vmlinux-kept/'*.image; do cmp \"\${i%.image}.vmlinux\" '$state/build/vmlinux-kept/'*/vmlinux || exit 1; done"
+
 # 4. A tree that plants a ccache configuration and a prefix command for
 # the builds after it. The victim's build must not see it.
 evil planter build \

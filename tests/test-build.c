@@ -188,6 +188,11 @@ static void test_targets(void)
 		g_assert_cmpstr(dir, ==, "x86_64_randconfig_42_serial_W_1_sparse");
 	}
 	build_target_clear(&t);
+	/* The shipped fragment for decoded traces, after serial. */
+	g_assert_true(build_target_parse(&t, "x86_64:tinyconfig+serial+debuginfo", fragments, NULL));
+	g_assert_true(g_str_has_suffix(t.fragments[0], "/serial.config"));
+	g_assert_true(g_str_has_suffix(t.fragments[1], "/debuginfo.config"));
+	build_target_clear(&t);
 
 	/* A daily seed: the same all day, another the next, written into the spec. */
 	{

@@ -15,6 +15,7 @@
 
 #include "bot/bot.h"
 #include "bot/lab/builder.h"
+#include "engine/decode.h"
 #include "engine/diag.h"
 #include "engine/hostile.h"
 #include "engine/repo.h"
@@ -32,6 +33,36 @@ void builder_result_free(struct builder_result *r)
 	g_free(r->commit);
 	g_free(r->parent);
 	g_free(r);
+}
+
+#define IMAGE_SUFFIX ".image"
+#define VMLINUX_SUFFIX ".vmlinux"
+
+char *builder_vmlinux_path(const char *image_path)
+{
+	if (!image_path || !g_str_has_suffix(image_path, IMAGE_SUFFIX))
+		return NULL;
+	return g_strdup_printf("%.*s" VMLINUX_SUFFIX,
+			       (int)(strlen(image_path) - strlen(IMAGE_SUFFIX)), image_path);
+}
+
+/*
+ * Keeps the build's vmlinux beside its image @image, for decoding the
+ * traces of its boots: taken out as the image is, under a size cap. Its
+ * absence (an old tree, a cap exceeded) costs only the decoding: a log
+ * line, no error.
+ */
+static void keep_vmlinux(const char *builddir, const char *image)
+{
+	g_autofree char *kept = builder_vmlinux_path(image);
+	g_autoptr(GError) local = NULL;
+
+	if (!kept || hostile_copy(builddir, "vmlinux", DECODE_VMLINUX_MAX, kept, 0644, &local))
+		return;
+	if (g_error_matches(local, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND))
+		g_info("no vmlinux kept beside %s: %s", image, local->message);
+	else
+		g_message("no vmlinux kept beside %s: %s", image, local->message);
 }
 
 struct progress {
@@ -148,7 +179,7 @@ static struct build_row *build_in(const struct config *config, const struct buil
 			? g_strdup(site->imagedir)
 			: g_build_filename(site->root, "images", key, NULL);
 		g_autofree char *base = g_path_get_basename(stamp);
-		g_autofree char *kept = g_strdup_printf("%s/%s.image", images, base);
+		g_autofree char *kept = g_strdup_printf("%s/%s" IMAGE_SUFFIX, images, base);
 		g_autoptr(GError) local = NULL;
 
 		if (g_mkdir_with_parents(images, 0755) < 0) {
@@ -160,6 +191,7 @@ static struct build_row *build_in(const struct config *config, const struct buil
 		if (hostile_copy(builddir, build_image_name(target), BUILD_MAX_IMAGE, kept, 0644,
 				 &local)) {
 			row->image_path = g_steal_pointer(&kept);
+			keep_vmlinux(builddir, row->image_path);
 		} else if (!g_error_matches(local, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND)) {
 			g_free(row->reason);
 			row->status = BUILD_INFRA;

@@ -51,7 +51,7 @@ GPtrArray *builder_run(struct db *db, const struct config *config,
  * Where a build keeps its files. Under @root: src/KEY (the tree's work
  * tree, locked while in use), build/KEY/TARGET (the warm O= directory),
  * ccache/KEY (the tree's own cache) and tools. The log and .config go to
- * @logdir, the image to @imagedir; NULL: root/logs/build/KEY and
+ * @logdir, the image and its vmlinux to @imagedir; NULL: root/logs/build/KEY and
  * root/images/KEY. zeroday's own builds use its state directory as root.
  * A cluster's nodes share each tree's compiler cache besides their own
  * (ccache's remote storage, engine/build.h): @ccache_shared/KEY.
@@ -62,6 +62,14 @@ struct builder_site {
 	const char *imagedir;
 	const char *ccache_shared; /* NULL, or the shared caches' root: KEY under it is the tree's */
 };
+
+/*
+ * The vmlinux kept beside the image @image_path (STAMP.image ->
+ * STAMP.vmlinux), for decoding a console's trace (engine/decode.h), or
+ * NULL when @image_path is NULL or not an image's name (caller frees).
+ * The file may be missing: a build without one, or kept before there was.
+ */
+char *builder_vmlinux_path(const char *image_path);
 
 /* A name for @source (a tree, or "path:" and a repository) safe as a directory name. */
 char *builder_source_key(const char *source);

@@ -18,6 +18,7 @@
 #include "bot/lab/probe.h"
 #include "bot/mailroom/outbox.h"
 #include "engine/bisect.h"
+#include "engine/decode.h"
 #include "engine/diag.h"
 
 /* The walk of a bisection range stops here: past it, the range is inconclusive. */
@@ -579,6 +580,39 @@ bool culprit_build_findings(const struct bot *c, const struct job_row *job,
 	return true;
 }
 
+/*
+ * @excerpt, a boot's console from @build's kernel, with its trace decoded
+ * into file:line with the vmlinux kept beside the build's image (caller
+ * frees). Only sandboxed, as every tool run on a build's files; whatever
+ * fails (no vmlinux, no sandbox, a tool that fails) leaves it as it is,
+ * with a log line: a report goes out with its trace undecoded rather than
+ * not at all.
+ */
+static char *decoded_excerpt(const struct bot *c, const struct build_row *build,
+			     const char *excerpt)
+{
+	const struct decode_opts opts = { .sandbox = true };
+	g_autofree char *vmlinux = builder_vmlinux_path(build ? build->image_path : NULL);
+	g_autoptr(GError) error = NULL;
+	char *decoded;
+
+	if (!excerpt)
+		return NULL;
+	if (!vmlinux || !g_file_test(vmlinux, G_FILE_TEST_EXISTS)) {
+		g_info("boot finding: no vmlinux to decode its trace with");
+		return g_strdup(excerpt);
+	}
+	if (!c->config->build_sandbox) {
+		g_info("boot finding: %s: not decoded without the sandbox", vmlinux);
+		return g_strdup(excerpt);
+	}
+	decoded = decode_trace(excerpt, vmlinux, &opts, &error);
+	if (decoded)
+		return decoded;
+	g_message("boot finding: its trace is not decoded: %s", error->message);
+	return g_strdup(excerpt);
+}
+
 bool culprit_boot_findings(const struct bot *c, const struct job_row *job,
 			   const struct builder_result *r, const char *base, GPtrArray **tally_out,
 			   GString *old, GError **error)
@@ -614,6 +648,7 @@ bool culprit_boot_findings(const struct bot *c, const struct job_row *job,
 			.head_runs = head_runs, .base = base_commit, .base_tally = base_tally,
 		};
 		struct bisect_outcome o = { 0 };
+		char *excerpt;
 		struct finding_row f = {
 			.target = job->target, .kind = FINDING_BOOT, .console = t->kind,
 			.fingerprint = t->fingerprint, .title = t->title, .head = job->commit,
@@ -641,7 +676,11 @@ bool culprit_boot_findings(const struct bot *c, const struct job_row *job,
 		}
 		f.repro_boots = bisect_runs_to_show(o.rate, 1.0 - REPRODUCE_SHOWN);
 		f.rate = o.rate;
+		/* Decoded here, before the finding's transaction: nm and addr2line take seconds. */
+		excerpt = decoded_excerpt(c, r->build, t->excerpt);
+		f.excerpt = excerpt;
 		ok = store_bisected(c, job, &f, &o, true, error);
+		g_free(excerpt);
 		bisect_outcome_clear(&o);
 		if (!ok)
 			return false;

@@ -15,6 +15,7 @@
 #include "bot/lab/node.h"
 #include "bot/status.h"
 #include "engine/build.h"
+#include "engine/decode.h"
 #include "engine/diag.h"
 #include "engine/hostile.h"
 #include "engine/names.h"
@@ -264,6 +265,24 @@ static bool take_file(const char *jobdir, const char *name, guint64 max, const c
 	return hostile_copy(outdir, name, max, dest, 0644, error);
 }
 
+/*
+ * Copies the vmlinux the node kept beside out/@image_name, if it did, to
+ * beside @image: only for decoding traces, so that a missing or refused
+ * one is a log line, not a fault of the result. The result does not name
+ * it: its name is the image's (builder_vmlinux_path()).
+ */
+static void take_vmlinux(const char *jobdir, const char *image_name, const char *image)
+{
+	g_autofree char *name = builder_vmlinux_path(image_name);
+	g_autofree char *dest = builder_vmlinux_path(image);
+	g_autoptr(GError) local = NULL;
+
+	if (!name || !dest || take_file(jobdir, name, DECODE_VMLINUX_MAX, dest, &local))
+		return;
+	if (!g_error_matches(local, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND))
+		g_message("the node's vmlinux in %s is not kept: %s", jobdir, local->message);
+}
+
 static struct build_row *unreadable(GError **error, const char *jobdir, const char *why)
 {
 	g_set_error(error, BOT_ERROR, BOT_ERROR_TEMPORARY, "the node's result in %s: %s", jobdir,
@@ -328,6 +347,8 @@ struct build_row *node_result_read(const char *jobdir, const struct node_job *jo
 	    (config_name && !take_file(jobdir, config_name, BUILD_MAX_CONFIG, config, &local)) ||
 	    (image_name && !take_file(jobdir, image_name, BUILD_MAX_IMAGE, image, &local)))
 		return unreadable(error, jobdir, local->message);
+	if (image_name)
+		take_vmlinux(jobdir, image_name, image);
 	row->source = g_strdup(job->source);
 	row->commit = g_strdup(job->commit);
 	row->target = g_strdup(job->target);
