@@ -13,6 +13,7 @@
 
 #include "engine/boot.h"
 #include "engine/build.h"
+#include "engine/decode.h"
 #include "engine/initramfs.h"
 #include "engine/diag.h"
 #include "engine/repo.h"
@@ -89,13 +90,15 @@ static void setup_commits(void)
 
 static char **changes_since(const char *old_commit, const char *new_commit, void *data);
 
-static struct build_output build(const char *oid, GPtrArray **logs)
+/* Builds @oid for @target in the cache's build directory @dir (kept from run to run). */
+static struct build_output build_in(const char *oid, const char *target, const char *dir,
+				    GPtrArray **logs)
 {
 	struct build_target t;
 	struct build_output out;
 	g_autoptr(GError) error = NULL;
 	g_autofree char *fragments = g_build_filename(ZERODAY_SRCDIR, "engine", "kconfig", NULL);
-	g_autofree char *builddir = g_build_filename(cache, "work", "build", NULL);
+	g_autofree char *builddir = g_build_filename(cache, "work", dir, NULL);
 	g_autofree char *srcdir = g_build_filename(cache, "work", "src", NULL);
 	g_autofree char *tools = g_build_filename(cache, "work", "tools", NULL);
 	g_autofree char *ccache = g_build_filename(cache, "work", "ccache", NULL);
@@ -107,7 +110,7 @@ static struct build_output build(const char *oid, GPtrArray **logs)
 		.timeout_s = 3600, .sandbox = sandbox, .commit = oid, .changes_since = changes_since,
 	};
 
-	g_assert_true(build_target_parse(&t, TARGET, fragments, &error));
+	g_assert_true(build_target_parse(&t, target, fragments, &error));
 	g_assert_true(build_install_tools(tools, &error));
 	g_assert_true(repo_worktree_checkout(wt, oid, NULL, &error));
 	g_assert_no_error(error);
@@ -119,6 +122,11 @@ static struct build_output build(const char *oid, GPtrArray **logs)
 		g_ptr_array_add(*logs, g_steal_pointer(&log));
 	build_target_clear(&t);
 	return out;
+}
+
+static struct build_output build(const char *oid, GPtrArray **logs)
+{
+	return build_in(oid, TARGET, "build", logs);
 }
 
 static char **changes_since(const char *old_commit, const char *new_commit, void *data)
@@ -148,12 +156,14 @@ static void expect(const char *oid, const char *parent, enum build_verdict verdi
 }
 
 /*
- * Boots the image in the build directory with initramfs @made (NULL:
- * zeroday's own, with the smoke payload); returns the console verdict.
+ * Boots the image in the cache's build directory @dir with initramfs
+ * @made (NULL: zeroday's own, with the smoke payload); returns the
+ * console verdict.
  */
-static void boot_with(struct console_result *r, const char *name, const char *made)
+static void boot_in(struct console_result *r, const char *name, const char *dir,
+		    const char *made)
 {
-	g_autofree char *image = g_build_filename(cache, "work", "build", "arch", "x86", "boot",
+	g_autofree char *image = g_build_filename(cache, "work", dir, "arch", "x86", "boot",
 						  "bzImage", NULL);
 	g_autofree char *kept = g_strdup_printf("%s/%s.bzImage", testlib_scratch(), name);
 	g_autofree char *initrd = g_strdup_printf("%s/%s.initrd", testlib_scratch(), name);
@@ -181,6 +191,11 @@ static void boot_with(struct console_result *r, const char *name, const char *ma
 	g_test_message("boot of %s: %s (%s) in %.1f s", name, diag_console_kind_name(r->kind),
 		       r->title, out.seconds);
 	boot_outcome_clear(&out);
+}
+
+static void boot_with(struct console_result *r, const char *name, const char *made)
+{
+	boot_in(r, name, "build", made);
 }
 
 static void boot_image(struct console_result *r, const char *name)
@@ -314,6 +329,49 @@ static void test_boot_warning(void)
 	console_result_clear(&r);
 }
 
+/*
+ * The commit that warns at boot, built with debug information
+ * (+debuginfo, its own build directory): the WARNING's trace decoded with
+ * its vmlinux names kernel_init's file and line, as a report shows it.
+ */
+static void test_decoded_trace(void)
+{
+	struct build_output out = build_in(c_boot_warn, TARGET "+debuginfo", "build-debuginfo",
+					   NULL);
+	g_autofree char *vmlinux = g_build_filename(cache, "work", "build-debuginfo", "vmlinux",
+						    NULL);
+	const struct decode_opts opts = { .sandbox = sandbox };
+	g_autoptr(GError) error = NULL;
+	g_autofree char *decoded = NULL;
+	g_autofree char *frame = NULL;
+	g_autofree char *again = NULL;
+	struct console_result r;
+
+	g_assert_cmpstr(build_status_name(out.status), ==, "ok");
+	build_output_clear(&out);
+	boot_in(&r, "boot-warn-debuginfo", "build-debuginfo", NULL);
+	g_assert_cmpstr(r.title, ==, "WARNING in kernel_init");
+	decoded = decode_trace(diag_console_excerpt(&r), vmlinux, &opts, &error);
+	g_assert_no_error(error);
+	g_test_message("decoded:\n%s", decoded);
+	/* The RIP line: kernel_init+0x.../0x... init/main.c:LINE, at the WARN. */
+	{
+		g_auto(GStrv) lines = g_strsplit(decoded, "\n", -1);
+
+		for (char **l = lines; *l && !frame; l++) {
+			if (strstr(*l, "RIP: ") && strstr(*l, "kernel_init+0x"))
+				frame = g_strdup(*l);
+		}
+	}
+	g_assert_nonnull(frame);
+	g_assert_true(g_regex_match_simple("kernel_init\\+0x[0-9a-f]+/0x[0-9a-f]+ init/main\\.c:[0-9]+",
+					   frame, 0, 0));
+	/* Decoded twice, the same: a report re-rendered says it once. */
+	again = decode_trace(decoded, vmlinux, &opts, NULL);
+	g_assert_cmpstr(again, ==, decoded);
+	console_result_clear(&r);
+}
+
 static void test_base_builds(void)
 {
 	struct build_output out = build(base, NULL);
@@ -401,6 +459,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/linux/base-boots", test_base_boots);
 	g_test_add_func("/linux/initramfs-recipe", test_initramfs_recipe);
 	g_test_add_func("/linux/boot-warning", test_boot_warning);
+	g_test_add_func("/linux/decoded-trace", test_decoded_trace);
 	g_test_add_func("/linux/new-warning", test_new_warning);
 	g_test_add_func("/linux/moved-warning", test_moved_warning);
 	g_test_add_func("/linux/new-error", test_new_error);

@@ -580,16 +580,8 @@ bool culprit_build_findings(const struct bot *c, const struct job_row *job,
 	return true;
 }
 
-/*
- * @excerpt, a boot's console from @build's kernel, with its trace decoded
- * into file:line with the vmlinux kept beside the build's image (caller
- * frees). Only sandboxed, as every tool run on a build's files; whatever
- * fails (no vmlinux, no sandbox, a tool that fails) leaves it as it is,
- * with a log line: a report goes out with its trace undecoded rather than
- * not at all.
- */
-static char *decoded_excerpt(const struct bot *c, const struct build_row *build,
-			     const char *excerpt)
+char *culprit_decoded_excerpt(const struct bot *c, const struct build_row *build,
+			      const char *excerpt)
 {
 	const struct decode_opts opts = { .sandbox = true };
 	g_autofree char *vmlinux = builder_vmlinux_path(build ? build->image_path : NULL);
@@ -677,7 +669,7 @@ bool culprit_boot_findings(const struct bot *c, const struct job_row *job,
 		f.repro_boots = bisect_runs_to_show(o.rate, 1.0 - REPRODUCE_SHOWN);
 		f.rate = o.rate;
 		/* Decoded here, before the finding's transaction: nm and addr2line take seconds. */
-		excerpt = decoded_excerpt(c, r->build, t->excerpt);
+		excerpt = culprit_decoded_excerpt(c, r->build, t->excerpt);
 		f.excerpt = excerpt;
 		ok = store_bisected(c, job, &f, &o, true, error);
 		g_free(excerpt);

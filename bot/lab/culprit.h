@@ -52,6 +52,17 @@ bool culprit_boot_findings(const struct bot *c, const struct job_row *job,
 			   GString *already, GError **error);
 
 /*
+ * @excerpt, a boot's console from @build's kernel, with its trace decoded
+ * into file:line with the vmlinux kept beside the build's image (caller
+ * frees; NULL for NULL). Only sandboxed, as every tool run on a build's
+ * files; whatever fails (no vmlinux, no sandbox, a tool that fails) leaves
+ * it as it is, with a log line: a report goes out with its trace
+ * undecoded rather than not at all. Seconds: never in a transaction.
+ */
+char *culprit_decoded_excerpt(const struct bot *c, const struct build_row *build,
+			      const char *excerpt);
+
+/*
  * Reports the build findings of tree @tree_id that wait for a report and
  * whose heads no build job waits on any longer (db_finding_report_due()):
  * the last target of a head to end, or a crash between a job's end and

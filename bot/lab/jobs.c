@@ -261,11 +261,13 @@ static bool boot_series(const struct bot *c, const struct job_row *job, GPtrArra
 
 	blamed = o.verdict == BISECT_FOUND ? patch_of(outcomes, o.culprit) : 0;
 	if (blamed) {
+		/* The excerpt is the last patch's boots': decoded with its vmlinux. */
+		g_autofree char *excerpt = culprit_decoded_excerpt(c, last->build, fresh->excerpt);
+
 		out->blamed = blamed;
 		out->failure = g_strdup_printf("%s: %s (%u/%u boots)\n%s",
 					       diag_console_kind_name(fresh->kind), fresh->title,
-					       failures[blamed], runs[blamed],
-					       fresh->excerpt ? fresh->excerpt : "");
+					       failures[blamed], runs[blamed], excerpt ? excerpt : "");
 		g_message("series: %s pinned on patch %u of %u (%.12s), confidence %.3f",
 			  fresh->fingerprint, blamed, n, o.culprit, o.confidence);
 		bisect_outcome_clear(&o);
