@@ -324,6 +324,8 @@ static void test_boot_seen(struct fixture *f, gconstpointer data)
 		g_autoptr(GPtrArray) steps = g_ptr_array_new();
 		struct finding_step head = { BISECT_ROLE_ROUTINE, f->suspect, NULL, BISECT_BAD, 3, 3 };
 		struct finding_step parent = { BISECT_ROLE_SEARCH, f->parent, NULL, BISECT_GOOD, 2, 0 };
+		/* The parent booted again in the next round: one step, "good 0/4". */
+		struct finding_step again = { BISECT_ROLE_SEARCH, f->parent, NULL, BISECT_GOOD, 2, 0 };
 		struct finding_step culprit = { BISECT_ROLE_SEARCH, f->culprit, NULL, BISECT_BAD, 2,
 						cases[i].culprit_shown };
 		struct finding_step revert = { BISECT_ROLE_REVERT, f->culprit, NULL, BISECT_GOOD, 4, 0 };
@@ -343,6 +345,7 @@ static void test_boot_seen(struct fixture *f, gconstpointer data)
 
 		g_ptr_array_add(steps, &head);
 		g_ptr_array_add(steps, &parent);
+		g_ptr_array_add(steps, &again);
 		g_ptr_array_add(steps, &culprit);
 		g_ptr_array_add(steps, &revert);
 		g_assert_true(db_tx_begin(f->db, &error));
@@ -359,6 +362,14 @@ static void test_boot_seen(struct fixture *f, gconstpointer data)
 		g_test_message("case %zu: %s", i, cases[i].kind);
 		g_assert_nonnull(strstr(body, cases[i].words));
 		g_assert_null(strstr(body, "86%"));
+		{
+			g_autofree char *once = g_strdup_printf("%.12s good 0/4 (search)", f->parent);
+			g_autofree char *twice = g_strdup_printf("%.12s good 0/2 (search)", f->parent);
+
+			g_assert_nonnull(strstr(body, once));
+			g_assert_null(strstr(body, twice));
+			g_assert_nonnull(strstr(body, "in 4 steps, 13 boots"));
+		}
 		/* Its revert check came out good: the culprit is shown to be one. */
 		g_assert_nonnull(strstr(r.body, "\nFixes: "));
 		reply_release(&r);

@@ -395,36 +395,54 @@ static bool culprit_verified(const struct finding_row *f)
 
 static void fill_steps(struct template_values *v, const struct finding_row *f)
 {
-	unsigned total = 0;
+	unsigned total = 0, shown = 0;
 
 	template_values_set_empty(v, "steps");
 	for (guint i = 0; f->steps && i < f->steps->len; i++) {
 		const struct finding_step *st = f->steps->pdata[i];
-		struct template_values *item = template_values_add(v, "steps");
+		struct template_values *item;
 		g_autofree char *id = short_id(st->role == BISECT_ROLE_REVERT && st->tested
 					       ? st->tested : st->commit);
+		unsigned runs = st->runs, failures = st->failures;
 
+		/*
+		 * A commit booted again in the next round, with the same
+		 * outcome, is one step of the search: "good 0/4", not two
+		 * lines of "good 0/2" (bisect.log keeps each round).
+		 */
+		while (i + 1 < f->steps->len) {
+			const struct finding_step *next = f->steps->pdata[i + 1];
+
+			if (next->role != st->role || next->result != st->result ||
+			    strcmp(next->commit, st->commit) != 0 ||
+			    g_strcmp0(next->tested, st->tested) != 0)
+				break;
+			runs += next->runs;
+			failures += next->failures;
+			i++;
+		}
+		item = template_values_add(v, "steps");
 		template_values_set(item, "commit", id);
 		template_values_set(item, "result", bisect_result_name(st->result));
-		template_values_printf(item, "failures", "%u", st->failures);
-		template_values_printf(item, "runs", "%u", st->runs);
+		template_values_printf(item, "failures", "%u", failures);
+		template_values_printf(item, "runs", "%u", runs);
 		template_values_set(item, "role", bisect_role_name(st->role));
-		total += st->runs;
+		total += runs;
+		shown++;
 		if (st->role == BISECT_ROLE_REVERT) {
 			g_autofree char *culprit = short_id(st->commit);
 
 			template_values_printf(v, "revert",
 					       "the head with %s reverted: %s, %u of %u %s showed it",
-					       culprit, bisect_result_name(st->result), st->failures,
-					       st->runs, f->kind == FINDING_BOOT ? "boots" : "builds");
+					       culprit, bisect_result_name(st->result), failures, runs,
+					       f->kind == FINDING_BOOT ? "boots" : "builds");
 		}
 	}
 	{
-		guint steps = f->steps ? f->steps->len : 0;
 		const char *unit = f->kind == FINDING_BOOT ? "boot" : "build";
 
-		template_values_printf(v, "bisect_size", "%u step%s, %u %s%s", steps,
-				       steps == 1 ? "" : "s", total, unit, total == 1 ? "" : "s");
+		template_values_printf(v, "bisect_size", "%u step%s, %u %s%s", shown,
+				       shown == 1 ? "" : "s", total, unit, total == 1 ? "" : "s");
 	}
 }
 
