@@ -287,7 +287,11 @@ if j=$(running "$slname"); then
 	while [ ! -f "$jobdir/result.json" ] && [ "$i" -lt 120 ]; do sleep 1; i=$((i + 1)); done
 	check "slurmctld down: the node finished the build all the same" test -f "$jobdir/result.json"
 	rm -f "$jobdir"/out/*.log
-	sleep 3
+	i=0
+	while ! grep -q "Slurm does not answer about job $j" "$states/ctld.log" && [ "$i" -lt 60 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
 	grep_check "slurmctld down: zeroday waits, and says why" \
 		"Slurm does not answer about job $j" "$states/ctld" "$states/ctld.log"
 	check "slurmctld down: zeroday still runs" kill -0 "$zpid"
