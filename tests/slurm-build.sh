@@ -157,6 +157,25 @@ jobs_check() {
 	echo "# $slname: $2 jobs ended before, now: $(slurm_jobs "$slname" | tr '\n' ';')"
 	echo "# the queue: $(squeue -h -t all -n "$slname" -o '%i %T %N %k' | tr '\n' ';')"
 }
+# fresh_spool WHAT: before a section of its own: the slow tree's Slurm
+# jobs and spool directories a section before left (after a failure of
+# its own) are said, cancelled and removed, so that this section's
+# zeroday cannot take them for its own and fail for another's fault.
+fresh_spool() {
+	left=$(squeue -h -n "$slname" -o %i | tr '\n' ' ')
+	dirs=$(ls -A "$spool/jobs/sl/x86_64_defconfig" 2>/dev/null | tr '\n' ' ')
+	[ -z "$left$dirs" ] && return 0
+	echo "# $1: left by a section before: Slurm jobs '$left', job directories '$dirs'; removed"
+	# shellcheck disable=SC2086
+	[ -z "$left" ] || scancel $left
+	i=0
+	while [ -n "$(squeue -h -n "$slname" -o %i)" ] && [ "$i" -lt 60 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	rm -rf "$spool/jobs/sl"
+}
+
 # The undisturbed runs, local and on the cluster.
 setup "$local_conf" "$states/local" kb "$kb"
 check "a local run builds the history" z "$local_conf" "$states/local" run --once \
@@ -205,6 +224,7 @@ check "the slow tree: one job, one verdict" test "$(wc -l < "$scratch/sl.results
 # fault_setup STATE: a state with the slow tree, and zeroday run started
 # in the background (its pid in $zpid, its log STATE.log).
 fault_setup() {
+	fresh_spool "$(basename "$1")"
 	setup "$slurm_conf" "$1" sl "$sl"
 	# Not through z(): $! must be zeroday's own pid, for the signals.
 	"$ZERODAY" --config="$slurm_conf" --state-dir="$1" run --poll-interval 3600 \
@@ -331,6 +351,7 @@ zpid=
 # while it waits: after a restart the job is adopted, not submitted again.
 for step in slurm-submitted slurm-recorded; do
 	st="$states/$step"
+	fresh_spool "$step"
 	setup "$slurm_conf" "$st" sl "$sl"
 	before=$(slurm_jobs "$slname" | wc -l)
 	ZERODAY_TEST_CRASH=$step z "$slurm_conf" "$st" run --once --poll-interval 3600 \
