@@ -20,6 +20,8 @@ enum bot_error {
 	BOT_ERROR_USAGE,     /* wrong command-line use */
 	BOT_ERROR_TEMPORARY, /* the machine, not the request: disk full, I/O error, a locked
 			      * database; the same request may succeed later */
+	BOT_ERROR_STOPPED,   /* zeroday stops while the job's work goes on elsewhere (a
+			      * cluster job): no failure; the next start takes it over */
 };
 
 GQuark bot_error_quark(void);

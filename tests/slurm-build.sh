@@ -102,6 +102,80 @@ wait_done() {
 	return 1
 }
 
+# why STATE LOG...: '# ' lines explaining a failed check: the state's
+# jobs and builds, the cluster's jobs of the slow tree, and the tail of
+# each LOG.
+why() {
+	sqlite3 "$1/zeroday.db" "SELECT id, state, result, attempts, failures, not_before,
+		last_error FROM jobs" 2>&1 | sed 's/^/# job: /'
+	sqlite3 "$1/zeroday.db" "SELECT id, status, reason, seconds, (SELECT count(*)
+		FROM diagnostics d WHERE d.build_id = b.id) || ' diagnostics', log_path
+		FROM builds b" 2>&1 | sed 's/^/# build: /'
+	echo "# the queue: $(squeue -h -t all -n "$slname" -o '%i %T %N %k' 2>&1 | tr '\n' ';')"
+	shift
+	for l; do
+		echo "# --- the tail of $l:"
+		tail -n 15 "$l" 2>&1 | sed 's/^/# /'
+	done
+}
+# verdict_check STATE WHAT LOG...: the check that STATE's verdict is an
+# undisturbed run's; on failure both verdicts and why() STATE LOG...
+verdict_check() {
+	results "$1" > "$1.results"
+	if cmp -s "$1.results" "$scratch/sl.results"; then
+		ok "$2: the verdict is an undisturbed run's"
+		return
+	fi
+	not_ok "$2: the verdict is an undisturbed run's"
+	echo "# undisturbed: $(tr '\n' ' ' < "$scratch/sl.results")"
+	echo "# this run:    $(tr '\n' ' ' < "$1.results")"
+	st=$1
+	shift 2
+	why "$st" "$@"
+}
+# grep_check WHAT PATTERN STATE LOG...: the check that LOG holds PATTERN;
+# on failure why() STATE LOG...
+grep_check() {
+	if grep -q "$2" "$4"; then
+		ok "$1"
+		return
+	fi
+	not_ok "$1"
+	echo "# no line of $4 matches '$2'"
+	shift 2
+	why "$@"
+}
+slname="zd-sl-x86_64_defconfig"
+# jobs_check WHAT BEFORE: the check that one Slurm job of the slow tree
+# ended since BEFORE were counted; on failure the ones that did.
+jobs_check() {
+	if [ "$(slurm_jobs "$slname" | wc -l)" -eq $(($2 + 1)) ]; then
+		ok "$1: one Slurm job for the build, not two"
+		return
+	fi
+	not_ok "$1: one Slurm job for the build, not two"
+	echo "# $slname: $2 jobs ended before, now: $(slurm_jobs "$slname" | tr '\n' ';')"
+	echo "# the queue: $(squeue -h -t all -n "$slname" -o '%i %T %N %k' | tr '\n' ';')"
+}
+# fresh_spool WHAT: before a section of its own: the slow tree's Slurm
+# jobs and spool directories a section before left (after a failure of
+# its own) are said, cancelled and removed, so that this section's
+# zeroday cannot take them for its own and fail for another's fault.
+fresh_spool() {
+	left=$(squeue -h -n "$slname" -o %i | tr '\n' ' ')
+	dirs=$(ls -A "$spool/jobs/sl/x86_64_defconfig" 2>/dev/null | tr '\n' ' ')
+	[ -z "$left$dirs" ] && return 0
+	echo "# $1: left by a section before: Slurm jobs '$left', job directories '$dirs'; removed"
+	# shellcheck disable=SC2086
+	[ -z "$left" ] || scancel $left
+	i=0
+	while [ -n "$(squeue -h -n "$slname" -o %i)" ] && [ "$i" -lt 60 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	rm -rf "$spool/jobs/sl"
+}
+
 # The undisturbed runs, local and on the cluster.
 setup "$local_conf" "$states/local" kb "$kb"
 check "a local run builds the history" z "$local_conf" "$states/local" run --once \
@@ -150,6 +224,7 @@ check "the slow tree: one job, one verdict" test "$(wc -l < "$scratch/sl.results
 # fault_setup STATE: a state with the slow tree, and zeroday run started
 # in the background (its pid in $zpid, its log STATE.log).
 fault_setup() {
+	fresh_spool "$(basename "$1")"
 	setup "$slurm_conf" "$1" sl "$sl"
 	# Not through z(): $! must be zeroday's own pid, for the signals.
 	"$ZERODAY" --config="$slurm_conf" --state-dir="$1" run --poll-interval 3600 \
@@ -158,14 +233,17 @@ fault_setup() {
 }
 # fault_end STATE WHAT: waits for the job, stops zeroday, checks the verdict.
 fault_end() {
-	if wait_done "$1" 1 240; then ok "$2: the job ends"; else not_ok "$2: the job ends"; fi
+	if wait_done "$1" 1 240; then
+		ok "$2: the job ends"
+	else
+		not_ok "$2: the job ends"
+		why "$1" "$1.log"
+	fi
 	kill "$zpid" 2>/dev/null
 	wait "$zpid" 2>/dev/null
-	check "$2: the verdict is an undisturbed run's" \
-		test "$(results "$1")" = "$(cat "$scratch/sl.results")"
+	verdict_check "$1" "$2" "$1.log"
 	check "$2: nothing the cluster did is stored as a build" test "$(cluster_made "$1")" -eq 0
 }
-slname="zd-sl-x86_64_defconfig"
 
 # scancel from outside.
 fault_setup "$states/cancel"
@@ -229,14 +307,18 @@ if j=$(running "$slname"); then
 	while [ ! -f "$jobdir/result.json" ] && [ "$i" -lt 120 ]; do sleep 1; i=$((i + 1)); done
 	check "slurmctld down: the node finished the build all the same" test -f "$jobdir/result.json"
 	rm -f "$jobdir"/out/*.log
-	sleep 3
-	check "slurmctld down: zeroday waits, and says why" \
-		grep -q "Slurm does not answer about job $j" "$states/ctld.log"
+	i=0
+	while ! grep -q "Slurm does not answer about job $j" "$states/ctld.log" && [ "$i" -lt 60 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	grep_check "slurmctld down: zeroday waits, and says why" \
+		"Slurm does not answer about job $j" "$states/ctld" "$states/ctld.log"
 	check "slurmctld down: zeroday still runs" kill -0 "$zpid"
 	sc_start_ctld "$sc"
 	fault_end "$states/ctld" "slurmctld down, outputs deleted"
-	check "outputs deleted: the result was refused as an infra-error" \
-		grep -q "infra-error\|the node's result in" "$states/ctld.log"
+	grep_check "outputs deleted: the result was refused as an infra-error" \
+		"infra-error\|the node's result in" "$states/ctld" "$states/ctld.log"
 else
 	not_ok "slurmctld down: the build's job runs"
 	kill "$zpid"
@@ -255,11 +337,10 @@ if j=$(running "$slname"); then
 	before=$(slurm_jobs "$slname" | wc -l)
 	z "$slurm_conf" "$states/term" run --once --poll-interval 3600 --retry-delay 1 \
 		> "$states/term2.log" 2>&1
-	check "SIGTERM: the next start took the job over" grep -q "Slurm job $j adopted" "$states/term2.log"
-	check "SIGTERM: the verdict is an undisturbed run's" \
-		test "$(results "$states/term")" = "$(cat "$scratch/sl.results")"
-	check "SIGTERM: one Slurm job for the build, not two" \
-		test "$(slurm_jobs "$slname" | wc -l)" -eq $((before + 1))
+	grep_check "SIGTERM: the next start took the job over" "Slurm job $j adopted" \
+		"$states/term" "$states/term2.log" "$states/term.log"
+	verdict_check "$states/term" "SIGTERM" "$states/term2.log"
+	jobs_check "SIGTERM" "$before"
 else
 	not_ok "SIGTERM: the build's job runs"
 	kill "$zpid"
@@ -270,20 +351,18 @@ zpid=
 # while it waits: after a restart the job is adopted, not submitted again.
 for step in slurm-submitted slurm-recorded; do
 	st="$states/$step"
+	fresh_spool "$step"
 	setup "$slurm_conf" "$st" sl "$sl"
 	before=$(slurm_jobs "$slname" | wc -l)
 	ZERODAY_TEST_CRASH=$step z "$slurm_conf" "$st" run --once --poll-interval 3600 \
 		> "$st.crash.log" 2>&1
-	check "$step: zeroday was killed there" grep -q "killed at step '$step'" "$st.crash.log"
-	grep -q "killed at step" "$st.crash.log" || tail -5 "$st.crash.log" | sed 's/^/# /'
+	grep_check "$step: zeroday was killed there" "killed at step '$step'" "$st" "$st.crash.log"
 	check "$step: its job runs on" test -n "$(squeue -h -n "$slname" -o %i)"
 	echo "# the queue: $(squeue -h -t all -n "$slname" -o '%i %T %k' | tr '\n' ';')"
 	z "$slurm_conf" "$st" run --once --poll-interval 3600 --retry-delay 1 > "$st.log" 2>&1
-	check "$step: after a restart the job was adopted" grep -q "adopted" "$st.log"
-	check "$step: the verdict is an undisturbed run's" \
-		test "$(results "$st")" = "$(cat "$scratch/sl.results")"
-	check "$step: one Slurm job for the build, not two" \
-		test "$(slurm_jobs "$slname" | wc -l)" -eq $((before + 1))
+	grep_check "$step: after a restart the job was adopted" "adopted" "$st" "$st.log"
+	verdict_check "$st" "$step" "$st.log"
+	jobs_check "$step" "$before"
 done
 
 check "each tree's compiler cache is its own: one directory a tree" \

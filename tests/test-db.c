@@ -522,6 +522,7 @@ enum op {
 	COMPLETE, /* done with @result (and @reason) */
 	COUNTS,   /* expect @q queued, @w waiting, @r running, @d done */
 	LOST,     /* @owner's retry is refused: the lease is not theirs */
+	HAND_BACK, /* zeroday stops mid-job, its work going on: back as it was */
 };
 
 struct step {
@@ -583,6 +584,20 @@ static const struct backoff_case {
 		{ COUNTS, 202, .q = 1, .w = 1 },
 		{ LOST, 203, "w2" },                        /* queued again: nobody's */
 	} },
+	{ "a job handed back is no failure, and its claim is no attempt", { 10, 100, 2 }, {
+		{ CLAIM, 100, "w1", "t:c1", .attempts = 1 },
+		{ HAND_BACK, 101, "w1" },
+		{ COUNTS, 101, .q = 2 },                    /* claimable at once, no wait */
+		{ CLAIM, 101, "w2", "t:c1", .attempts = 1 },
+		{ HAND_BACK, 102, "w2" },
+		{ CLAIM, 102, "w1", "t:c1", .attempts = 1 }, /* stopped twice, over the limit of 2 */
+		{ RETRY, 103, "w1", .reason = "node lost", .not_before = 113 },
+		{ CLAIM, 113, "w1", "t:c1", .attempts = 2, .failures = 1 },
+		{ HAND_BACK, 114, "w1" },
+		{ CLAIM, 114, "w2", "t:c1", .attempts = 2, .failures = 1 },
+		{ COMPLETE, 200, "w2", .result = JOB_RESULT_PASS },
+		{ COUNTS, 200, .q = 1, .d = 1 },
+	} },
 };
 
 static void test_job_retry(gconstpointer data)
@@ -640,6 +655,16 @@ static void test_job_retry(gconstpointer data)
 			g_assert_true(db_job_complete(db, held->id, st->owner, st->result, st->reason,
 						      st->now, &error));
 			g_assert_no_error(error);
+			break;
+		case HAND_BACK:
+			g_assert_nonnull(held);
+			if (!held)
+				break;
+			g_assert_true(db_job_hand_back(db, held->id, st->owner, &error));
+			g_assert_no_error(error);
+			g_assert_false(db_job_hand_back(db, held->id, st->owner, &error));
+			g_assert_error(error, BOT_ERROR, BOT_ERROR_BUSY); /* nobody's now */
+			g_clear_error(&error);
 			break;
 		case LOST:
 			g_assert_nonnull(held);

@@ -173,7 +173,9 @@ static char *format_when(gint64 when)
  * Records how a job ended under its lease: done with @result when @cause
  * is NULL (a head that passed, @boots times booted, gets its clean-build
  * mail in that transaction, when its tree asks for one); else done in
- * error with @cause when a retry cannot fix it;
+ * error with @cause when a retry cannot fix it; handed back to the queue
+ * as it was when @cause is BOT_ERROR_STOPPED (zeroday stops while the
+ * job's work goes on: db_job_hand_back());
  * else queued again for a later attempt (db_job_retry()). A lease lost to
  * another worker is logged, not an error. While the store fails
  * temporarily (disk full), the daemon logs it and tries again with
@@ -188,6 +190,8 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 		.stop = w->s->stop,
 	};
 	bool permanent = cause && jobs_permanent_cause(cause);
+	/* Its work goes on (a Slurm job): no failure, and no wait before it is taken over. */
+	bool handed_back = cause && g_error_matches(cause, BOT_ERROR, BOT_ERROR_STOPPED);
 	unsigned pause = 0;
 
 	for (;;) {
@@ -205,6 +209,8 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 			      outbox_queue_clean(&rc, job->tree, job->commit, job->target, boots,
 						 now, &local)) &&
 			     commands_job_done(&rc, job, result, note, now, &local);
+		else if (ok && handed_back)
+			ok = db_job_hand_back(w->db, job->id, w->owner, &local);
 		else if (ok && permanent)
 			ok = db_job_complete(w->db, job->id, w->owner, JOB_RESULT_ERROR, cause->message,
 					     now, &local) &&
@@ -219,7 +225,10 @@ static bool finish_job(struct worker *w, const struct job_row *job, enum job_res
 		if (ok) {
 			g_autofree char *when = not_before ? format_when(not_before) : NULL;
 
-			if (permanent)
+			if (handed_back)
+				g_message("job %" G_GINT64_FORMAT ": handed back for the next start: %s",
+					  job->id, cause->message);
+			else if (permanent)
 				g_message("job %" G_GINT64_FORMAT ": error (no retry): %s", job->id,
 					  cause->message);
 			else if (gave_up)

@@ -386,7 +386,7 @@ static struct build_row *wait_for(const struct cluster_build *c, const char *id,
 		for (unsigned s = 0; s < c->bot->config->slurm_poll; s++) {
 			if (stopping(c->bot)) {
 				*keep = true;
-				g_set_error(error, BOT_ERROR, BOT_ERROR_TEMPORARY,
+				g_set_error(error, BOT_ERROR, BOT_ERROR_STOPPED,
 					    "zeroday stops: Slurm job %s of %.12s for %s goes on, "
 					    "and the next start takes it over", id, c->job.commit,
 					    c->job.target);

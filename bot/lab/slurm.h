@@ -24,7 +24,9 @@
  *   there after a restart and waits for them (or takes their results)
  *   instead of submitting them again. A result is stored once: the store
  *   is asked first, and the directory is removed only after the build is
- *   stored.
+ *   stored. A zeroday told to stop leaves its jobs running and fails the
+ *   build with BOT_ERROR_STOPPED, no failure of the job: the caller hands
+ *   the job back, and the next start takes it over at once.
  */
 #ifndef ZERODAY_SLURM_H
 #define ZERODAY_SLURM_H

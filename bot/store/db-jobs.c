@@ -306,6 +306,16 @@ bool db_job_retry(struct db *db, gint64 job_id, const char *owner, gint64 now,
 	return true;
 }
 
+bool db_job_hand_back(struct db *db, gint64 job_id, const char *owner, GError **error)
+{
+	return leased(db,
+		      db_run(db, error,
+			     "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL, "
+			     "attempts = max(attempts - 1, 0) WHERE id = ?1 AND state = 'running' "
+			     "AND lease_owner = ?2", "it", job_id, owner),
+		      job_id, error);
+}
+
 struct job_counts {
 	gint64 *queued, *waiting, *running, *done;
 };

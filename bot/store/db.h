@@ -451,6 +451,16 @@ bool db_job_retry(struct db *db, gint64 job_id, const char *owner, gint64 now,
 		  gint64 *not_before, GError **error);
 
 /*
+ * Hands @job_id back to the queue as it was before @owner claimed it,
+ * only while @owner holds its lease (else false with BOT_ERROR_BUSY):
+ * claimable at once, no failure counted, and the claim not counted as an
+ * attempt. For a job zeroday stops in the middle of while its work goes
+ * on elsewhere (a Slurm job): the next start takes it over, however often
+ * zeroday is restarted meanwhile.
+ */
+bool db_job_hand_back(struct db *db, gint64 job_id, const char *owner, GError **error);
+
+/*
  * Counts jobs: queued (claimable now, including expired leases), waiting
  * (queued, but not before a retry time after @now), running, done.
  */
