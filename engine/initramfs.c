@@ -67,6 +67,21 @@ static bool valid_name(const char *name)
 	return true;
 }
 
+/* Payload @p's bytes (*@len of them), once its name is checked; NULL with @error set. */
+static char *payload_read(const struct initramfs_payload *p, gsize *len, GError **error)
+{
+	char *text = NULL;
+
+	if (!valid_name(p->name)) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID, "bad payload name '%s'",
+			    p->name);
+		return NULL;
+	}
+	if (!g_file_get_contents(p->path, &text, len, error))
+		return NULL;
+	return text;
+}
+
 /* The init: markers, each payload under its own timeout, then reboot. */
 static char *init_script(const struct initramfs_payload *payloads, size_t n)
 {
@@ -162,16 +177,11 @@ char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n, GErro
 
 	recipe_file(s, "init", init, strlen(init));
 	for (size_t i = 0; i < n; i++) {
-		g_autofree char *text = NULL;
-		g_autofree char *file = NULL;
 		gsize len;
+		g_autofree char *text = payload_read(&payloads[i], &len, error);
+		g_autofree char *file = NULL;
 
-		if (!valid_name(payloads[i].name)) {
-			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
-				    "bad payload name '%s'", payloads[i].name);
-			return NULL;
-		}
-		if (!g_file_get_contents(payloads[i].path, &text, &len, error))
+		if (!text)
 			return NULL;
 		file = g_strconcat("payload-", payloads[i].name, NULL);
 		recipe_file(s, file, text, len);
@@ -213,16 +223,11 @@ bool initramfs_build(const char *out_path, const char *busybox,
 	cpio_file(&c, "bin/busybox", 0755, bb, bb_len);
 	cpio_file(&c, "init", 0755, init, strlen(init));
 	for (size_t i = 0; i < n; i++) {
-		g_autofree char *text = NULL;
-		g_autofree char *name = NULL;
 		gsize len;
+		g_autofree char *text = payload_read(&payloads[i], &len, error);
+		g_autofree char *name = NULL;
 
-		if (!valid_name(payloads[i].name)) {
-			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
-				    "bad payload name '%s'", payloads[i].name);
-			return false;
-		}
-		if (!g_file_get_contents(payloads[i].path, &text, &len, error))
+		if (!text)
 			return false;
 		name = g_strconcat("payloads/", payloads[i].name, NULL);
 		cpio_file(&c, name, 0755, text, len);
