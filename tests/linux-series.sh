@@ -246,5 +246,11 @@ check "its reproduce lines build, make the initramfs, and boot the kernel with i
 		grep -q "^        qemu-system-x86_64 .* -kernel build/arch/x86/boot/bzImage -initrd initramfs.cpio.gz " "$1"' \
 	- "$scratch/replyb"
 check "with initramfs.sh attached" grep -q 'filename="*initramfs\.sh' "$scratch/replyb"
+b0=$(mid "$scratch/b/0000-"*.patch)
+idc2=$(grep "\"in_reply_to\": \"$b0\"" "$scratch/mails2.json" | sed -n 's/^\[*{"id": \([0-9]*\),.*/\1/p' | head -1)
+z outbox show "${idc2:-0}" > "$scratch/summary2" 2>&1
+check "the cover letter's summary gives patch 3's boots in one line, the console left to its reply" \
+	sh -c 'grep -A1 "^  3/4 init: stop at kernel_init: pass on $2; panic: Kernel panic - not syncing: zeroday: a series panic ([0-9]*/[0-9]* boots)\$" "$1" |
+		tail -1 | grep -q "^  4/4 "' - "$scratch/summary2" "$target"
 
 tap_end

@@ -1235,9 +1235,10 @@ static bool queue_results(const struct bot *c, const struct series_row *s,
 			template_values_printf(item, "n", "%u/%u", r->n, s->total);
 			title = patchmail_subject_title(p->subject);
 			template_values_set(item, "title", title);
+			/* What the boots showed, in one line: the console is the patch's reply's. */
 			if (r->boot)
-				template_values_printf(item, "result", "%s on %s; %s", r->result,
-						       r->target, r->boot);
+				template_values_printf(item, "result", "%s on %s; %.*s", r->result,
+						       r->target, (int)strcspn(r->boot, "\n"), r->boot);
 			else
 				template_values_printf(item, "result", "%s on %s", r->result,
 						       r->target);
