@@ -366,6 +366,11 @@ void status_format_text(GString *out, const struct status *s)
 					       f->head ? "about" : ">=", 100.0 * f->rate);
 		if (f->confidence < 0.9995 && f->state != FINDING_INCONCLUSIVE)
 			g_string_append_printf(out, " (confidence %.3f)", f->confidence);
+		if (f->also) {
+			g_autofree char *targets = g_strdelimit(g_strdup(f->also), " ", ',');
+
+			g_string_append_printf(out, " (also on %s)", targets);
+		}
 		if (f->state == FINDING_DUPLICATE)
 			g_string_append_printf(out, " (duplicate of %" G_GINT64_FORMAT ")", f->dup_of);
 		else if (f->state != FINDING_OPEN)
@@ -600,9 +605,10 @@ static void json_finding(JsonBuilder *b, const void *row, const void *data)
 	g_autofree char *reproduce = status_finding_reproduce(f);
 	g_autofree char *details = status_finding_details(f);
 	g_autofree char *log = status_finding_log(f);
+	g_auto(GStrv) also = f->also ? g_strsplit(f->also, " ", -1) : NULL;
 
 	(void)data;
-	status_json_members(b, "itttttttttttttffiivot", "id", f->id, "tree", f->tree,
+	status_json_members(b, "itttttttttttttffiivotv", "id", f->id, "tree", f->tree,
 			    "culprit", f->culprit, "target", f->target,
 			    "kind", db_finding_kind_name(f->kind, f->console),
 			    "fingerprint", f->fingerprint, "title", f->title,
@@ -611,7 +617,7 @@ static void json_finding(JsonBuilder *b, const void *row, const void *data)
 			    "parent", f->parent, "head", f->head, "confidence", f->confidence,
 			    "rate", f->rate, "failures", (gint64)f->failures, "runs", (gint64)f->runs,
 			    "suspects", f->suspects, "dup_of", f->dup_of, "fix_subject",
-			    f->fix_subject, NULL);
+			    f->fix_subject, "also_on", also, NULL);
 	status_json_array(b, "steps", f->steps, json_step, NULL);
 }
 

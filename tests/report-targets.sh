@@ -39,6 +39,10 @@ check "two findings, one culprit: the error, on both targets, and the warning, o
 	test "$(sql "SELECT group_concat(kind || '@' || target || '+' || coalesce(also, ''), ' ')
 		FROM (SELECT kind, target, also FROM findings WHERE culprit = '$culprit' ORDER BY kind)")" = \
 	"build-error@x86_64:defconfig+x86_64:allnoconfig build-warning@x86_64:allnoconfig+"
+z status > "$scratch/status"
+check "status: the error, also on allnoconfig" grep -q "undeclared_thing.* (also on x86_64:allnoconfig)" "$scratch/status"
+check "status --json: also_on" sh -c 'z() { "$ZERODAY" --config="$1" --state-dir="$2" status --json; }; z "$@" |
+	grep -q "\"also_on\": \[\"x86_64:allnoconfig\"\]"' - "$scratch/z.conf" "$scratch/state"
 check "the first target to end left the report to the last" \
 	grep -q "report of ${culprit%"${culprit#????????????}"} waits for the other targets of ${head%"${head#????????????}"}" \
 	"$scratch/run2.log"
