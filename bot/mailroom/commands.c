@@ -1527,6 +1527,25 @@ static const char *without_re(const char *subject)
 }
 
 /*
+ * @answer as the reply's text: each line that does not start with a
+ * blank its own paragraph, as the answer was written line by line
+ * ("Branches:", "Blacklisted: ..."), so that filling the reply to 72
+ * columns does not run them together; indented lines stay with the line
+ * above them (caller frees).
+ */
+static char *answer_paragraphs(const char *answer)
+{
+	GString *out = g_string_sized_new(strlen(answer) + 16);
+
+	for (const char *p = answer; *p; p++) {
+		g_string_append_c(out, *p);
+		if (*p == '\n' && p > answer && p[-1] != '\n' && p[1] && !strchr(" \t\n", p[1]))
+			g_string_append_c(out, '\n');
+	}
+	return g_string_free(out, FALSE);
+}
+
+/*
  * Queues the one reply to command mail @mail_id (parsed: @m), saying
  * @intro (or NULL) and each command's answer; marks the mail answered.
  */
@@ -1556,8 +1575,10 @@ static bool queue_answer(const struct bot *c, gint64 mail_id, const struct patch
 		const struct command_row *cr = rows->pdata[i];
 		struct template_values *item = template_values_add(v, "results");
 
+		g_autofree char *answer = answer_paragraphs(cr->answer ? cr->answer : "(no answer)");
+
 		template_values_set(item, "line", cr->line);
-		template_values_set(item, "answer", cr->answer ? cr->answer : "(no answer)");
+		template_values_set(item, "answer", answer);
 	}
 	render_mail(&r, c->config, "command-reply", v, &cause);
 	ok = outbox_queue_reply(c, OUTBOX_COMMAND, &r, cause, tag, now, &reply_id, error) &&
