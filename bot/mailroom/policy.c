@@ -190,6 +190,8 @@ bool policy_digest(struct reply *out, const struct bot *c, const char *address,
 	template_values_set(v, "bot_address", c->config->mail_address);
 	template_values_set(v, "recipient", address);
 	template_values_printf(v, "count", "%u", held->len);
+	if (held->len > 1)
+		template_values_set(v, "several", "yes");
 	template_values_printf(v, "max_per_recipient_day", "%u", c->config->mail_max_recipient_day);
 	template_values_printf(v, "max_per_hour", "%u", c->config->mail_max_hour);
 	if (!render_mail(out, c->config, "digest", v, error))

@@ -113,6 +113,7 @@ static const struct template_field digest_fields[] = {
 	{ "bot_address", TEMPLATE_TEXT, false, NULL },
 	{ "recipient", TEMPLATE_TEXT, false, NULL },
 	{ "count", TEMPLATE_TEXT, false, NULL },
+	{ "several", TEMPLATE_TEXT, true, NULL }, /* set when more than one: "mails" */
 	{ "max_per_recipient_day", TEMPLATE_TEXT, false, NULL },
 	{ "max_per_hour", TEMPLATE_TEXT, false, NULL },
 	{ "mails", TEMPLATE_LIST, false, digest_item_fields },
