@@ -97,20 +97,6 @@ static bool printable(const char *s)
 	return true;
 }
 
-/* Makes the private directory for the tools' output below @parent (NULL: the system's). */
-static char *make_private_dir(const char *parent, GError **error)
-{
-	g_autofree char *template = g_build_filename(parent ? parent : g_get_tmp_dir(),
-						     "zeroday-decode-XXXXXX", NULL);
-
-	if (!g_mkdtemp_full(template, 0700)) {
-		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", template,
-			    g_strerror(errno));
-		return NULL;
-	}
-	return g_steal_pointer(&template);
-}
-
 /*
  * Checks that @vmlinux is a regular file of at most @max bytes, without
  * following a link at its end and without blocking on a FIFO.
@@ -415,7 +401,7 @@ char *decode_trace(const char *excerpt, const char *vmlinux, const struct decode
 	}
 	if (g_hash_table_size(frames) == 0)
 		return g_strdup(excerpt);
-	if (!check_vmlinux(vmlinux, max, error) || !(dir = make_private_dir(opts->tmp_parent, error)))
+	if (!check_vmlinux(vmlinux, max, error) || !(dir = run_private_dir(opts->tmp_parent, "zeroday-decode", error)))
 		return NULL;
 
 	/* The symbols' addresses. */

@@ -104,20 +104,6 @@ static bool write_input(const char *dir, const char *name, const char *data, gsi
 	return true;
 }
 
-/* Makes the private directory: a new one below @parent (NULL: the system's). */
-static char *make_private_dir(const char *parent, GError **error)
-{
-	g_autofree char *template = g_build_filename(parent ? parent : g_get_tmp_dir(),
-						     "zeroday-maintainers-XXXXXX", NULL);
-
-	if (!g_mkdtemp_full(template, 0700)) {
-		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", template,
-			    g_strerror(errno));
-		return NULL;
-	}
-	return g_steal_pointer(&template);
-}
-
 /* Runs the script on the inputs in @in; its output goes to @log. */
 static bool run_script(const char *in, const char *log, const struct maintainers_opts *opts,
 		       GError **error)
@@ -192,7 +178,7 @@ bool maintainers_run(struct maintainers *out, const char *script, gsize script_l
 		     const char *maintainers, gsize maintainers_len, const char *patch,
 		     gsize patch_len, const struct maintainers_opts *opts, GError **error)
 {
-	g_autofree char *dir = make_private_dir(opts->tmp_parent, error);
+	g_autofree char *dir = run_private_dir(opts->tmp_parent, "zeroday-maintainers", error);
 	g_autofree char *in = dir ? g_build_filename(dir, "in", NULL) : NULL;
 	g_autofree char *log = dir ? g_build_filename(dir, "output", NULL) : NULL;
 	g_autofree char *text = NULL;

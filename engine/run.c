@@ -655,3 +655,16 @@ int run_lock(const char *path, GError **error)
 	}
 	return fd;
 }
+
+char *run_private_dir(const char *parent, const char *prefix, GError **error)
+{
+	g_autofree char *name = g_strconcat(prefix, "-XXXXXX", NULL);
+	g_autofree char *template = g_build_filename(parent ? parent : g_get_tmp_dir(), name, NULL);
+
+	if (!g_mkdtemp_full(template, 0700)) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", template,
+			    g_strerror(errno));
+		return NULL;
+	}
+	return g_steal_pointer(&template);
+}

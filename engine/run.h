@@ -124,4 +124,11 @@ bool run_sandbox_available(GError **error);
 /* Returns the full path of @program found in PATH, or NULL (caller frees). */
 char *run_find_program(const char *program);
 
+/*
+ * Makes a new directory PREFIX-XXXXXX, mode 0700, below @parent (NULL:
+ * the system's temporary directory), for a sandboxed tool's output;
+ * returns its path (caller frees), or NULL with @error set.
+ */
+char *run_private_dir(const char *parent, const char *prefix, GError **error);
+
 #endif
