@@ -767,10 +767,15 @@ int cli_boot(struct cli *cli, int argc, char **argv)
 	g_auto(GStrv) payloads = NULL;
 	g_autofree char *cmdline = NULL;
 	g_autofree char *image = NULL;
+	g_autofree char *arch = NULL;
+	g_autofree char *build_target = NULL;
 	g_autoptr(GPtrArray) runs = NULL;
 	g_autoptr(GPtrArray) tally = NULL;
 	gint repeat = 0;
 	GOptionEntry entries[] = {
+		{ "arch", 0, 0, G_OPTION_ARG_STRING, &arch,
+		  "The kernel's ARCH (x86_64, i386, arm64, riscv; default: the build's target, "
+		  "else read from the image)", "ARCH" },
 		{ "repeat", 'n', 0, G_OPTION_ARG_INT, &repeat,
 		  "Boot N times, with seeds 1..N (default: [boot] repeat)", "N" },
 		{ "payload", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &payloads,
@@ -800,14 +805,17 @@ int cli_boot(struct cli *cli, int argc, char **argv)
 		return fail(error);
 	build_id = g_ascii_strtoll(argv[1], &end, 10);
 	if (*argv[1] && end && *end == '\0' && build_id > 0) {
-		image = db_build_image(cli->db, build_id, &error);
+		image = db_build_image(cli->db, build_id, &build_target, &error);
 		if (!image)
 			return fail(error);
 		req.build_id = build_id;
+		if (!arch)
+			arch = g_strndup(build_target, strcspn(build_target, ":"));
 	} else {
 		image = g_canonicalize_filename(argv[1], NULL);
 	}
 	req.image = image;
+	req.arch = arch;
 	req.repeat = repeat ? (unsigned)repeat : cli->config->boot_repeat;
 	req.payloads = (const char *const *)payloads;
 	req.cmdline = cmdline;

@@ -14,6 +14,7 @@
 
 #include "bot/bot.h"
 #include "bot/config.h"
+#include "engine/boot.h"
 #include "engine/build.h"
 #include "engine/initramfs.h"
 #include "mail/address.h"
@@ -95,6 +96,7 @@ static const struct key {
 	{ "boot", "kvm", KEY_CHOICE, offsetof(struct config, boot_kvm), 0, 0, NULL,
 	  "false|true|auto" },
 	{ "boot", "busybox", KEY_PATH, offsetof(struct config, boot_busybox), 0, 0 },
+	{ "boot", "busybox-dir", KEY_PATH, offsetof(struct config, boot_busybox_dir), 0, 0 },
 	{ "mail", "address", KEY_ADDRESS, offsetof(struct config, mail_address), 0, 0 },
 	{ "mail", "name", KEY_TEXT, offsetof(struct config, mail_name), 1, 64 },
 	{ "mail", "archive-url", KEY_URL, offsetof(struct config, mail_archive_url), 0, 0 },
@@ -166,6 +168,7 @@ static struct config *config_defaults(void)
 	c->boot_payload_timeout = 600;
 	c->boot_kvm = g_strdup("false");
 	c->boot_busybox = g_strdup("/bin/busybox");
+	c->boot_busybox_dir = g_strdup(ZERODAY_BUSYBOX_DIR);
 	c->mail_address = g_strdup("zeroday@localhost.localdomain");
 	c->mail_name = g_strdup("zeroday kernel test robot");
 	c->mail_templates = config_template_dir();
@@ -217,6 +220,7 @@ void config_free(struct config *config)
 	g_strfreev(config->commands_ignore);
 	g_free(config->boot_kvm);
 	g_free(config->boot_busybox);
+	g_free(config->boot_busybox_dir);
 	g_free(config->mail_address);
 	g_free(config->mail_name);
 	g_free(config->mail_archive_url);
@@ -997,6 +1001,23 @@ void config_boot_payloads_free(GArray *payloads)
 	}
 	if (payloads)
 		g_array_unref(payloads);
+}
+
+char *config_boot_busybox(const struct config *config, const struct boot_arch *arch,
+			  GError **error)
+{
+	g_autofree char *path = boot_arch_native(arch)
+		? g_strdup(config->boot_busybox)
+		: g_build_filename(config->boot_busybox_dir, arch->userland, NULL);
+
+	if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND,
+			    "no static busybox for %s guests at %s (Debian's busybox-static:%s; "
+			    "see [boot] busybox%s in zeroday.conf(5))", arch->userland, path,
+			    arch->userland, boot_arch_native(arch) ? "" : "-dir");
+		return NULL;
+	}
+	return g_steal_pointer(&path);
 }
 
 char *config_template_dir(void)

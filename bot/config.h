@@ -49,7 +49,8 @@ struct config {
 	char **boot_payloads;   /* shipped names or absolute paths */
 	unsigned boot_payload_timeout;
 	char *boot_kvm;         /* "false", "true" or "auto" */
-	char *boot_busybox;
+	char *boot_busybox;     /* the machine's own arch's */
+	char *boot_busybox_dir; /* other arches': DIR/DEBIAN-ARCH */
 
 	/* [mail] */
 	char *mail_address;     /* the bot's address (addr-spec): the From of every mail */
@@ -174,6 +175,16 @@ char *config_payload_dir(void);
 GArray *config_boot_payloads(const struct config *config, const char *const *names,
 			     GError **error);
 void config_boot_payloads_free(GArray *payloads);
+
+/*
+ * The static busybox for the initramfs of @arch's kernels (caller frees):
+ * [boot] busybox for this machine's own arch, else [boot] busybox-dir/
+ * NAME, NAME being Debian's name of the arch (arm64, riscv64, i386).
+ * Fails, naming the file, when it is missing.
+ */
+struct boot_arch;
+char *config_boot_busybox(const struct config *config, const struct boot_arch *arch,
+			  GError **error);
 
 /* Where zeroday's report templates are, likewise ($ZERODAY_DATADIR/templates). */
 char *config_template_dir(void);

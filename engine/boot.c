@@ -26,6 +26,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <libvirt/libvirt.h>
@@ -115,6 +116,59 @@ static int last_error_code(void)
 	return e ? e->code : VIR_ERR_OK;
 }
 
+/*
+ * Reads a capabilities document: each <guest> block names its <arch
+ * name='...'> and one <domain type='...'/> per accelerator.
+ */
+static enum boot_support support_of(const char *caps, const char *guest)
+{
+	g_autofree char *arch = g_strdup_printf("<arch name='%s'>", guest);
+	enum boot_support best = BOOT_SUPPORT_NONE;
+	const char *p = caps;
+
+	while ((p = strstr(p, "<guest>"))) {
+		const char *end = strstr(p, "</guest>");
+		g_autofree char *block = end ? g_strndup(p, end - p) : g_strdup(p);
+
+		p = end ? end : p + strlen(p);
+		if (!strstr(block, "<os_type>hvm</os_type>") || !strstr(block, arch))
+			continue;
+		if (strstr(block, "<domain type='kvm'"))
+			best = BOOT_SUPPORT_KVM;
+		else if (strstr(block, "<domain type='qemu'") && best == BOOT_SUPPORT_NONE)
+			best = BOOT_SUPPORT_TCG;
+	}
+	return best;
+}
+
+bool boot_host_support(const char *uri, const struct boot_arch *a, enum boot_support *out,
+		       GError **error)
+{
+	virConnectPtr conn = connect_open(uri);
+	char *caps;
+
+	*out = BOOT_SUPPORT_NONE;
+	if (!conn) {
+		g_autofree char *why = last_error();
+
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", uri, why);
+		return false;
+	}
+	caps = virConnectGetCapabilities(conn);
+	if (!caps) {
+		g_autofree char *why = last_error();
+
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: capabilities: %s", uri,
+			    why);
+		virConnectClose(conn);
+		return false;
+	}
+	*out = support_of(caps, a->guest);
+	free(caps);
+	virConnectClose(conn);
+	return true;
+}
+
 void boot_outcome_clear(struct boot_outcome *out)
 {
 	g_free(out->infra_reason);
@@ -146,19 +200,88 @@ char *boot_host_id(const char *state_dir)
 	return g_strndup(g_checksum_get_string(sum), 12);
 }
 
-char *boot_reproduce_command(const char *builddir, const char *image, const char *initrd,
-			     unsigned memory_mb, unsigned seed)
+static const struct boot_arch boot_arches[] = {
+	{ "x86_64", "x86_64", "pc", "qemu64", "ttyS0", true, "amd64" },
+	{ "x86", "x86_64", "pc", "qemu64", "ttyS0", true, "amd64" },
+	{ "i386", "x86_64", "pc", "qemu64", "ttyS0", true, "i386" },
+	/* The Arm and RISC-V virt machines give the kernel a device tree. */
+	{ "arm64", "aarch64", "virt", "cortex-a57", "ttyAMA0", false, "arm64" },
+	{ "riscv", "riscv64", "virt", NULL, "ttyS0", false, "riscv64" },
+};
+
+const struct boot_arch *boot_arch_find(const char *arch)
 {
-	return g_strdup_printf("qemu-system-x86_64 -machine pc -cpu qemu64 -m %u -nographic "
-			       "-no-reboot -kernel %s/%s%s%s -append '" BOOT_CMDLINE
-			       " zeroday.seed=%u'",
-			       memory_mb ? memory_mb : 256, builddir, image,
-			       initrd ? " -initrd " : "", initrd ? initrd : "", seed);
+	for (size_t i = 0; arch && i < G_N_ELEMENTS(boot_arches); i++) {
+		if (strcmp(boot_arches[i].arch, arch) == 0)
+			return &boot_arches[i];
+	}
+	return NULL;
+}
+
+bool boot_arch_native(const struct boot_arch *a)
+{
+	static const struct { const char *machine, *userland; } natives[] = {
+		{ "x86_64", "amd64" }, { "aarch64", "arm64" }, { "riscv64", "riscv64" },
+		{ "i686", "i386" },
+	};
+	struct utsname u;
+
+	if (uname(&u) < 0)
+		return false;
+	for (size_t i = 0; i < G_N_ELEMENTS(natives); i++) {
+		if (strcmp(natives[i].machine, u.machine) == 0)
+			return strcmp(natives[i].userland, a->userland) == 0;
+	}
+	return false;
+}
+
+const char *boot_arch_of_image(const char *path)
+{
+	unsigned char head[0x206];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	/* Documentation/arm64/booting.rst and riscv/boot-image-header.rst: the magic at 56. */
+	if (n >= 60 && memcmp(head + 56, "ARM\x64", 4) == 0)
+		return "arm64";
+	if (n >= 60 && memcmp(head + 56, "RSC\x05", 4) == 0)
+		return "riscv";
+	/* Documentation/x86/boot.rst: "HdrS" at 0x202. */
+	if (n >= 0x206 && memcmp(head + 0x202, "HdrS", 4) == 0)
+		return "x86_64";
+	return NULL;
+}
+
+/* The request's arch; x86_64 when it names none or one zeroday does not boot. */
+static const struct boot_arch *arch_or_default(const char *arch)
+{
+	const struct boot_arch *a = boot_arch_find(arch);
+
+	return a ? a : &boot_arches[0];
+}
+
+char *boot_reproduce_command(const char *arch, const char *builddir, const char *image,
+			     const char *initrd, unsigned memory_mb, unsigned seed)
+{
+	const struct boot_arch *a = arch_or_default(arch);
+
+	return g_strdup_printf("qemu-system-%s -machine %s%s%s -m %u -nographic "
+			       "-no-reboot -kernel %s/%s%s%s -append 'console=%s "
+			       BOOT_CMDLINE_ARGS " zeroday.seed=%u'",
+			       a->guest, a->machine, a->tcg_cpu ? " -cpu " : "",
+			       a->tcg_cpu ? a->tcg_cpu : "", memory_mb ? memory_mb : 256, builddir,
+			       image, initrd ? " -initrd " : "", initrd ? initrd : "", a->console,
+			       seed);
 }
 
 char *boot_domain_xml(const char *name, const struct boot_request *req, const char *kernel_path,
 		      const char *initrd_path)
 {
+	const struct boot_arch *a = arch_or_default(req->arch);
 	g_autofree char *ename = g_markup_escape_text(name, -1);
 	g_autofree char *kernel = g_markup_escape_text(kernel_path, -1);
 	g_autofree char *initrd = initrd_path ? g_markup_escape_text(initrd_path, -1) : NULL;
@@ -168,7 +291,7 @@ char *boot_domain_xml(const char *name, const struct boot_request *req, const ch
 	 * the console stream has not read it yet. A second's pause first.
 	 */
 	g_autofree char *cmdline = g_markup_printf_escaped(
-		BOOT_CMDLINE " %s", req->cmdline ? req->cmdline : "");
+		"console=%s " BOOT_CMDLINE_ARGS " %s", a->console, req->cmdline ? req->cmdline : "");
 	GString *x = g_string_new(NULL);
 
 	g_string_append_printf(x, "<domain type='%s'>\n", req->kvm ? "kvm" : "qemu");
@@ -176,14 +299,19 @@ char *boot_domain_xml(const char *name, const struct boot_request *req, const ch
 	g_string_append_printf(x, "  <memory unit='MiB'>%u</memory>\n",
 			       req->memory_mb ? req->memory_mb : 256);
 	g_string_append_printf(x, "  <vcpu>%u</vcpu>\n", req->vcpus ? req->vcpus : 1);
-	g_string_append(x, "  <os>\n    <type arch='x86_64' machine='pc'>hvm</type>\n");
+	g_string_append_printf(x, "  <os>\n    <type arch='%s' machine='%s'>hvm</type>\n",
+			       a->guest, a->machine);
 	g_string_append_printf(x, "    <kernel>%s</kernel>\n", kernel);
 	if (initrd)
 		g_string_append_printf(x, "    <initrd>%s</initrd>\n", initrd);
 	g_string_append_printf(x, "    <cmdline>%s</cmdline>\n  </os>\n", cmdline);
-	g_string_append(x, "  <features><acpi/></features>\n");
-	if (!req->kvm)
-		g_string_append(x, "  <cpu mode='custom' match='exact'><model>qemu64</model></cpu>\n");
+	if (a->acpi)
+		g_string_append(x, "  <features><acpi/></features>\n");
+	if (!req->kvm && a->tcg_cpu)
+		g_string_append_printf(x, "  <cpu mode='custom' match='exact'><model>%s</model></cpu>\n",
+				       a->tcg_cpu);
+	else if (req->kvm && strcmp(a->guest, "x86_64") != 0)
+		g_string_append(x, "  <cpu mode='host-passthrough'/>\n");
 	/* The console is a pty on the host, read back through a stream. */
 	g_string_append(x, "  <on_poweroff>destroy</on_poweroff>\n"
 			   "  <on_reboot>destroy</on_reboot>\n"

@@ -35,7 +35,52 @@
 /* The console log is kept up to this many bytes; the rest is counted, not kept. */
 #define BOOT_CONSOLE_MAX (32u << 20)
 
+/*
+ * How zeroday boots the kernels of one architecture: a QEMU machine that
+ * boots a kernel image directly (no firmware of ours), its CPU under TCG,
+ * and the serial console the kernel writes to.
+ */
+struct boot_arch {
+	const char *arch;    /* the kernel's ARCH= ("x86_64", "arm64", "riscv") */
+	const char *guest;   /* libvirt's and QEMU's name ("x86_64", "aarch64", "riscv64") */
+	const char *machine; /* QEMU's -machine */
+	const char *tcg_cpu; /* QEMU's -cpu without KVM; NULL: the machine's default */
+	const char *console; /* the console= device */
+	bool acpi;           /* the machine describes itself by ACPI (else a device tree) */
+	const char *userland; /* Debian's name of the arch its initramfs's binaries are for */
+};
+
+/* The architecture of kernel ARCH @arch, or NULL for one zeroday does not boot. */
+const struct boot_arch *boot_arch_find(const char *arch);
+
+/*
+ * Whether @a's initramfs runs this machine's own binaries (its busybox is
+ * the machine's): x86_64 on an x86_64 machine, not i386 or arm64.
+ */
+bool boot_arch_native(const struct boot_arch *a);
+
+/*
+ * The kernel ARCH of a kernel image, read from its boot header: x86's
+ * bzImage ("HdrS"), arm64's and riscv's Image ("ARM\x64", "RSC\x05").
+ * NULL when the file is none of those.
+ */
+const char *boot_arch_of_image(const char *path);
+
+enum boot_support {
+	BOOT_SUPPORT_NONE, /* the host has no QEMU for the arch */
+	BOOT_SUPPORT_TCG,  /* it emulates it */
+	BOOT_SUPPORT_KVM,  /* and can also run it under KVM */
+};
+
+/*
+ * What the libvirt host at @uri says, in its capabilities, of guests of
+ * @a's arch. Returns false with @error set when the host cannot be asked.
+ */
+bool boot_host_support(const char *uri, const struct boot_arch *a, enum boot_support *out,
+		       GError **error);
+
 struct boot_request {
+	const char *arch;        /* kernel ARCH (boot_arch_find()); NULL: x86_64 */
 	const char *kernel;      /* bzImage (or the arch's image), a local file */
 	const char *initrd;      /* from initramfs_build(), a local file, or NULL */
 	const char *cmdline;     /* appended to "console=ttyS0 panic=1 ..." */
@@ -90,20 +135,25 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
  */
 int boot_reap(const char *uri, const char *host_id, bool all, GError **error);
 
-/* The kernel command line of every boot (a request's own words follow it). */
-#define BOOT_CMDLINE "console=ttyS0 panic=1 oops=panic softlockup_panic=1 hung_task_panic=0 " \
-		     "printk.time=1"
+/*
+ * The kernel command line of every boot, after "console=DEVICE " (the
+ * arch's); a request's own words follow it.
+ */
+#define BOOT_CMDLINE_ARGS "panic=1 oops=panic softlockup_panic=1 hung_task_panic=0 printk.time=1"
+/* The whole of it on x86. */
+#define BOOT_CMDLINE "console=ttyS0 " BOOT_CMDLINE_ARGS
 
 /*
- * The one-line QEMU command that boots, as zeroday does (the machine, the
- * CPU without KVM, @memory_mb or 256 MiB, the command line with
- * zeroday.seed=@seed), the kernel image @image of build directory
+ * The one-line QEMU command that boots, as zeroday does (the arch's QEMU,
+ * machine and CPU without KVM, @memory_mb or 256 MiB, the command line
+ * with zeroday.seed=@seed), the kernel image @image of build directory
  * @builddir with initramfs @initrd (NULL: none), its console on the
  * terminal; QEMU ends when the kernel halts, panics or, at the end of
- * the initramfs, reboots (caller frees).
+ * the initramfs, reboots (caller frees). @arch is the kernel ARCH (NULL:
+ * x86_64); one zeroday does not boot gets x86_64's.
  */
-char *boot_reproduce_command(const char *builddir, const char *image, const char *initrd,
-			     unsigned memory_mb, unsigned seed);
+char *boot_reproduce_command(const char *arch, const char *builddir, const char *image,
+			     const char *initrd, unsigned memory_mb, unsigned seed);
 
 /*
  * The domain XML for @req with the kernel and initrd at @kernel_path and

@@ -128,7 +128,8 @@ static const struct {
 	{ "riscv", "riscv64", "riscv64-linux-gnu-" },
 	{ "powerpc", "ppc64le", "powerpc64le-linux-gnu-" },
 	{ "s390", "s390x", "s390x-linux-gnu-" },
-	{ "mips", "mips", "mips-linux-gnu-" },
+	/* Debian 12's mips compiler is the 64-bit little-endian one; it builds 32-bit kernels too. */
+	{ "mips", "mips64", "mips64el-linux-gnuabi64-" },
 	{ "loongarch", "loongarch64", "loongarch64-linux-gnu-" },
 };
 
@@ -150,6 +151,28 @@ static bool word_ok(const char *s)
 			return false;
 	}
 	return true;
+}
+
+/* Whether a word of a target's CHECK list asks for LLVM=1. */
+static bool llvm_word(const char *word)
+{
+	return strcmp(word, "LLVM=1") == 0 || strcmp(word, "clang") == 0;
+}
+
+bool build_spec_has_check(const char *spec, const char *word)
+{
+	g_auto(GStrv) parts = g_strsplit(spec, ":", 3);
+	g_auto(GStrv) checks = NULL;
+	bool llvm = llvm_word(word);
+
+	if (!parts[0] || !parts[1] || !parts[2])
+		return false;
+	checks = g_strsplit(parts[2], ",", -1);
+	for (char **c = checks; *c; c++) {
+		if (strcmp(*c, word) == 0 || (llvm && llvm_word(*c)))
+			return true;
+	}
+	return false;
 }
 
 static const char *const named_configs[] = {
@@ -202,12 +225,17 @@ static bool target_parse(struct build_target *t, const char *spec, const char *f
 		if (g_path_is_absolute(*f)) {
 			g_strv_builder_add(frags, *f);
 		} else if (word_ok(*f)) {
+			/* The arch's own fragment of that name first: +serial differs by arch. */
 			g_autofree char *name = g_strconcat(*f, ".config", NULL);
+			g_autofree char *own = g_build_filename(fragment_dir, t->arch, name, NULL);
 			g_autofree char *path = g_build_filename(fragment_dir, name, NULL);
 
-			if (!g_file_test(path, G_FILE_TEST_IS_REGULAR))
+			if (g_file_test(own, G_FILE_TEST_IS_REGULAR))
+				g_strv_builder_add(frags, own);
+			else if (g_file_test(path, G_FILE_TEST_IS_REGULAR))
+				g_strv_builder_add(frags, path);
+			else
 				return refuse(error, spec, "no such config fragment");
-			g_strv_builder_add(frags, path);
 		} else {
 			return refuse(error, spec, "bad fragment name");
 		}
@@ -226,9 +254,13 @@ static bool target_parse(struct build_target *t, const char *spec, const char *f
 				t->checks |= BUILD_SPARSE_ALL;
 			else if (strcmp(*c, "coccinelle") == 0)
 				t->checks |= BUILD_COCCI;
+			else if (llvm_word(*c))
+				t->llvm = true;
+			else if (strcmp(*c, "heads") == 0)
+				t->heads_only = true;
 			else
 				return refuse(error, spec, "unknown check (W=1, sparse, sparse-all, "
-						    "coccinelle)");
+						    "coccinelle, LLVM=1, heads)");
 		}
 	}
 	t->spec = g_strdup(spec);
@@ -277,9 +309,10 @@ char *build_reproduce_command(const struct build_target *t, const char *config_n
 	GString *s = g_string_new(NULL);
 	g_autoptr(GString) make = g_string_new(NULL);
 	bool from_file = (t->fragments && t->fragments[0]) || strcmp(t->config, "file") == 0;
-	const char *cross = reproduce_cross(t->arch);
+	/* clang is a cross compiler of its own: LLVM=1 needs no prefix. */
+	const char *cross = t->llvm ? NULL : reproduce_cross(t->arch);
 
-	g_string_append_printf(make, "make O=build ARCH=%s", t->arch);
+	g_string_append_printf(make, "make O=build%s ARCH=%s", t->llvm ? " LLVM=1" : "", t->arch);
 	if (cross)
 		g_string_append_printf(make, " CROSS_COMPILE=%s", cross);
 	if (from_file && g_str_has_suffix(config_name, ".gz")) {
@@ -305,12 +338,10 @@ char *build_reproduce_command(const struct build_target *t, const char *config_n
 	return g_string_free(s, FALSE);
 }
 
-/* `gcc --version`'s first line for @arch, asked of the compiler (caller frees). */
-static char *compiler_version_uncached(const char *arch)
+/* The compiler's `--version` first line (caller frees); NULL if there is none. */
+static char *compiler_version_uncached(const char *compiler)
 {
-	g_autofree char *prefix = cross_prefix(arch);
-	g_autofree char *gcc = prefix ? g_strconcat(prefix, "gcc", NULL) : NULL;
-	g_autofree char *path = gcc ? run_find_program(gcc) : NULL;
+	g_autofree char *path = run_find_program(compiler);
 	g_autofree char *out = NULL;
 	const char *argv[] = { path, "--version", NULL };
 	int status = 0;
@@ -325,22 +356,33 @@ static char *compiler_version_uncached(const char *arch)
 	return g_utf8_make_valid(out, -1);
 }
 
-char *build_compiler_version(const char *arch)
+char *build_compiler_version(const char *spec)
 {
-	/* Asked once per arch and process: reports render it inside a store transaction. */
+	/* Asked once per compiler and process: reports render it inside a store transaction. */
 	static GMutex lock;
-	static GHashTable *known; /* arch -> version, "" for none */
+	static GHashTable *known; /* compiler -> version, "" for none */
+	g_autofree char *arch = g_strndup(spec, strcspn(spec, ":"));
+	g_autofree char *prefix = NULL;
+	g_autofree char *compiler = NULL;
 	const char *version;
 	char *fresh = NULL;
 
+	if (build_spec_has_check(spec, "LLVM=1")) {
+		compiler = g_strdup("clang");
+	} else {
+		prefix = cross_prefix(arch);
+		if (!prefix)
+			return NULL;
+		compiler = g_strconcat(prefix, "gcc", NULL);
+	}
 	g_mutex_lock(&lock);
 	if (!known)
 		known = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-	version = g_hash_table_lookup(known, arch);
+	version = g_hash_table_lookup(known, compiler);
 	if (!version) {
-		fresh = compiler_version_uncached(arch);
+		fresh = compiler_version_uncached(compiler);
 		version = fresh ? fresh : g_strdup("");
-		g_hash_table_insert(known, g_strdup(arch), (char *)version);
+		g_hash_table_insert(known, g_strdup(compiler), (char *)version);
 	}
 	version = *version ? g_strdup(version) : NULL;
 	g_mutex_unlock(&lock);
@@ -530,10 +572,17 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 	g_ptr_array_add(argv, g_strdup("make"));
 	g_ptr_array_add(argv, g_strdup_printf("O=%s", m->out));
 	g_ptr_array_add(argv, g_strdup_printf("ARCH=%s", m->target->arch));
-	if (m->cross && *m->cross)
-		g_ptr_array_add(argv, g_strdup_printf("CROSS_COMPILE=%s", m->cross));
-	g_ptr_array_add(argv, g_strdup_printf("CC=%s/zeroday-cc %s%sgcc", m->tools,
-					      m->ccache ? "ccache " : "", m->cross));
+	if (m->target->llvm) {
+		/* clang targets ARCH itself (scripts/Makefile.clang): no CROSS_COMPILE. */
+		g_ptr_array_add(argv, g_strdup("LLVM=1"));
+		g_ptr_array_add(argv, g_strdup_printf("CC=%s/zeroday-cc %sclang", m->tools,
+						      m->ccache ? "ccache " : ""));
+	} else {
+		if (m->cross && *m->cross)
+			g_ptr_array_add(argv, g_strdup_printf("CROSS_COMPILE=%s", m->cross));
+		g_ptr_array_add(argv, g_strdup_printf("CC=%s/zeroday-cc %s%sgcc", m->tools,
+						      m->ccache ? "ccache " : "", m->cross));
+	}
 	for (const char *const *a = extra; a && *a; a++)
 		g_ptr_array_add(argv, g_strdup(*a));
 	g_ptr_array_add(argv, NULL);
@@ -976,10 +1025,15 @@ bool build_run(struct build_output *out, const struct build_target *target,
 
 	memset(out, 0, sizeof(*out));
 	out->diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
-	cross = cross_prefix(target->arch);
+	cross = target->llvm ? g_strdup("") : cross_prefix(target->arch);
 	if (!cross) {
 		out->status = BUILD_SKIPPED;
 		out->reason = g_strdup_printf("skipped: no compiler for %s", target->arch);
+		return true;
+	}
+	if (target->llvm && (!program_exists("clang") || !program_exists("ld.lld"))) {
+		out->status = BUILD_SKIPPED;
+		out->reason = g_strdup("skipped: clang and lld are not installed (LLVM=1)");
 		return true;
 	}
 	m.cross = cross;
@@ -1185,10 +1239,11 @@ done:
 
 const char *build_image_name(const struct build_target *target)
 {
+	/* The arches boot.c boots (boot_arch_find()). */
 	static const struct { const char *arch, *image; } images[] = {
 		{ "x86_64", "arch/x86/boot/bzImage" }, { "i386", "arch/x86/boot/bzImage" },
 		{ "x86", "arch/x86/boot/bzImage" }, { "arm64", "arch/arm64/boot/Image" },
-		{ "riscv", "arch/riscv/boot/Image" }, { "arm", "arch/arm/boot/zImage" },
+		{ "riscv", "arch/riscv/boot/Image" },
 	};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(images); i++) {

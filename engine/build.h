@@ -20,14 +20,23 @@ enum build_checks {
 
 /*
  * A build target, written ARCH:CONFIG[+FRAGMENT...][:CHECK[,CHECK...]]:
+ *   ARCH      the kernel's ARCH= (x86_64, i386, arm64, arm, riscv,
+ *             powerpc, s390, mips, loongarch), built with Debian's cross
+ *             gcc of that arch unless LLVM=1
  *   CONFIG    tinyconfig, allnoconfig, allmodconfig, allyesconfig,
  *             defconfig, NAME_defconfig, randconfig@SEED, randconfig@daily,
  *             or file=PATH
- *   FRAGMENT  a fragment zeroday ships (e.g. "serial") or an absolute path,
- *             merged like scripts/kconfig/merge_config.sh
- *   CHECK     W=1, sparse (C=1), sparse-all (C=2), coccinelle
+ *   FRAGMENT  a fragment zeroday ships (e.g. "serial": the arch's own
+ *             when it has one) or an absolute path, merged like
+ *             scripts/kconfig/merge_config.sh
+ *   CHECK     W=1, sparse (C=1), sparse-all (C=2), coccinelle;
+ *             LLVM=1 (or "clang"): clang, lld and LLVM's tools instead
+ *             of gcc and binutils, for any arch clang targets; and
+ *             heads: built (and booted) on a tree's heads only, not on
+ *             every commit of a rebasable tree; a failure there is
+ *             still bisected on this target
  * e.g. "x86_64:tinyconfig+serial", "arm64:defconfig:W=1,sparse",
- * "x86_64:randconfig@4153629".
+ * "x86_64:randconfig@4153629", "arm64:tinyconfig+serial:LLVM=1".
  */
 struct build_target {
 	char *spec;        /* canonical text, with a daily seed made explicit */
@@ -39,7 +48,15 @@ struct build_target {
 	bool daily;        /* randconfig@daily: the seed is today's, see build_target_daily() */
 	char **fragments;  /* absolute paths, NULL-terminated */
 	enum build_checks checks;
+	bool llvm;         /* LLVM=1 */
+	bool heads_only;   /* "heads" */
 };
+
+/*
+ * Whether target @spec's CHECK list has @word ("heads", "LLVM=1"), for
+ * a caller that needs no more of it; no validation.
+ */
+bool build_spec_has_check(const char *spec, const char *word);
 
 /*
  * Parses @spec; fragment names are looked up as @fragment_dir/NAME.config.
@@ -75,11 +92,12 @@ char *build_target_dirname(const struct build_target *target);
 char *build_reproduce_command(const struct build_target *target, const char *config_name);
 
 /*
- * The first line of `gcc --version` of the compiler that builds @arch
- * here ("gcc (Debian 12.2.0-14) 12.2.0"), or NULL when there is none
- * (caller frees). Asked of the compiler once per arch and process.
+ * The first line of `--version` of the compiler that builds target
+ * @spec here ("aarch64-linux-gnu-gcc (Debian 12.2.0-14) 12.2.0", "Debian
+ * clang version 14.0.6"), or NULL when there is none (caller frees).
+ * Asked of the compiler once per compiler and process.
  */
-char *build_compiler_version(const char *arch);
+char *build_compiler_version(const char *spec);
 
 /* The default target of a tree that sets none. */
 #define BUILD_DEFAULT_TARGET "x86_64:tinyconfig+serial"

@@ -37,8 +37,12 @@ static const struct diag_format {
 	const char *checker;
 	enum diag_kind kind;
 } diag_formats[] = {
-	/* gcc and clang: file:line[:col]: warning|error|fatal error: message */
-	{ "^(?<file>\\S[^:]*):(?<line>[0-9]+):(?:(?<col>[0-9]+):)? "
+	/*
+	 * gcc and clang: file:line[:col]: warning|error|fatal error: message,
+	 * clang's source ranges ({3:3-3:6}:) after the column when asked for;
+	 * their notes are context, not diagnostics.
+	 */
+	{ "^(?<file>\\S[^:]*):(?<line>[0-9]+):(?:(?<col>[0-9]+):)?(?:\\{[0-9:-]+\\}:)* "
 	  "(?<kind>warning|error|fatal error): (?<msg>.*)$", NULL, DIAG_WARNING },
 	/* coccinelle report mode: file:line:col-col: WARNING|ERROR: message */
 	{ "^(?<file>\\S[^:]*):(?<line>[0-9]+):(?<col>[0-9]+)-[0-9]+: "
@@ -47,6 +51,8 @@ static const struct diag_format {
 	/* ld: file:(.text+0x1): undefined reference to `x' */
 	{ "^(?<file>\\S[^:]*):\\([^)]*\\): (?<msg>(?:undefined reference to|"
 	  "multiple definition of) .*)$", "ld", DIAG_ERROR },
+	/* lld: error: undefined symbol: x (its ">>> referenced by" lines follow) */
+	{ "^(?:\\S*/)?ld\\.lld: error: (?<msg>.*)$", "ld", DIAG_ERROR },
 	/* ld: [file: ]warning: message */
 	{ "^(?:\\S*/)?ld(?:\\.bfd|\\.lld)?: (?:(?<file>\\S[^:]*): )?warning: (?<msg>.*)$",
 	  "ld", DIAG_WARNING },

@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -229,9 +230,10 @@ static void test_initramfs_recipe_files(void)
 /* The reports' boot line: the same machine and command line as the domain's. */
 static void test_reproduce_command(void)
 {
-	g_autofree char *cmd = boot_reproduce_command("build", "arch/x86/boot/bzImage",
+	g_autofree char *cmd = boot_reproduce_command(NULL, "build", "arch/x86/boot/bzImage",
 						      "initramfs.cpio.gz", 0, 1);
-	g_autofree char *big = boot_reproduce_command("b", "arch/x86/boot/bzImage", NULL, 1024, 3);
+	g_autofree char *big = boot_reproduce_command("x86_64", "b", "arch/x86/boot/bzImage", NULL,
+						      1024, 3);
 	struct boot_request req = { 0 };
 	g_autofree char *xml = boot_domain_xml("d", &req, "/k", NULL);
 
@@ -245,6 +247,93 @@ static void test_reproduce_command(void)
 	g_assert_nonnull(strstr(xml, "<cmdline>" BOOT_CMDLINE " </cmdline>"));
 	g_assert_nonnull(strstr(xml, "machine='pc'"));
 	g_assert_nonnull(strstr(xml, "<model>qemu64</model>"));
+	g_assert_nonnull(strstr(xml, "<features><acpi/></features>"));
+}
+
+/* arm64 and riscv: their QEMU, the virt machine (a device tree, no ACPI), their console. */
+static void test_arches(void)
+{
+	g_autofree char *arm = boot_reproduce_command("arm64", "build", "arch/arm64/boot/Image",
+						      "initramfs.cpio.gz", 0, 2);
+	g_autofree char *rv = boot_reproduce_command("riscv", "build", "arch/riscv/boot/Image",
+						     NULL, 0, 2);
+	struct boot_request arm_req = { .arch = "arm64" };
+	struct boot_request rv_req = { .arch = "riscv", .cmdline = "quiet" };
+	g_autofree char *arm_xml = boot_domain_xml("d", &arm_req, "/k", "/i");
+	g_autofree char *rv_xml = boot_domain_xml("d", &rv_req, "/k", NULL);
+
+	g_assert_cmpstr(arm, ==, "qemu-system-aarch64 -machine virt -cpu cortex-a57 -m 256 "
+				 "-nographic -no-reboot -kernel build/arch/arm64/boot/Image "
+				 "-initrd initramfs.cpio.gz -append 'console=ttyAMA0 "
+				 BOOT_CMDLINE_ARGS " zeroday.seed=2'");
+	g_assert_cmpstr(rv, ==, "qemu-system-riscv64 -machine virt -m 256 -nographic -no-reboot "
+				"-kernel build/arch/riscv/boot/Image -append 'console=ttyS0 "
+				BOOT_CMDLINE_ARGS " zeroday.seed=2'");
+	g_assert_nonnull(strstr(arm_xml, "<type arch='aarch64' machine='virt'>hvm</type>"));
+	g_assert_nonnull(strstr(arm_xml, "<model>cortex-a57</model>"));
+	g_assert_nonnull(strstr(arm_xml, "<cmdline>console=ttyAMA0 " BOOT_CMDLINE_ARGS " </cmdline>"));
+	g_assert_null(strstr(arm_xml, "acpi"));
+	g_assert_nonnull(strstr(rv_xml, "<type arch='riscv64' machine='virt'>hvm</type>"));
+	g_assert_null(strstr(rv_xml, "<cpu"));
+	g_assert_nonnull(strstr(rv_xml, "<cmdline>console=ttyS0 " BOOT_CMDLINE_ARGS " quiet</cmdline>"));
+	g_assert_null(boot_arch_find("arm"));
+	g_assert_null(boot_arch_find(NULL));
+	g_assert_cmpstr(boot_arch_find("i386")->userland, ==, "i386");
+	{
+		struct utsname u;
+
+		g_assert_cmpint(uname(&u), ==, 0);
+		g_assert_true(boot_arch_native(boot_arch_find("x86_64")) ==
+			      (strcmp(u.machine, "x86_64") == 0));
+		g_assert_false(boot_arch_native(boot_arch_find("i386")));
+	}
+}
+
+/*
+ * What the local libvirtd says it boots: x86_64 and, with Debian's
+ * qemu-system-arm and qemu-system-misc, aarch64 and riscv64 under TCG.
+ */
+static void test_host_support(void)
+{
+	static const char *const arches[] = { "x86_64", "arm64", "riscv" };
+	g_autoptr(GError) error = NULL;
+	enum boot_support support;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(arches); i++) {
+		g_assert_true(boot_host_support(URI, boot_arch_find(arches[i]),
+						&support, &error));
+		g_assert_no_error(error);
+		g_assert_cmpint(support, !=, BOOT_SUPPORT_NONE);
+	}
+	g_assert_false(boot_host_support("qemu+tcp://127.0.0.1:1/system", boot_arch_find("arm64"),
+					 &support, &error));
+	g_assert_nonnull(error);
+	g_assert_cmpint(support, ==, BOOT_SUPPORT_NONE);
+}
+
+/* The arch of an image, from its boot header; anything else is none. */
+static void test_arch_of_image(void)
+{
+	g_autofree char *x86 = g_build_filename(testlib_scratch(), "bzImage", NULL);
+	g_autofree char *arm = g_build_filename(testlib_scratch(), "Image-arm64", NULL);
+	g_autofree char *rv = g_build_filename(testlib_scratch(), "Image-riscv", NULL);
+	g_autofree char *junk = g_build_filename(testlib_scratch(), "junk", NULL);
+	char head[0x300] = { 0 };
+
+	memcpy(head + 0x202, "HdrS", 4);
+	g_assert_true(g_file_set_contents(x86, head, sizeof(head), NULL));
+	memset(head, 0, sizeof(head));
+	memcpy(head + 56, "ARM\x64", 4);
+	g_assert_true(g_file_set_contents(arm, head, sizeof(head), NULL));
+	memset(head, 0, sizeof(head));
+	memcpy(head + 56, "RSC\x05", 4);
+	g_assert_true(g_file_set_contents(rv, head, sizeof(head), NULL));
+	g_assert_true(g_file_set_contents(junk, "MZ", 2, NULL));
+	g_assert_cmpstr(boot_arch_of_image(x86), ==, "x86_64");
+	g_assert_cmpstr(boot_arch_of_image(arm), ==, "arm64");
+	g_assert_cmpstr(boot_arch_of_image(rv), ==, "riscv");
+	g_assert_null(boot_arch_of_image(junk));
+	g_assert_null(boot_arch_of_image("/nonexistent"));
 }
 
 /* The installation id: 12 hex digits, the same for the same directory, another for another. */
@@ -506,6 +595,9 @@ int main(int argc, char **argv)
 	host_id = boot_host_id(testlib_scratch());
 	g_test_add_func("/boot/host-id", test_host_id);
 	g_test_add_func("/boot/reproduce-command", test_reproduce_command);
+	g_test_add_func("/boot/arches", test_arches);
+	g_test_add_func("/boot/arch-of-image", test_arch_of_image);
+	g_test_add_func("/boot/host-support", test_host_support);
 	g_test_add_func("/boot/initramfs-recipe-files", test_initramfs_recipe_files);
 	g_test_add_func("/boot/ok", test_ok);
 	g_test_add_func("/boot/sysrq-panic", test_sysrq_panic);

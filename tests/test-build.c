@@ -164,6 +164,11 @@ static void test_targets(void)
 		{ "x86_64:$(reboot)", false },
 		{ "x86_64:-defconfig", false },
 		{ "x86_64:defconfig:W=2", false },
+		{ "arm64:tinyconfig+serial:LLVM=1", true },
+		{ "riscv:tinyconfig+serial", true },
+		{ "x86_64:defconfig:clang,W=1", true },
+		{ "x86_64:defconfig:LLVM=2", false },
+		{ "powerpc:tinyconfig+serial", true }, /* the shared fragment: x86's */
 	};
 	struct build_target t;
 
@@ -192,6 +197,19 @@ static void test_targets(void)
 	g_assert_true(build_target_parse(&t, "x86_64:tinyconfig+serial+debuginfo", fragments, NULL));
 	g_assert_true(g_str_has_suffix(t.fragments[0], "/serial.config"));
 	g_assert_true(g_str_has_suffix(t.fragments[1], "/debuginfo.config"));
+	build_target_clear(&t);
+
+	/* +serial is the arch's own where it has one; LLVM=1 is a check-list word. */
+	g_assert_true(build_target_parse(&t, "arm64:tinyconfig+serial+debuginfo:LLVM=1", fragments,
+					 NULL));
+	g_assert_true(g_str_has_suffix(t.fragments[0], "/arm64/serial.config"));
+	g_assert_true(g_str_has_suffix(t.fragments[1], "/debuginfo.config"));
+	g_assert_true(t.llvm);
+	g_assert_cmpint(t.checks, ==, 0);
+	build_target_clear(&t);
+	g_assert_true(build_target_parse(&t, "riscv:tinyconfig+serial", fragments, NULL));
+	g_assert_true(g_str_has_suffix(t.fragments[0], "/riscv/serial.config"));
+	g_assert_false(t.llvm);
 	build_target_clear(&t);
 
 	/* A daily seed: the same all day, another the next, written into the spec. */
@@ -310,18 +328,66 @@ static void test_configs(void)
 				    "# CONFIG_NET_DEBUG is not set\n# CONFIG_LEGACY is not set\n");
 }
 
+/* Debian 12 packages no LoongArch compiler: such a target is skipped, saying why. */
 static void test_no_cross_compiler(void)
 {
-	g_autofree char *gcc = run_find_program("mips-linux-gnu-gcc");
+	g_autofree char *gcc = run_find_program("loongarch64-linux-gnu-gcc");
 	zd_autoptr(built) b = NULL;
 
-	if (gcc) {
-		g_test_skip("a mips cross compiler is installed here");
-		return;
-	}
-	b = build(base, "mips:defconfig");
+	g_assert_null(gcc);
+	b = build(base, "loongarch:defconfig");
 	g_assert_cmpint(b->out.status, ==, BUILD_SKIPPED);
-	g_assert_cmpstr(b->out.reason, ==, "skipped: no compiler for mips");
+	g_assert_cmpstr(b->out.reason, ==, "skipped: no compiler for loongarch");
+}
+
+/*
+ * The reproduce lines: ARCH= always, CROSS_COMPILE= with Debian's prefix
+ * for any arch but x86 (as make.cross does), LLVM=1 without a prefix.
+ */
+static void test_reproduce_lines(void)
+{
+	static const struct { const char *spec, *line; } cases[] = {
+		{ "x86_64:defconfig", "make O=build ARCH=x86_64 defconfig && "
+				      "make O=build ARCH=x86_64 -j$(nproc)" },
+		{ "arm64:defconfig:W=1", "make O=build ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- "
+					 "defconfig && make O=build ARCH=arm64 "
+					 "CROSS_COMPILE=aarch64-linux-gnu- W=1 -j$(nproc)" },
+		{ "riscv:allnoconfig", "make O=build ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- "
+				       "allnoconfig && make O=build ARCH=riscv "
+				       "CROSS_COMPILE=riscv64-linux-gnu- -j$(nproc)" },
+		{ "mips:defconfig", "make O=build ARCH=mips CROSS_COMPILE=mips64el-linux-gnuabi64- "
+				    "defconfig && make O=build ARCH=mips "
+				    "CROSS_COMPILE=mips64el-linux-gnuabi64- -j$(nproc)" },
+		{ "arm64:defconfig:LLVM=1", "make O=build LLVM=1 ARCH=arm64 defconfig && "
+					    "make O=build LLVM=1 ARCH=arm64 -j$(nproc)" },
+		{ "arm64:tinyconfig+serial:clang",
+		  "mkdir -p build && zcat config.gz > build/.config && make O=build LLVM=1 ARCH=arm64 "
+		  "olddefconfig && make O=build LLVM=1 ARCH=arm64 -j$(nproc)" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct build_target t;
+		g_autofree char *line = NULL;
+
+		g_assert_true(build_target_parse(&t, cases[i].spec, fragments, NULL));
+		line = build_reproduce_command(&t, "config.gz");
+		g_assert_cmpstr(line, ==, cases[i].line);
+		build_target_clear(&t);
+	}
+}
+
+/* The compiler a report names: the arch's cross gcc, or clang for LLVM=1. */
+static void test_compiler_version(void)
+{
+	g_autofree char *gcc = build_compiler_version("x86_64:tinyconfig");
+	g_autofree char *cross = build_compiler_version("arm64:tinyconfig+serial:W=1");
+	g_autofree char *clang = build_compiler_version("arm64:tinyconfig:W=1,LLVM=1");
+	g_autofree char *none = build_compiler_version("loongarch:defconfig");
+
+	g_assert_nonnull(strstr(gcc, "gcc"));
+	g_assert_true(g_str_has_prefix(cross, "aarch64-linux-gnu-gcc "));
+	g_assert_nonnull(strstr(clang, "clang version "));
+	g_assert_null(none);
 }
 
 /* A Makefile that reaches for the network and writes outside its directories. */
@@ -404,6 +470,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/build/kconfig-change", test_kconfig_change);
 	g_test_add_func("/build/configs", test_configs);
 	g_test_add_func("/build/no-cross-compiler", test_no_cross_compiler);
+	g_test_add_func("/build/reproduce-lines", test_reproduce_lines);
+	g_test_add_func("/build/compiler-version", test_compiler_version);
 	g_test_add_func("/build/hostile-makefile", test_hostile_makefile);
 	rc = g_test_run();
 	repo_worktree_free(wt);

@@ -11,6 +11,7 @@
 #include "bot/bot.h"
 #include "bot/config.h"
 #include "bot/mailroom/render.h"
+#include "engine/boot.h"
 #include "mail/address.h"
 #include "tests/testlib.h"
 
@@ -61,7 +62,7 @@ static void test_all_keys(void)
 		"sandbox=false\nccache=false\ntargets=x86_64:defconfig:W=1,sparse; arm64:defconfig ;\n"
 		"[boot]\nhosts=qemu:///system*4;qemu+ssh://b/system\ntimeout=60\nmemory=1024\n"
 		"repeat=5\npayloads=smoke;/opt/ltp/run\npayload-timeout=30\nkvm=auto\n"
-		"busybox=/usr/bin/busybox\n"
+		"busybox=/usr/bin/busybox\nbusybox-dir=/srv/busybox\n"
 		"[mail]\naddress = robot@lkml.example.org\nname = Kernel Test Robot\n"
 		"archive-url = https://lore.example.org/r/\ntemplates = /etc/zeroday/templates\n"
 		"cc-max = 7\noutbox = maildir:/var/mail/zeroday\n";
@@ -107,6 +108,7 @@ static void test_all_keys(void)
 	g_assert_cmpuint(c->boot_payload_timeout, ==, 30);
 	g_assert_cmpstr(c->boot_kvm, ==, "auto");
 	g_assert_cmpstr(c->boot_busybox, ==, "/usr/bin/busybox");
+	g_assert_cmpstr(c->boot_busybox_dir, ==, "/srv/busybox");
 }
 
 static const struct bad_case {
@@ -210,7 +212,7 @@ static const struct bad_case {
 	  "no such config fragment" },
 	{ "[build]\ntargets=x86_64:defconfig:W=2\n",
 	  "test.conf: [build] targets: bad build target 'x86_64:defconfig:W=2': "
-	  "unknown check (W=1, sparse, sparse-all, coccinelle)" },
+	  "unknown check (W=1, sparse, sparse-all, coccinelle, LLVM=1, heads)" },
 	{ "[build]\ntargets=x86_64:defconfig\\nreboot\n",
 	  "test.conf: [build] targets: control character in the value" },
 	/* Boot hosts: the slot count as bot/lab/booter.c reads it, and a libvirt URI. */
@@ -527,12 +529,42 @@ static void test_keep_fixed(void)
 	config_free(kept);
 }
 
+/*
+ * The initramfs's busybox by arch: [boot] busybox for the machine's own,
+ * busybox-dir/DEBIAN-ARCH for the others; a missing one is named.
+ */
+static void test_busybox(void)
+{
+	g_autofree char *dir = testlib_mkdir("busyboxes");
+	g_autofree char *arm = g_build_filename(dir, "arm64", NULL);
+	g_autofree char *text = g_strdup_printf("[boot]\nbusybox=/bin/sh\nbusybox-dir=%s\n", dir);
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(config) c = config_load_data(text, "test", &error);
+	g_autofree char *native = NULL;
+	g_autofree char *got = NULL;
+	g_autofree char *missing = NULL;
+
+	g_assert_no_error(error);
+	g_assert_true(g_file_set_contents(arm, "", 0, NULL));
+	native = config_boot_busybox(c, boot_arch_find("x86_64"), &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(native, ==, "/bin/sh");
+	got = config_boot_busybox(c, boot_arch_find("arm64"), &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(got, ==, arm);
+	missing = config_boot_busybox(c, boot_arch_find("riscv"), &error);
+	g_assert_null(missing);
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND);
+	g_assert_nonnull(strstr(error->message, "/riscv64 (Debian's busybox-static:riscv64"));
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
 	g_test_add_func("/config/defaults", test_defaults);
 	g_test_add_func("/config/all-keys", test_all_keys);
 	g_test_add_func("/config/bad", test_bad);
+	g_test_add_func("/config/busybox", test_busybox);
 	g_test_add_func("/config/good-values", test_good_values);
 	g_test_add_func("/config/smtp", test_smtp);
 	g_test_add_func("/config/file", test_file);

@@ -55,6 +55,26 @@ static void test_gcc(void)
 	assert_diags(d, expect);
 }
 
+/*
+ * clang (LLVM=1): the same line shape as gcc's without "In function"
+ * context, notes and "N warnings generated." that are not diagnostics,
+ * source ranges after the column, and lld's errors.
+ */
+static void test_clang(void)
+{
+	g_autoptr(GPtrArray) d = parse_file("clang.log");
+	const char *expect[] = {
+		"warning compiler kernel/exit.c:1500:6 [] variable 'zd_unused' set but not used [-Wunused-but-set-variable]",
+		"error compiler kernel/fork.c:42:10 [] use of undeclared identifier 'zd_undeclared'",
+		"warning compiler kernel/sys.c:3:7 [] comparison of distinct pointer types ('int *' and 'long *') [-Wcompare-distinct-pointer-types]",
+		"error ld :0:0 [] undefined symbol: zd_missing",
+		"warning ld :0:0 [] kernel/foo.o:(.data+0x0): has non-ABS relocation",
+		NULL,
+	};
+
+	assert_diags(d, expect);
+}
+
 static void test_new_in_child(void)
 {
 	g_autoptr(GPtrArray) parent = parse_file("gcc-parent.log");
@@ -273,6 +293,7 @@ int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
 	g_test_add_func("/diag/gcc", test_gcc);
+	g_test_add_func("/diag/clang", test_clang);
 	g_test_add_func("/diag/new-in-child", test_new_in_child);
 	g_test_add_func("/diag/link", test_link);
 	g_test_add_func("/diag/checkers", test_checkers);

@@ -95,7 +95,7 @@ static gint64 add_tree(struct fixture *f, const char *name, enum tree_policy pol
 	t->branches = g_strsplit("*", ",", -1);
 	t->blacklist = blacklist ? g_strsplit(blacklist, ",", -1) : g_new0(char *, 1);
 	t->recipients = g_new0(char *, 1);
-	t->targets = targets ? g_strsplit(targets, ",", -1) : g_new0(char *, 1);
+	t->targets = targets ? g_strsplit(targets, ";", -1) : g_new0(char *, 1);
 	t->created = 1700000000;
 	g_assert_true(db_tree_insert(f->db, t, &error));
 	g_assert_no_error(error);
@@ -181,7 +181,7 @@ static void test_rebasable(struct fixture *f, gconstpointer data)
 	c1 = testlib_commit(dir, "a.c", "1\n", "one");
 	c2 = testlib_commit(dir, "a.c", "2\n", "two");
 	c3 = testlib_commit(dir, "a.c", "3\n", "three");
-	add_tree(f, "reb", TREE_REBASABLE, NULL, "x86_64:defconfig,i386:defconfig");
+	add_tree(f, "reb", TREE_REBASABLE, NULL, "x86_64:defconfig;i386:defconfig");
 	poll_and_enqueue(f);
 	g_assert_cmpint(pending(f), ==, 0);
 	jobs = queued(f);
@@ -213,6 +213,42 @@ static void test_rebasable(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(jobs->len, ==, 8);
 	for (const char *const *t = targets; *t; t++)
 		check_job(jobs, c4, *t, JOB_HEAD);
+}
+
+/*
+ * The matrix of a rebasable tree kept affordable: every commit on its
+ * plain targets, the heads alone on its heads-only ones (":heads").
+ */
+static void test_heads_only(struct fixture *f, gconstpointer data)
+{
+	g_autofree char *dir = served_repo("grouped");
+	g_autofree char *c1 = NULL, *c2 = NULL, *c3 = NULL;
+	g_autoptr(GPtrArray) jobs = NULL;
+
+	(void)data;
+	c1 = testlib_commit(dir, "a.c", "1\n", "one");
+	c2 = testlib_commit(dir, "a.c", "2\n", "two");
+	add_tree(f, "grouped", TREE_REBASABLE, NULL,
+		 "x86_64:defconfig;riscv:tinyconfig+serial:heads;arm64:defconfig:W=1,heads");
+	poll_and_enqueue(f);
+	jobs = queued(f);
+	g_assert_cmpuint(jobs->len, ==, 4);
+	check_job(jobs, c1, "x86_64:defconfig", JOB_BACKLOG);
+	check_job(jobs, c2, "x86_64:defconfig", JOB_HEAD);
+	check_job(jobs, c2, "riscv:tinyconfig+serial:heads", JOB_HEAD);
+	check_job(jobs, c2, "arm64:defconfig:W=1,heads", JOB_HEAD);
+	g_assert_null(job_of(jobs, c1, "riscv:tinyconfig+serial:heads"));
+	g_clear_pointer(&jobs, g_ptr_array_unref);
+
+	/* The next head gets them all; the commit under it the plain ones. */
+	git(dir, "commit", "-q", "--allow-empty", "-m", "three");
+	c3 = testlib_commit(dir, "a.c", "3\n", "four");
+	poll_and_enqueue(f);
+	jobs = queued(f);
+	g_assert_cmpuint(jobs->len, ==, 8);
+	check_job(jobs, c3, "riscv:tinyconfig+serial:heads", JOB_HEAD);
+	check_job(jobs, c3, "arm64:defconfig:W=1,heads", JOB_HEAD);
+	check_job(jobs, c3, "x86_64:defconfig", JOB_HEAD);
 }
 
 /* A non-rebasable tree: its head alone, on the configured targets; then the new head alone. */
@@ -485,6 +521,8 @@ int main(int argc, char **argv)
 	served_base = testlib_mkdir("served");
 	daemon_ = testlib_daemon_start(served_base);
 
+	g_test_add("/sched/heads-only", struct fixture, NULL, fixture_set_up, test_heads_only,
+		   fixture_tear_down);
 	g_test_add("/sched/rebasable", struct fixture, NULL, fixture_set_up, test_rebasable,
 		   fixture_tear_down);
 	g_test_add("/sched/non-rebasable", struct fixture, NULL, fixture_set_up,

@@ -109,6 +109,7 @@ void booter_run_free(struct booter_run *run)
  */
 struct host {
 	char *uri;
+	enum boot_support support; /* of the boot's arch: BOOT_SUPPORT_TCG when unknown */
 	char *lock_prefix;
 	unsigned slots;
 	int *held;         /* per slot: the lock's fd while this call holds it, else -1 */
@@ -129,7 +130,8 @@ struct pool {
 	const char *initrd;
 	const char *logdir;
 	const char *host_id; /* boot_host_id() of this installation */
-	bool kvm;
+	const struct boot_arch *arch;
+	bool kvm;            /* KVM wanted, where a host has it for the arch */
 };
 
 static bool parse_hosts(struct pool *p, char **specs, const char *lock_dir, GError **error)
@@ -273,9 +275,10 @@ static void boot_worker(gpointer data, gpointer user_data)
 		int slot;
 		struct host *h = take_host(p, last, &slot);
 		struct boot_request br = {
-			.kernel = p->req->image, .initrd = p->initrd, .cmdline = cmdline,
-			.timeout_s = p->config->boot_timeout, .memory_mb = p->config->boot_memory,
-			.host_id = p->host_id, .kvm = p->kvm,
+			.arch = p->arch->arch, .kernel = p->req->image, .initrd = p->initrd,
+			.cmdline = cmdline, .timeout_s = p->config->boot_timeout,
+			.memory_mb = p->config->boot_memory, .host_id = p->host_id,
+			.kvm = p->kvm && h->support == BOOT_SUPPORT_KVM,
 		};
 		struct boot_outcome out = { 0 };
 		g_autoptr(GError) error = NULL;
@@ -321,7 +324,8 @@ static bool probe_kvm(struct pool *p)
 		g_autofree char *log = g_strdup_printf("%s/kvm-probe.console", p->logdir);
 		g_autofree char *text = NULL;
 		struct boot_request br = {
-			.kernel = p->req->image, .initrd = p->initrd, .console_log = log,
+			.arch = p->arch->arch, .kernel = p->req->image, .initrd = p->initrd,
+			.console_log = log,
 			.timeout_s = 60, .memory_mb = p->config->boot_memory,
 			.host_id = p->host_id, .kvm = true,
 		};
@@ -350,10 +354,10 @@ static bool probe_kvm(struct pool *p)
  * same profile.
  */
 static char *boot_profile(const struct config *config, const struct booter_request *req,
-			  GArray *payloads, bool kvm, GError **error)
+			  GArray *payloads, const char *busybox, bool kvm, GError **error)
 {
 	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
-	const char *files[] = { config->boot_busybox };
+	const char *files[] = { busybox };
 	g_autofree char *head = g_strdup_printf("v1 cmdline=%s memory=%u timeout=%u/%u kvm=%d\n",
 						req->cmdline ? req->cmdline : "", config->boot_memory,
 						config->boot_timeout, config->boot_payload_timeout,
@@ -410,6 +414,81 @@ static bool reuse_stored(struct db *db, const struct booter_request *req, const 
 	return true;
 }
 
+/*
+ * What each host's libvirt says of the arch's guests, asked once every
+ * SUPPORT_TTL_S per host and process. A host that cannot be asked is
+ * kept (as TCG): its boots fail as infra-errors and it is backed off.
+ */
+#define SUPPORT_TTL_S 600
+
+static enum boot_support host_support(const char *uri, const struct boot_arch *a)
+{
+	static GMutex lock;
+	static GHashTable *known; /* "URI\nGUEST" -> struct known_support */
+	struct known_support {
+		enum boot_support support;
+		gint64 at;
+	} *k;
+	g_autofree char *key = g_strdup_printf("%s\n%s", uri, a->guest);
+	g_autoptr(GError) error = NULL;
+	enum boot_support support;
+	gint64 now = g_get_monotonic_time();
+
+	g_mutex_lock(&lock);
+	if (!known)
+		known = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	k = g_hash_table_lookup(known, key);
+	if (k && now - k->at < SUPPORT_TTL_S * G_USEC_PER_SEC) {
+		support = k->support;
+		g_mutex_unlock(&lock);
+		return support;
+	}
+	g_mutex_unlock(&lock);
+	if (!boot_host_support(uri, a, &support, &error)) {
+		g_message("cannot ask %s which guests it boots: %s", uri, error->message);
+		return BOOT_SUPPORT_TCG;
+	}
+	g_mutex_lock(&lock);
+	k = g_new(struct known_support, 1);
+	k->support = support;
+	k->at = now;
+	g_hash_table_replace(known, g_steal_pointer(&key), k);
+	g_mutex_unlock(&lock);
+	return support;
+}
+
+/*
+ * Keeps the hosts that boot @a's guests, first to last. Fails when none
+ * does: a setting to mend (a QEMU to install), not a kernel's fault.
+ */
+static bool hosts_for_arch(struct pool *p, GError **error)
+{
+	guint kept = 0;
+
+	for (guint i = 0; i < p->n_hosts; i++) {
+		struct host *h = &p->hosts[i];
+
+		h->support = host_support(h->uri, p->arch);
+		if (h->support == BOOT_SUPPORT_NONE) {
+			g_free(h->uri);
+			g_free(h->lock_prefix);
+			g_free(h->held);
+			continue;
+		}
+		p->hosts[kept++] = *h;
+	}
+	p->n_hosts = kept;
+	if (kept == 0) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG,
+			    "no boot host runs %s guests ([boot] hosts; install qemu-system-%s "
+			    "there)", p->arch->guest,
+			    strcmp(p->arch->guest, "aarch64") == 0 ? "arm"
+			    : strcmp(p->arch->guest, "x86_64") == 0 ? "x86" : "misc");
+		return false;
+	}
+	return true;
+}
+
 GPtrArray *booter_boot(struct db *db, const struct config *config,
 		       const struct booter_request *req, GPtrArray **tally, GError **error)
 {
@@ -426,6 +505,8 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	g_autofree char *initrd = NULL;
 	g_autofree char *profile = NULL;
 	g_autofree char *host_id = boot_host_id(config->state_dir);
+	g_autofree char *busybox = NULL;
+	const char *arch = req->arch ? req->arch : boot_arch_of_image(req->image);
 	GArray *payloads = NULL;
 	struct pool p = { .config = config, .req = req };
 	unsigned slots = 0, stored = 0, seed = 0;
@@ -449,12 +530,23 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	p.initrd = initrd;
 	p.logdir = logdir;
 	p.host_id = host_id;
-	if (!parse_hosts(&p, config->boot_hosts, lockdir, error))
+	p.arch = boot_arch_find(arch);
+	if (!p.arch) {
+		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND,
+			    arch ? "zeroday does not boot %s kernels" : "%s: not a kernel image "
+			    "zeroday boots (x86 bzImage, arm64 or riscv Image); --arch names it",
+			    arch ? arch : req->image);
+		goto done;
+	}
+	busybox = config_boot_busybox(config, p.arch, error);
+	if (!busybox)
+		goto done;
+	if (!parse_hosts(&p, config->boot_hosts, lockdir, error) || !hosts_for_arch(&p, error))
 		goto done;
 	payloads = config_boot_payloads(config, req->payloads, error);
 	if (!payloads)
 		goto done;
-	if (!initramfs_build(initrd, config->boot_busybox,
+	if (!initramfs_build(initrd, busybox,
 			     (const struct initramfs_payload *)payloads->data, payloads->len, error))
 		goto done;
 	/* Domains a crashed zeroday left behind go first. */
@@ -465,9 +557,10 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 			g_message("cannot reap on %s: %s", p.hosts[i].uri, local->message);
 		slots += p.hosts[i].slots;
 	}
+	/* The KVM probe boots this machine's own arch only. */
 	p.kvm = strcmp(config->boot_kvm, "true") == 0 ||
-		(strcmp(config->boot_kvm, "auto") == 0 && probe_kvm(&p));
-	profile = boot_profile(config, req, payloads, p.kvm, error);
+		(strcmp(config->boot_kvm, "auto") == 0 && boot_arch_native(p.arch) && probe_kvm(&p));
+	profile = boot_profile(config, req, payloads, busybox, p.kvm, error);
 	if (!profile)
 		goto done;
 	if (req->reuse && req->build_id > 0 && !reuse_stored(db, req, profile, runs, error))

@@ -15,6 +15,11 @@
 
 struct booter_request {
 	const char *image;
+	/*
+	 * The kernel's ARCH (a build target's); NULL: read from the image's
+	 * boot header (boot_arch_of_image()).
+	 */
+	const char *arch;
 	gint64 build_id;            /* 0 when booting a path */
 	unsigned repeat;
 	const char *const *payloads; /* NULL: [boot] payloads */
@@ -45,8 +50,13 @@ void booter_run_free(struct booter_run *run);
  * are booted, with the next seeds. Records every new run. *@tally
  * receives the per-fingerprint tally of all of them.
  *
+ * Boots go only to hosts whose libvirt says it runs guests of the
+ * image's arch (its capabilities); KVM ([boot] kvm) only for the
+ * machine's own arch.
+ *
  * Returns an array of struct booter_run in seed order, or NULL with
- * @error set (no payload, no busybox, bad host list).
+ * @error set (no payload, no busybox, bad host list, an arch zeroday
+ * does not boot or no host boots).
  */
 GPtrArray *booter_boot(struct db *db, const struct config *config,
 		       const struct booter_request *req, GPtrArray **tally, GError **error);

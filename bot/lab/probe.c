@@ -40,8 +40,10 @@ static bool infra_build(const struct builder_result *r, GError **cause)
 GPtrArray *probe_boot(const struct bot *bot, const struct build_row *build, unsigned boots,
 		      enum probe_flags flags, GPtrArray **runs_out, GError **cause)
 {
+	/* The target's ARCH, before its first ':'. */
+	g_autofree char *arch = g_strndup(build->target, strcspn(build->target, ":"));
 	struct booter_request req = {
-		.image = build->image_path, .build_id = build->id, .repeat = boots,
+		.image = build->image_path, .arch = arch, .build_id = build->id, .repeat = boots,
 		.reuse = !(flags & PROBE_FRESH_BOOTS),
 	};
 	g_autoptr(GPtrArray) runs = NULL;

@@ -21,6 +21,8 @@
 #include "bot/lab/sched.h"
 #include "bot/mailroom/series.h"
 #include "bot/lab/watch.h"
+#include "engine/build.h"
+
 /* The longest wait, in seconds, before the store is tried again after a temporary failure. */
 #define STORE_PAUSE_MAX 60
 
@@ -74,6 +76,9 @@ bool sched_enqueue_pending(struct db *db, const struct config *config, GError **
 		for (char **target = targets; *target; target++) {
 			bool added;
 
+			/* A heads-only target skips the commits under a rebasable tree's head. */
+			if (!t->head && build_spec_has_check(*target, "heads"))
+				continue;
 			if (!db_job_add(db, JOB_KIND_BUILD, t->tree_id, t->commit, *target,
 					t->head ? JOB_HEAD : JOB_BACKLOG, &added, error))
 				goto fail;

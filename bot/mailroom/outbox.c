@@ -697,7 +697,6 @@ bool outbox_queue_clean(const struct bot *c, const char *tree_name, const char *
 	zd_autoptr(repo_people) people = NULL;
 	g_autofree char *branch = NULL;
 	g_autofree char *head_short = g_strndup(head, 12);
-	g_autofree char *arch = g_strndup(target, strcspn(target, ":"));
 	g_autofree char *compiler = NULL;
 	g_autoptr(GError) cause = NULL;
 	struct reply reply;
@@ -712,7 +711,7 @@ bool outbox_queue_clean(const struct bot *c, const char *tree_name, const char *
 		return false;
 	}
 	people = repo_people_of(c->repo, head, NULL);
-	compiler = build_compiler_version(arch);
+	compiler = build_compiler_version(target);
 	reply_init(&reply);
 	template_values_set(v, "bot_name", c->config->mail_name);
 	template_values_set(v, "bot_address", c->config->mail_address);

@@ -649,7 +649,7 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	template_values_set(v, "target", f->target);
 	template_values_set(v, "arch", target.arch);
 	template_values_set(v, "config", strchr(f->target, ':') + 1);
-	compiler = build_compiler_version(target.arch);
+	compiler = build_compiler_version(f->target);
 	template_values_set(v, "compiler", compiler);
 	reproduce = build_reproduce_command(&target, "config.gz");
 	template_values_set(v, "reproduce", reproduce);
@@ -779,6 +779,30 @@ bool report_attach_config(struct reply *out, const char *config_path)
 	return true;
 }
 
+/*
+ * The line that makes the initramfs, written for the developer's machine,
+ * most likely an x86_64 Debian: another arch's static busybox is Debian's
+ * busybox-static of that arch (with the arch added to dpkg), unpacked,
+ * not installed; riscv64, which Debian 12 does not carry, is built from
+ * Debian's busybox source with its busybox-static configuration.
+ */
+static char *initramfs_command(const struct boot_arch *a)
+{
+	const char *u = a ? a->userland : "amd64";
+
+	if (strcmp(u, "amd64") == 0)
+		return g_strdup("sh initramfs.sh build > initramfs.cpio.gz");
+	if (strcmp(u, "riscv64") == 0)
+		return g_strdup("apt-get source busybox && (cd busybox-[0-9]* && "
+				"cp debian/config/pkg/static .config && yes '' | make "
+				"CROSS_COMPILE=riscv64-linux-gnu- oldconfig && make "
+				"CROSS_COMPILE=riscv64-linux-gnu-) && BUSYBOX=$(echo "
+				"busybox-[0-9]*/busybox) sh initramfs.sh build > initramfs.cpio.gz");
+	return g_strdup_printf("apt-get download busybox-static:%s && dpkg-deb -x "
+			       "busybox-static_*_%s.deb busybox-%s && BUSYBOX=busybox-%s/bin/busybox "
+			       "sh initramfs.sh build > initramfs.cpio.gz", u, u, u, u);
+}
+
 void report_boot_reproduce(struct reply *out, struct template_values *v, const struct bot *c,
 			   const struct build_target *t)
 {
@@ -797,10 +821,12 @@ void report_boot_reproduce(struct reply *out, struct template_values *v, const s
 	config_boot_payloads_free(payloads);
 	if (!recipe)
 		g_message("report: no initramfs.sh for the reproduce lines: %s", error->message);
-	boot = boot_reproduce_command("build", image, recipe ? "initramfs.cpio.gz" : NULL,
+	boot = boot_reproduce_command(t->arch, "build", image, recipe ? "initramfs.cpio.gz" : NULL,
 				      c->config->boot_memory, 1);
 	if (recipe) {
-		template_values_set(v, "initramfs_command", "sh initramfs.sh build > initramfs.cpio.gz");
+		g_autofree char *command = initramfs_command(boot_arch_find(t->arch));
+
+		template_values_set(v, "initramfs_command", command);
 		if (out)
 			reply_attach(out, "initramfs.sh", recipe);
 	}

@@ -1088,8 +1088,7 @@ static bool queue_failure(const struct bot *c, const struct series_row *s,
 			  const char *also, gint64 now, GError **error)
 {
 	zd_autoptr(template_values) v = template_values_new();
-	g_autofree char *arch = g_strndup(r->target, strcspn(r->target, ":"));
-	g_autofree char *compiler = build_compiler_version(arch);
+	g_autofree char *compiler = build_compiler_version(r->target);
 	g_autofree char *frag_dir = config_fragment_dir();
 	g_autofree char *repro = NULL;
 	const char *text = boot ? r->boot : r->detail;

@@ -136,16 +136,22 @@ bool db_verdict_put(struct db *db, gint64 build_id, gint64 parent_build_id,
 		      build_verdict_name(verdict), new_seqs);
 }
 
-char *db_build_image(struct db *db, gint64 build_id, GError **error)
+char *db_build_image(struct db *db, gint64 build_id, char **target, GError **error)
 {
 	char *path = NULL;
 
+	*target = NULL;
 	if (!db_text(db, &path, NULL, error, "SELECT image_path FROM builds WHERE id = ?1", "i",
 		     build_id))
 		return NULL;
-	if (!path)
+	if (!path) {
 		g_set_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND,
 			    "build %" G_GINT64_FORMAT " has no kernel image", build_id);
+		return NULL;
+	}
+	if (!db_text(db, target, "", error, "SELECT target FROM builds WHERE id = ?1", "i",
+		     build_id))
+		g_clear_pointer(&path, g_free);
 	return path;
 }
 

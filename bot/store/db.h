@@ -262,8 +262,11 @@ bool db_build_find(struct db *db, const char *source, const char *commit, const 
 bool db_verdict_put(struct db *db, gint64 build_id, gint64 parent_build_id,
 		    enum build_verdict verdict, const char *new_seqs, GError **error);
 
-/* Returns the kernel image kept with build @build_id (caller frees). */
-char *db_build_image(struct db *db, gint64 build_id, GError **error);
+/*
+ * Returns the kernel image kept with build @build_id, and its target in
+ * *@target (caller frees both).
+ */
+char *db_build_image(struct db *db, gint64 build_id, char **target, GError **error);
 
 /* One boot of a kernel image. */
 struct boot_row {
