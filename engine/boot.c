@@ -201,12 +201,13 @@ char *boot_host_id(const char *state_dir)
 }
 
 static const struct boot_arch boot_arches[] = {
-	{ "x86_64", "x86_64", "pc", "qemu64", "ttyS0", true, "amd64" },
-	{ "x86", "x86_64", "pc", "qemu64", "ttyS0", true, "amd64" },
-	{ "i386", "x86_64", "pc", "qemu64", "ttyS0", true, "i386" },
+	/* x86's 8250 console registers early, in console_init(). */
+	{ "x86_64", "x86_64", "pc", "qemu64", "ttyS0", NULL, true, "amd64" },
+	{ "x86", "x86_64", "pc", "qemu64", "ttyS0", NULL, true, "amd64" },
+	{ "i386", "x86_64", "pc", "qemu64", "ttyS0", NULL, true, "i386" },
 	/* The Arm and RISC-V virt machines give the kernel a device tree. */
-	{ "arm64", "aarch64", "virt", "cortex-a57", "ttyAMA0", false, "arm64" },
-	{ "riscv", "riscv64", "virt", NULL, "ttyS0", false, "riscv64" },
+	{ "arm64", "aarch64", "virt", "cortex-a57", "ttyAMA0", "earlycon", false, "arm64" },
+	{ "riscv", "riscv64", "virt", NULL, "ttyS0", "earlycon", false, "riscv64" },
 };
 
 const struct boot_arch *boot_arch_find(const char *arch)
@@ -270,12 +271,12 @@ char *boot_reproduce_command(const char *arch, const char *builddir, const char 
 	const struct boot_arch *a = arch_or_default(arch);
 
 	return g_strdup_printf("qemu-system-%s -machine %s%s%s -m %u -nographic "
-			       "-no-reboot -kernel %s/%s%s%s -append 'console=%s "
+			       "-no-reboot -kernel %s/%s%s%s -append 'console=%s%s%s "
 			       BOOT_CMDLINE_ARGS " zeroday.seed=%u'",
 			       a->guest, a->machine, a->tcg_cpu ? " -cpu " : "",
 			       a->tcg_cpu ? a->tcg_cpu : "", memory_mb ? memory_mb : 256, builddir,
 			       image, initrd ? " -initrd " : "", initrd ? initrd : "", a->console,
-			       seed);
+			       a->early ? " " : "", a->early ? a->early : "", seed);
 }
 
 char *boot_domain_xml(const char *name, const struct boot_request *req, const char *kernel_path,
@@ -291,7 +292,8 @@ char *boot_domain_xml(const char *name, const struct boot_request *req, const ch
 	 * the console stream has not read it yet. A second's pause first.
 	 */
 	g_autofree char *cmdline = g_markup_printf_escaped(
-		"console=%s " BOOT_CMDLINE_ARGS " %s", a->console, req->cmdline ? req->cmdline : "");
+		"console=%s%s%s " BOOT_CMDLINE_ARGS " %s", a->console, a->early ? " " : "",
+		a->early ? a->early : "", req->cmdline ? req->cmdline : "");
 	GString *x = g_string_new(NULL);
 
 	g_string_append_printf(x, "<domain type='%s'>\n", req->kvm ? "kvm" : "qemu");

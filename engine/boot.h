@@ -46,6 +46,13 @@ struct boot_arch {
 	const char *machine; /* QEMU's -machine */
 	const char *tcg_cpu; /* QEMU's -cpu without KVM; NULL: the machine's default */
 	const char *console; /* the console= device */
+	/*
+	 * Words for an early console, or NULL: arm64's and riscv's console
+	 * drivers register in the initcalls, and a failure before them (in
+	 * kernel_init, say) would print nothing without "earlycon", which
+	 * finds the UART through the device tree's stdout-path.
+	 */
+	const char *early;
 	bool acpi;           /* the machine describes itself by ACPI (else a device tree) */
 	const char *userland; /* Debian's name of the arch its initramfs's binaries are for */
 };
@@ -137,7 +144,8 @@ int boot_reap(const char *uri, const char *host_id, bool all, GError **error);
 
 /*
  * The kernel command line of every boot, after "console=DEVICE " (the
- * arch's); a request's own words follow it.
+ * arch's) and the arch's early console words; a request's own words
+ * follow it.
  */
 #define BOOT_CMDLINE_ARGS "panic=1 oops=panic softlockup_panic=1 hung_task_panic=0 printk.time=1"
 /* The whole of it on x86. */

@@ -51,8 +51,11 @@ static const struct diag_format {
 	/* ld: file:(.text+0x1): undefined reference to `x' */
 	{ "^(?<file>\\S[^:]*):\\([^)]*\\): (?<msg>(?:undefined reference to|"
 	  "multiple definition of) .*)$", "ld", DIAG_ERROR },
-	/* lld: error: undefined symbol: x (its ">>> referenced by" lines follow) */
-	{ "^(?:\\S*/)?ld\\.lld: error: (?<msg>.*)$", "ld", DIAG_ERROR },
+	/*
+	 * lld: error: undefined symbol: x (its ">>> referenced by" lines
+	 * follow); its "too many errors emitted" says no more than that.
+	 */
+	{ "^(?:\\S*/)?ld\\.lld: error: (?!too many errors emitted)(?<msg>.*)$", "ld", DIAG_ERROR },
 	/* ld: [file: ]warning: message */
 	{ "^(?:\\S*/)?ld(?:\\.bfd|\\.lld)?: (?:(?<file>\\S[^:]*): )?warning: (?<msg>.*)$",
 	  "ld", DIAG_WARNING },
@@ -502,7 +505,8 @@ static char *function_after(char **lines, guint at)
 		if (g_regex_match(cre.rip, lines[i], 0, &m))
 			return g_match_info_fetch(m, 1);
 		g_clear_pointer(&m, g_match_info_free);
-		if (strstr(lines[i], "Call Trace:"))
+		/* x86's "Call Trace:", arm64's "Call trace:" */
+		if (strstr(lines[i], "Call Trace:") || strstr(lines[i], "Call trace:"))
 			trace = true;
 		else if (trace && g_regex_match(cre.frame, lines[i], 0, &m))
 			return g_match_info_fetch(m, 1);

@@ -264,18 +264,20 @@ static void test_arches(void)
 
 	g_assert_cmpstr(arm, ==, "qemu-system-aarch64 -machine virt -cpu cortex-a57 -m 256 "
 				 "-nographic -no-reboot -kernel build/arch/arm64/boot/Image "
-				 "-initrd initramfs.cpio.gz -append 'console=ttyAMA0 "
+				 "-initrd initramfs.cpio.gz -append 'console=ttyAMA0 earlycon "
 				 BOOT_CMDLINE_ARGS " zeroday.seed=2'");
 	g_assert_cmpstr(rv, ==, "qemu-system-riscv64 -machine virt -m 256 -nographic -no-reboot "
-				"-kernel build/arch/riscv/boot/Image -append 'console=ttyS0 "
+				"-kernel build/arch/riscv/boot/Image -append 'console=ttyS0 earlycon "
 				BOOT_CMDLINE_ARGS " zeroday.seed=2'");
 	g_assert_nonnull(strstr(arm_xml, "<type arch='aarch64' machine='virt'>hvm</type>"));
 	g_assert_nonnull(strstr(arm_xml, "<model>cortex-a57</model>"));
-	g_assert_nonnull(strstr(arm_xml, "<cmdline>console=ttyAMA0 " BOOT_CMDLINE_ARGS " </cmdline>"));
+	g_assert_nonnull(strstr(arm_xml, "<cmdline>console=ttyAMA0 earlycon " BOOT_CMDLINE_ARGS
+					 " </cmdline>"));
 	g_assert_null(strstr(arm_xml, "acpi"));
 	g_assert_nonnull(strstr(rv_xml, "<type arch='riscv64' machine='virt'>hvm</type>"));
 	g_assert_null(strstr(rv_xml, "<cpu"));
-	g_assert_nonnull(strstr(rv_xml, "<cmdline>console=ttyS0 " BOOT_CMDLINE_ARGS " quiet</cmdline>"));
+	g_assert_nonnull(strstr(rv_xml, "<cmdline>console=ttyS0 earlycon " BOOT_CMDLINE_ARGS
+					" quiet</cmdline>"));
 	g_assert_null(boot_arch_find("arm"));
 	g_assert_null(boot_arch_find(NULL));
 	g_assert_cmpstr(boot_arch_find("i386")->userland, ==, "i386");

@@ -354,14 +354,20 @@ static bool probe_kvm(struct pool *p)
  * same profile.
  */
 static char *boot_profile(const struct config *config, const struct booter_request *req,
-			  GArray *payloads, const char *busybox, bool kvm, GError **error)
+			  const struct boot_arch *arch, GArray *payloads, const char *busybox,
+			  bool kvm, GError **error)
 {
 	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
 	const char *files[] = { busybox };
-	g_autofree char *head = g_strdup_printf("v1 cmdline=%s memory=%u timeout=%u/%u kvm=%d\n",
+	/* x86's machine and console as they always were: its stored boots stay good. */
+	g_autofree char *machine = arch->early ? g_strdup_printf(" machine=%s/%s console=%s %s",
+								 arch->guest, arch->machine,
+								 arch->console, arch->early)
+					       : g_strdup("");
+	g_autofree char *head = g_strdup_printf("v1 cmdline=%s memory=%u timeout=%u/%u kvm=%d%s\n",
 						req->cmdline ? req->cmdline : "", config->boot_memory,
 						config->boot_timeout, config->boot_payload_timeout,
-						kvm);
+						kvm, machine);
 
 	g_checksum_update(sum, (const guchar *)head, -1);
 	for (guint i = 0; i <= payloads->len; i++) {
@@ -560,7 +566,7 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	/* The KVM probe boots this machine's own arch only. */
 	p.kvm = strcmp(config->boot_kvm, "true") == 0 ||
 		(strcmp(config->boot_kvm, "auto") == 0 && boot_arch_native(p.arch) && probe_kvm(&p));
-	profile = boot_profile(config, req, payloads, busybox, p.kvm, error);
+	profile = boot_profile(config, req, p.arch, payloads, busybox, p.kvm, error);
 	if (!profile)
 		goto done;
 	if (req->reuse && req->build_id > 0 && !reuse_stored(db, req, profile, runs, error))
