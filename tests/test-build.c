@@ -210,7 +210,16 @@ static void test_targets(void)
 	g_assert_true(build_target_parse(&t, "riscv:tinyconfig+serial", fragments, NULL));
 	g_assert_true(g_str_has_suffix(t.fragments[0], "/riscv/serial.config"));
 	g_assert_false(t.llvm);
+	g_assert_false(t.heads_only);
 	build_target_clear(&t);
+	g_assert_true(build_target_parse(&t, "riscv:tinyconfig+serial:W=1,heads", fragments, NULL));
+	g_assert_true(t.heads_only);
+	g_assert_cmpint(t.checks, ==, BUILD_W1);
+	build_target_clear(&t);
+	g_assert_true(build_spec_has_check("riscv:tinyconfig+serial:W=1,heads", "heads"));
+	g_assert_false(build_spec_has_check("riscv:tinyconfig+heads", "heads"));
+	g_assert_true(build_spec_has_check("arm64:defconfig:clang", "LLVM=1"));
+	g_assert_false(build_spec_has_check("arm64:defconfig", "LLVM=1"));
 
 	/* A daily seed: the same all day, another the next, written into the spec. */
 	{
@@ -295,6 +304,33 @@ static void test_error_one_config(void)
 
 	expect(c_err, c_move, "x86_64:defconfig", VERDICT_FAIL_NEW_ERROR, fresh);
 	expect(c_err, c_move, "x86_64:allnoconfig", VERDICT_PASS, NULL);
+}
+
+/*
+ * LLVM=1 natively: clang builds the same tree, its diagnostics parsed and
+ * compared with the parent's like gcc's; a warning only clang gives is new
+ * to the clang target and nothing to gcc's.
+ */
+static void test_clang_only(void)
+{
+	const char *fresh[] = { "warning src/old.c:15 variable 'y' is used uninitialized whenever "
+				"'if' condition is false [-Wsometimes-uninitialized]", NULL };
+	g_autofree char *c_clang = NULL;
+	zd_autoptr(built) b = NULL;
+	g_autofree char *log = NULL;
+
+	g_free(testlib_git(src_repo, "checkout", "-q", c_after, NULL));
+	c_clang = edit("src/old.c",
+		       "int legacy(int x);\nint maybe(int x);\n\nint legacy(int x)\n{\n\tint old;\n\n"
+		       "\treturn x - 1;\n}\n\nint maybe(int x)\n{\n\tint y;\n\n\tif (x)\n\t\ty = 1;\n"
+		       "\treturn y;\n}\n",
+		       "old: a variable set on one path only");
+	expect(c_clang, c_after, "x86_64:allnoconfig:LLVM=1", VERDICT_NEW_DIAGNOSTICS, fresh);
+	expect(c_clang, c_after, "x86_64:allnoconfig", VERDICT_PASS, NULL);
+	b = build(c_clang, "x86_64:allnoconfig:LLVM=1");
+	g_assert_true(g_file_get_contents(b->log, &log, NULL, NULL));
+	g_assert_nonnull(strstr(log, " LLVM=1 CC=/"));
+	g_assert_nonnull(strstr(log, "zeroday-cc clang"));
 }
 
 static void test_parent_failing(void)
@@ -470,6 +506,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/build/kconfig-change", test_kconfig_change);
 	g_test_add_func("/build/configs", test_configs);
 	g_test_add_func("/build/no-cross-compiler", test_no_cross_compiler);
+	g_test_add_func("/build/clang-only", test_clang_only);
 	g_test_add_func("/build/reproduce-lines", test_reproduce_lines);
 	g_test_add_func("/build/compiler-version", test_compiler_version);
 	g_test_add_func("/build/hostile-makefile", test_hostile_makefile);
