@@ -12,42 +12,8 @@
 # so reruns build incrementally.
 test_name=linux-run
 . "$ZERODAY_SRCDIR/tests/lib.sh"
-cache_root=${ZERODAY_TEST_CACHE:-/var/cache/zeroday-test}
-cache="$cache_root/linux-6.1"
-state="$cache_root/run-state"
-export GIT_AUTHOR_DATE=@1700000000 GIT_COMMITTER_DATE=@1700000000
-
-sh "$ZERODAY_SRCDIR/tests/linux-import.sh" "$cache" >/dev/null || {
-	echo "1..0 # SKIP linux-source-6.1 is not installed"
-	exit 0
-}
-# linux-series.sh uses the same state directory: one at a time.
-exec 8>"$cache_root/run-state.lock"
-flock 8
-
-# The history, in a scratch repository sharing the cache's objects, built
-# with plumbing (no work tree of 80,000 files).
-repo="$scratch/linux.git"
-git clone -q --bare --shared "$cache" "$repo"
-base=$(git -C "$repo" rev-parse master)
+. "$ZERODAY_SRCDIR/tests/linux-lib.sh"
 export GIT_INDEX_FILE="$scratch/index"
-# commit_file PARENT PATH FILE MESSAGE: prints the new commit.
-commit_file() {
-	git -C "$repo" read-tree "$1"
-	blob=$(git -C "$repo" hash-object -w "$3")
-	git -C "$repo" update-index --cacheinfo "100644,$blob,$2"
-	git -C "$repo" commit-tree "$(git -C "$repo" write-tree)" -p "$1" -m "$4"
-}
-# innocent PARENT N: N innocent commits on top; prints the last.
-innocent() {
-	tip=$1
-	for i in $(seq 1 "$2"); do
-		git -C "$repo" show "$tip:kernel/panic.c" > "$scratch/file"
-		echo "/* innocent $tip $i */" >> "$scratch/file"
-		tip=$(commit_file "$tip" kernel/panic.c "$scratch/file" "panic: innocent $i")
-	done
-	echo "$tip"
-}
 # flaky_panic PARENT TEXT MESSAGE: a commit on PARENT whose kernel panics
 # with "zeroday: TEXT" in about seven boots of eight (the kernel's own random
 # numbers decide), on push 3's init/main.c; prints it.
@@ -96,19 +62,8 @@ check "the new branch's culprit adds its panic" \
 check "the boot culprit adds the panic" \
 	sh -c "git -C '$repo' show '$culprit:init/main.c' | grep -q 'a boot panic for the test'"
 
-# Served by a real git daemon.
-port=$((40000 + $$ % 20000))
-git daemon --reuseaddr --export-all --listen=127.0.0.1 --port=$port --base-path="$scratch" \
-	--pid-file="$scratch/daemon.pid" "$scratch" > "$scratch/daemon.log" 2>&1 &
-for _ in $(seq 1 50); do
-	git ls-remote "git://127.0.0.1:$port/linux.git" > /dev/null 2>&1 && break
-	sleep 0.2
-done
-trap 'kill "$(cat "$scratch/daemon.pid" 2>/dev/null)" 2>/dev/null; cleanup' EXIT
-
-# A fresh store, keeping the persistent source and build trees.
-mkdir -p "$state"
-rm -f "$state/zeroday.db" "$state/zeroday.db-wal" "$state/zeroday.db-shm"
+serve
+fresh_store
 # Two boot hosts of one slot each (two URIs of the local libvirtd, as two
 # boot machines would be), so that the bisections' boots show spread over both.
 printf '[boot]\nrepeat = 4\nhosts = qemu:///system*1;qemu:///system?socket=/run/libvirt/libvirt-sock*1\n' \

@@ -12,34 +12,12 @@
 # and its ccache are reused and the base builds incrementally.
 test_name=linux-series
 . "$ZERODAY_SRCDIR/tests/lib.sh"
-cache_root=${ZERODAY_TEST_CACHE:-/var/cache/zeroday-test}
-cache="$cache_root/linux-6.1"
-state="$cache_root/run-state"
-export GIT_AUTHOR_DATE=@1700000000 GIT_COMMITTER_DATE=@1700000000
 # Mails come From the sender, as git send-email writes them.
 export GIT_COMMITTER_NAME=A GIT_COMMITTER_EMAIL=a@example.org
+. "$ZERODAY_SRCDIR/tests/linux-lib.sh"
 
-sh "$ZERODAY_SRCDIR/tests/linux-import.sh" "$cache" >/dev/null || {
-	echo "1..0 # SKIP linux-source-6.1 is not installed"
-	exit 0
-}
-# linux-run.sh uses the same state directory: one at a time.
-exec 8>"$cache_root/run-state.lock"
-flock 8
-
-# The series, three commits on the imported base, made with plumbing in a
-# scratch repository sharing the cache's objects.
-repo="$scratch/linux.git"
-git clone -q --bare --shared "$cache" "$repo"
-base=$(git -C "$repo" rev-parse master)
+# The series, three commits on the imported base.
 export GIT_INDEX_FILE="$scratch/index"
-# commit_file PARENT PATH FILE MESSAGE: prints the new commit.
-commit_file() {
-	git -C "$repo" read-tree "$1"
-	blob=$(git -C "$repo" hash-object -w "$3")
-	git -C "$repo" update-index --cacheinfo "100644,$blob,$2"
-	git -C "$repo" commit-tree "$(git -C "$repo" write-tree)" -p "$1" -m "$4"
-}
 # edit PARENT AWK-PROGRAM MESSAGE: a commit on PARENT whose init/main.c is
 # PARENT's passed through AWK-PROGRAM; prints it.
 edit() {
@@ -88,9 +66,7 @@ m1=$(mid "$scratch/s/0001-"*.patch)
 m2=$(mid "$scratch/s/0002-"*.patch)
 m3=$(mid "$scratch/s/0003-"*.patch)
 
-# A fresh store, keeping the persistent source and build trees.
-mkdir -p "$state"
-rm -f "$state/zeroday.db" "$state/zeroday.db-wal" "$state/zeroday.db-shm"
+fresh_store
 cat > "$scratch/z.conf" <<EOF
 [git]
 allow-local-trees = true
