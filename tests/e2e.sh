@@ -30,7 +30,7 @@
 # send-email, git daemon, sqlite3 and qemu-system-x86: a missing tool is
 # a failure; without linux-source-6.1 it skips. Shares linux-run.sh's
 # state directory (one test at a time), so builds are incremental.
-# The daemon is killed every 20 to 120 s (E2E_KILL_MIN, E2E_KILL_MAX), at
+# The daemon is killed every 20 to 80 s (E2E_KILL_MIN, E2E_KILL_MAX), at
 # random moments, their seed printed (E2E_SEED replays one). Prints
 # the push-to-report and post-to-reply times for bench/e2e. Speaks TAP.
 test_name=e2e
@@ -40,7 +40,7 @@ cache_root=${ZERODAY_TEST_CACHE:-/var/cache/zeroday-test}
 cache="$cache_root/linux-6.1"
 state="$cache_root/run-state"
 kill_min=${E2E_KILL_MIN:-20}
-kill_max=${E2E_KILL_MAX:-120}
+kill_max=${E2E_KILL_MAX:-80}
 # E2E_CHAOS=0: no kills (bench/e2e times the scenario undisturbed).
 chaos_on=${E2E_CHAOS:-1}
 seed=${E2E_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
@@ -444,8 +444,11 @@ check "or mailed" test -z "$(grep -rl zd_e2e_wip "$MS_MAILDIRS" 2> /dev/null)"
 
 touch "$scratch/calm"
 kills=$(cat "$scratch/kills.log" 2> /dev/null | wc -l)
+# How many kills fit depends on how long the scenario took: the check is
+# that the chaos happened; the count is printed (a fixed minimum was a
+# wall-clock threshold: 2 kills failed a run whose scenario went fast).
 [ "$chaos_on" = 0 ] ||
-	check "the daemon was killed along the way ($kills times)" test "$kills" -ge 3
+	check "the daemon was killed along the way ($kills times)" test "$kills" -ge 1
 check "and never ended by itself" test ! -s "$scratch/ended.log"
 sed 's/^/# /' "$scratch/ended.log" 2> /dev/null
 sed 's/^/# /' "$scratch/kills.log" 2> /dev/null
