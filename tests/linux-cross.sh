@@ -4,7 +4,8 @@
 # mips (Debian's mips64el compiler) and i386 (the native gcc), tinyconfig
 # each, in zeroday's sandbox with its ccache, through `zeroday build`. Each
 # builds; each stored build names its compiler in its log; a build of an
-# arch whose compiler Debian 12 lacks (loongarch) is skipped, saying why.
+# arch whose compiler Debian 12 lacks (loongarch) is skipped, saying why;
+# an i386 tinyconfig+serial kernel boots under QEMU.
 # The build trees persist in the test cache: reruns are incremental. Speaks
 # TAP. Run by `make check-arches`, not by `make check`: five cold kernel
 # builds do not fit its time on a fresh machine.
@@ -44,6 +45,15 @@ for arch in arm powerpc s390 mips i386; do
 	esac
 	check "with $cc" grep -q "CC=/zeroday/tools/zeroday-cc ccache $cc\( \|\$\)" "$log"
 done
+
+# i386 boots too, with Debian's i386 busybox.
+z build "$cache" master --target i386:tinyconfig+serial > "$scratch/i386-serial.log" 2>&1
+id=$(sqlite3 "$state/zeroday.db" "SELECT id FROM builds WHERE target = 'i386:tinyconfig+serial'
+	AND status = 'ok' ORDER BY id DESC LIMIT 1")
+z boot --repeat 1 "$id" > "$scratch/i386-boot.log" 2>&1
+sed 's/^/# /' "$scratch/i386-boot.log" | head -3
+check "an i386 kernel boots to the end marker" grep -q '^all 1 conclusive boots ok$' \
+	"$scratch/i386-boot.log"
 
 z build "$cache" master --target loongarch:tinyconfig > "$scratch/loongarch.log" 2>&1
 check "loongarch, which Debian 12 has no compiler for, is skipped, saying so" \
