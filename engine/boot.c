@@ -202,12 +202,17 @@ char *boot_host_id(const char *state_dir)
 
 static const struct boot_arch boot_arches[] = {
 	/* x86's 8250 console registers early, in console_init(). */
-	{ "x86_64", "x86_64", "pc", "qemu64", "ttyS0", NULL, true, "amd64" },
-	{ "x86", "x86_64", "pc", "qemu64", "ttyS0", NULL, true, "amd64" },
-	{ "i386", "x86_64", "pc", "qemu64", "ttyS0", NULL, true, "i386" },
+	{ "x86_64", "x86_64", "pc", "qemu64", "ttyS0", NULL, true, "amd64",
+	  "qemu-system-x86" },
+	{ "x86", "x86_64", "pc", "qemu64", "ttyS0", NULL, true, "amd64",
+	  "qemu-system-x86" },
+	{ "i386", "x86_64", "pc", "qemu64", "ttyS0", NULL, true, "i386",
+	  "qemu-system-x86" },
 	/* The Arm and RISC-V virt machines give the kernel a device tree. */
-	{ "arm64", "aarch64", "virt", "cortex-a57", "ttyAMA0", "earlycon", false, "arm64" },
-	{ "riscv", "riscv64", "virt", NULL, "ttyS0", "earlycon", false, "riscv64" },
+	{ "arm64", "aarch64", "virt", "cortex-a57", "ttyAMA0", "earlycon", false, "arm64",
+	  "qemu-system-arm" },
+	{ "riscv", "riscv64", "virt", NULL, "ttyS0", "earlycon", false, "riscv64",
+	  "qemu-system-misc" },
 };
 
 const struct boot_arch *boot_arch_find(const char *arch)

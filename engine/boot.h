@@ -55,6 +55,7 @@ struct boot_arch {
 	const char *early;
 	bool acpi;           /* the machine describes itself by ACPI (else a device tree) */
 	const char *userland; /* Debian's name of the arch its initramfs's binaries are for */
+	const char *qemu_package; /* Debian's package of its QEMU */
 };
 
 /* The architecture of kernel ARCH @arch, or NULL for one zeroday does not boot. */

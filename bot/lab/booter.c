@@ -486,10 +486,8 @@ static bool hosts_for_arch(struct pool *p, GError **error)
 	p->n_hosts = kept;
 	if (kept == 0) {
 		g_set_error(error, BOT_ERROR, BOT_ERROR_CONFIG,
-			    "no boot host runs %s guests ([boot] hosts; install qemu-system-%s "
-			    "there)", p->arch->guest,
-			    strcmp(p->arch->guest, "aarch64") == 0 ? "arm"
-			    : strcmp(p->arch->guest, "x86_64") == 0 ? "x86" : "misc");
+			    "no boot host runs %s guests ([boot] hosts; install %s there)",
+			    p->arch->guest, p->arch->qemu_package);
 		return false;
 	}
 	return true;
