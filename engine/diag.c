@@ -360,6 +360,7 @@ static const char *const console_names[] = {
 	[CONSOLE_TIMEOUT] = "timeout",
 	[CONSOLE_NO_OUTPUT] = "no-output",
 	[CONSOLE_PAYLOAD_FAIL] = "payload-fail",
+	[CONSOLE_TEST_FAIL] = "test-fail",
 	[CONSOLE_INFRA] = "infra-error",
 };
 
@@ -396,6 +397,8 @@ void console_result_clear(struct console_result *r)
 	g_free(r->last_line);
 	if (r->findings)
 		g_ptr_array_unref(r->findings);
+	if (r->tests)
+		g_ptr_array_unref(r->tests);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -414,6 +417,11 @@ static const struct console_rule {
 	{ CONSOLE_BUG, "^BUG: (kernel NULL pointer dereference|unable to handle page fault|"
 		       "unable to handle kernel paging request)", "BUG: \\1" },
 	{ CONSOLE_BUG, "^BUG: ([^,]+?)( in ([A-Za-z0-9_.]+))?(, .*)?$", "BUG: \\1\\2" },
+	/* lockdep's (+debug), which names no place on its WARNING line. */
+	{ CONSOLE_WARNING, "^WARNING: (possible circular locking dependency|possible recursive "
+			   "locking|inconsistent lock state|suspicious RCU usage|bad unlock balance|"
+			   "held lock freed|lock held when returning to user space)",
+	  "WARNING: \\1" },
 	{ CONSOLE_WARNING, "^WARNING: CPU: [0-9]+ PID: [0-9]+ at ([^:]+):[0-9]+ (0x[0-9a-f]+)",
 	  "WARNING in \\1" }, /* no kallsyms: the file names it */
 	{ CONSOLE_WARNING, "^WARNING: CPU: [0-9]+ PID: [0-9]+ at ([^:]+):[0-9]+ ([A-Za-z0-9_.]+)",
@@ -522,6 +530,98 @@ static char *title_in(const char *title, char **lines, guint at)
 	return fn ? g_strdup_printf("%s in %s", title, fn) : g_strdup(title);
 }
 
+/*
+ * A run of console lines: those of one payload (between its markers), or
+ * the kernel's own (every line outside a payload: KUnit runs at boot).
+ */
+struct segment {
+	char *name;     /* the payload's ("smoke"), NULL for the kernel's */
+	GString *text;
+	bool failed;    /* the payload's exit status was not 0 */
+	unsigned tests; /* the KTAP results it printed */
+};
+
+static struct segment *segment_new(const char *marker_rest)
+{
+	struct segment *s = g_new0(struct segment, 1);
+
+	s->text = g_string_new(NULL);
+	if (marker_rest) {
+		/* The marker's name ends at a space: "NAME" or "NAME rc=N". */
+		s->name = g_strndup(marker_rest, strcspn(marker_rest, " "));
+	}
+	return s;
+}
+
+static void segment_free(gpointer p)
+{
+	struct segment *s = p;
+
+	g_free(s->name);
+	g_string_free(s->text, TRUE);
+	g_free(s);
+}
+
+static void segment_add(struct segment *s, const char *line)
+{
+	/* The console is capped (BOOT_CONSOLE_MAX): so is what a segment keeps. */
+	if (s->text->len < (64u << 20)) {
+		g_string_append(s->text, line);
+		g_string_append_c(s->text, '\n');
+	}
+}
+
+/*
+ * Adds the KTAP results of @s to @out's tests, named by where they ran,
+ * and a CONSOLE_TEST_FAIL finding for each that failed.
+ */
+static void segment_tests(struct console_result *out, struct segment *s)
+{
+	g_autoptr(GPtrArray) all = ktap_parse(s->text->str);
+	g_autoptr(GPtrArray) results = ktap_results(all);
+
+	for (guint i = 0; i < results->len; i++) {
+		const struct ktap_test *t = results->pdata[i];
+		struct ktap_test *mine = g_new0(struct ktap_test, 1);
+
+		*mine = *t;
+		mine->name = g_strdup_printf("%s/%s", s->name ? s->name : "kunit", t->name);
+		mine->directive = g_strdup(t->directive);
+		mine->diagnostic = g_strdup(t->diagnostic);
+		g_ptr_array_add(out->tests, mine);
+		s->tests++;
+		if (mine->result == KTAP_PASS) {
+			out->passed++;
+		} else if (mine->result == KTAP_SKIP) {
+			out->skipped++;
+		} else {
+			struct console_finding *f = g_new0(struct console_finding, 1);
+
+			out->failed++;
+			f->kind = CONSOLE_TEST_FAIL;
+			f->title = g_strdup_printf("%s: fail", mine->name);
+			f->fingerprint = console_fingerprint(f->title);
+			f->excerpt = g_strdup_printf("%snot ok %s%s%s\n",
+						     mine->diagnostic ? mine->diagnostic : "",
+						     mine->name, mine->directive ? " # " : "",
+						     mine->directive ? mine->directive : "");
+			g_ptr_array_add(out->findings, f);
+		}
+	}
+}
+
+/* The first payload that failed without a KTAP result to judge it by, or NULL. */
+static struct segment *failed_payload(GPtrArray *segments)
+{
+	for (guint i = 1; i < segments->len; i++) {
+		struct segment *s = segments->pdata[i];
+
+		if (s->failed && !s->tests)
+			return s;
+	}
+	return NULL;
+}
+
 void diag_console_classify(struct console_result *out, const char *log, bool timed_out,
 			   bool infra)
 {
@@ -529,8 +629,10 @@ void diag_console_classify(struct console_result *out, const char *log, bool tim
 	g_autofree char *valid = g_utf8_make_valid(log ? log : "", -1);
 	g_autofree char *ascii = NULL;
 	g_auto(GStrv) lines = NULL;
-	bool started = false, ended = false;
-	const char *failed_payload = NULL;
+	bool started = false;
+	/* The lines outside the payloads (the kernel's: KUnit at boot), then each payload's. */
+	g_autoptr(GPtrArray) segments = g_ptr_array_new_with_free_func(segment_free);
+	struct segment *payload = NULL;
 	guint n = 0;
 
 	compile_console();
@@ -538,6 +640,7 @@ void diag_console_classify(struct console_result *out, const char *log, bool tim
 	out->findings = g_ptr_array_new_with_free_func((GDestroyNotify)console_finding_free);
 	ascii = ascii_quotes(valid);
 	lines = g_strsplit(ascii, "\n", -1);
+	g_ptr_array_add(segments, segment_new(NULL));
 	for (char **l = lines; *l; l++) {
 		g_autofree char *clean = NULL;
 
@@ -557,13 +660,21 @@ void diag_console_classify(struct console_result *out, const char *log, bool tim
 			g_free(out->last_line);
 			out->last_line = g_strdup(line);
 		}
-		if (g_str_has_prefix(line, "ZERODAY-BOOT-START"))
+		if (g_str_has_prefix(line, "ZERODAY-BOOT-START")) {
 			started = true;
-		else if (g_str_has_prefix(line, "ZERODAY-BOOT-END"))
-			ended = true;
-		else if (g_str_has_prefix(line, "ZERODAY-PAYLOAD-END ") && !strstr(line, " rc=0") &&
-			 !failed_payload)
-			failed_payload = line + strlen("ZERODAY-PAYLOAD-END ");
+		} else if (g_str_has_prefix(line, "ZERODAY-BOOT-END")) {
+			out->ended = true;
+		} else if (g_str_has_prefix(line, "ZERODAY-PAYLOAD-START ")) {
+			payload = segment_new(line + strlen("ZERODAY-PAYLOAD-START "));
+			g_ptr_array_add(segments, payload);
+			continue;
+		} else if (g_str_has_prefix(line, "ZERODAY-PAYLOAD-END ")) {
+			if (payload)
+				payload->failed = !strstr(line, " rc=0");
+			payload = NULL;
+			continue;
+		}
+		segment_add(payload ? payload : segments->pdata[0], line);
 		for (size_t r = 0; r < G_N_ELEMENTS(console_rules) && !matched; r++) {
 			g_autoptr(GMatchInfo) m = NULL;
 			g_autofree char *title = NULL;
@@ -597,29 +708,29 @@ void diag_console_classify(struct console_result *out, const char *log, bool tim
 		}
 	}
 
+	out->tests = g_ptr_array_new_with_free_func((GDestroyNotify)ktap_test_free);
+	for (guint i = 0; i < segments->len; i++)
+		segment_tests(out, segments->pdata[i]);
+
 	if (infra) {
 		out->kind = CONSOLE_INFRA;
 		out->title = g_strdup("infrastructure error");
 	} else if (out->findings->len) {
+		/* A kernel report before any test's, as segment_tests() appended those. */
 		const struct console_finding *f = out->findings->pdata[0];
 
 		out->kind = f->kind;
 		out->title = g_strdup(f->title);
-	} else if (failed_payload) {
-		g_autofree char *name = g_strdup(failed_payload);
-		char *sp = strchr(name, ' ');
-
-		if (sp)
-			*sp = '\0';
+	} else if ((payload = failed_payload(segments))) {
 		out->kind = CONSOLE_PAYLOAD_FAIL;
-		out->title = g_strdup_printf("payload-fail (%s)", name);
-	} else if (ended) {
+		out->title = g_strdup_printf("payload-fail (%s)", payload->name);
+	} else if (out->ended) {
 		out->kind = CONSOLE_BOOT_OK;
 		out->title = g_strdup("boot-ok");
 	} else if (n == 0) {
 		out->kind = CONSOLE_NO_OUTPUT;
 		out->title = g_strdup("no output");
-	} else if (timed_out || !ended) {
+	} else if (timed_out || !out->ended) {
 		out->kind = CONSOLE_TIMEOUT;
 		out->title = g_strdup_printf("timeout%s", started ? " after the init started"
 								  : " before the init started");
@@ -648,6 +759,47 @@ const char *diag_console_excerpt(const struct console_result *r)
 	return r->last_line;
 }
 
+bool diag_console_shows(const struct console_result *r, const char *fingerprint)
+{
+	if (!fingerprint)
+		return false;
+	if (r->kind != CONSOLE_BOOT_OK && r->fingerprint && strcmp(r->fingerprint, fingerprint) == 0)
+		return true;
+	for (guint i = 0; r->findings && i < r->findings->len; i++) {
+		const struct console_finding *f = r->findings->pdata[i];
+
+		if (f->kind == CONSOLE_TEST_FAIL && strcmp(f->fingerprint, fingerprint) == 0)
+			return true;
+	}
+	return false;
+}
+
+char *diag_console_test_of(const char *title)
+{
+	return title && g_str_has_suffix(title, ": fail")
+		? g_strndup(title, strlen(title) - strlen(": fail")) : NULL;
+}
+
+/* @out's entry for fingerprint @fingerprint, made from @kind, @title and @excerpt when new. */
+static struct console_tally *tally_entry(GPtrArray *out, enum console_kind kind, const char *title,
+					 const char *fingerprint, const char *excerpt)
+{
+	struct console_tally *t;
+
+	for (guint j = 0; j < out->len; j++) {
+		t = out->pdata[j];
+		if (strcmp(t->fingerprint, fingerprint) == 0)
+			return t;
+	}
+	t = g_new0(struct console_tally, 1);
+	t->kind = kind;
+	t->title = g_strdup(title);
+	t->fingerprint = g_strdup(fingerprint);
+	t->excerpt = g_strdup(excerpt);
+	g_ptr_array_add(out, t);
+	return t;
+}
+
 GPtrArray *diag_console_tally(struct console_result *const *results, unsigned n)
 {
 	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)console_tally_free);
@@ -660,23 +812,24 @@ GPtrArray *diag_console_tally(struct console_result *const *results, unsigned n)
 		if (r->kind == CONSOLE_INFRA)
 			continue;
 		runs++;
-		if (r->kind == CONSOLE_BOOT_OK)
-			continue;
-		for (guint j = 0; j < out->len && !t; j++) {
-			struct console_tally *c = out->pdata[j];
+		if (r->kind != CONSOLE_BOOT_OK) {
+			t = tally_entry(out, r->kind, r->title, r->fingerprint,
+					diag_console_excerpt(r));
+			t->failures++;
+		}
+		/* Each test it failed besides its verdict, once per run. */
+		for (guint k = 0; r->findings && k < r->findings->len; k++) {
+			const struct console_finding *f = r->findings->pdata[k];
+			bool again = strcmp(f->fingerprint, r->fingerprint ? r->fingerprint : "") == 0;
 
-			if (strcmp(c->fingerprint, r->fingerprint) == 0)
-				t = c;
+			for (guint e = 0; e < k && !again; e++)
+				again = strcmp(((const struct console_finding *)
+						r->findings->pdata[e])->fingerprint, f->fingerprint) == 0;
+			if (f->kind != CONSOLE_TEST_FAIL || again)
+				continue;
+			t = tally_entry(out, f->kind, f->title, f->fingerprint, f->excerpt);
+			t->failures++;
 		}
-		if (!t) {
-			t = g_new0(struct console_tally, 1);
-			t->kind = r->kind;
-			t->title = g_strdup(r->title);
-			t->fingerprint = g_strdup(r->fingerprint);
-			t->excerpt = g_strdup(diag_console_excerpt(r));
-			g_ptr_array_add(out, t);
-		}
-		t->failures++;
 	}
 	for (guint j = 0; j < out->len; j++) {
 		struct console_tally *t = out->pdata[j];

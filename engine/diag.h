@@ -10,6 +10,7 @@
 #include <glib.h>
 
 #include "engine/engine.h"
+#include "engine/ktap.h"
 
 enum diag_kind { DIAG_WARNING, DIAG_ERROR };
 
@@ -75,6 +76,7 @@ enum console_kind {
 	CONSOLE_TIMEOUT,
 	CONSOLE_NO_OUTPUT,
 	CONSOLE_PAYLOAD_FAIL,
+	CONSOLE_TEST_FAIL, /* a test's KTAP result: see struct console_result's tests */
 	CONSOLE_INFRA,
 };
 
@@ -95,13 +97,33 @@ struct console_result {
 	char *title;            /* the verdict's title */
 	char *fingerprint;      /* the verdict's fingerprint */
 	char *last_line;        /* the last line printed, for timeouts */
+	bool ended;             /* the init printed its end marker */
 	GPtrArray *findings;    /* struct console_finding, in log order */
+	/*
+	 * The tests' results the console printed in KTAP (struct ktap_test,
+	 * ktap_results() of each document), named by where they ran:
+	 * "kunit/SUITE/TEST" for the kernel's own KUnit suites at boot,
+	 * "PAYLOAD/NAME" for a payload's. Each failed one (fail or error) is
+	 * also a CONSOLE_TEST_FAIL finding titled "NAME: fail".
+	 */
+	GPtrArray *tests;
+	unsigned passed, failed, skipped;
 };
 
 void console_result_clear(struct console_result *r);
 
 /* The console lines of @r's verdict: its report's excerpt, else the last line. */
 const char *diag_console_excerpt(const struct console_result *r);
+
+/*
+ * Whether a boot showed the failure of fingerprint @fingerprint: its
+ * verdict, or one of its failed tests (a boot can fail several tests,
+ * each its own failure).
+ */
+bool diag_console_shows(const struct console_result *r, const char *fingerprint);
+
+/* The name of the test a CONSOLE_TEST_FAIL title names ("NAME: fail"), or NULL (caller frees). */
+char *diag_console_test_of(const char *title);
 
 /* The kind named @name (diag_console_kind_name()); false if none is. */
 bool diag_console_kind_parse(const char *name, enum console_kind *out);
@@ -110,8 +132,10 @@ bool diag_console_kind_parse(const char *name, enum console_kind *out);
  * Classifies a console log. @timed_out: the watchdog ended the boot;
  * @infra: QEMU or libvirt failed (then the log is not the kernel's fault).
  * A kernel report (panic, oops, BUG, KASAN, UBSAN, WARNING, hung task)
- * decides the verdict, the first one in the log; else a failed payload;
- * else boot-ok when the end marker was printed, timeout when the watchdog
+ * decides the verdict, the first one in the log; else a failed test (its
+ * KTAP result); else a failed payload (one that printed no KTAP results:
+ * a payload that did is judged by them, not by its exit status); else
+ * boot-ok when the end marker was printed, timeout when the watchdog
  * fired, no-output when nothing was printed.
  */
 void diag_console_classify(struct console_result *out, const char *log, bool timed_out,
@@ -131,9 +155,10 @@ struct console_tally {
 void console_tally_free(struct console_tally *t);
 
 /*
- * Tallies the verdicts of @n boots of the same kernel, per fingerprint, in
- * order of first appearance. boot-ok runs count as runs; infra-error runs
- * do not count at all.
+ * Tallies the failures of @n boots of the same kernel, per fingerprint,
+ * in order of first appearance: each boot's verdict and each test it
+ * failed besides. boot-ok runs count as runs; infra-error runs do not
+ * count at all.
  */
 GPtrArray *diag_console_tally(struct console_result *const *results, unsigned n);
 
