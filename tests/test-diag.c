@@ -289,6 +289,90 @@ static void test_invalid_utf8(void)
 			"bad \xef\xbf\xbd byte");
 }
 
+/* The console: KUnit at boot and a payload's KTAP, each test a result, failures findings. */
+static void test_console_tests(void)
+{
+	g_autofree char *log = g_strconcat(
+		"[    0.500000] Linux version 6.1.0\n",
+		"[    1.000000] ", "TAP version 14\n[    1.000000] 1..2\n",
+		"[    1.000001]     # Subtest: example\n[    1.000002]     1..3\n"
+		"[    1.000003]     ok 1 - example_simple_test\n"
+		"[    1.000004]     ok 2 - example_skip_test # SKIP skipped\n"
+		"[    1.000005]     # example_fail: EXPECTATION FAILED at x.c:30\n"
+		"[    1.000006]     Expected 1 == 2, but\n"
+		"[    1.000007]     not ok 3 - example_fail\n"
+		"[    1.000008] not ok 1 - example\n"
+		"[    1.000009]     # Subtest: cmdline\n[    1.000010]     1..1\n"
+		"[    1.000011]     ok 1 - cmdline_test_range\n[    1.000012] ok 2 - cmdline\n",
+		"ZERODAY-BOOT-START\n",
+		"ZERODAY-PAYLOAD-START fs-stress\n",
+		"TAP version 13\n1..2\nok 1 ext4\n# xfs_repair: found corruption\nnot ok 2 xfs\n",
+		"ZERODAY-PAYLOAD-END fs-stress rc=0\n",
+		"ZERODAY-PAYLOAD-START smoke\nZERODAY-PAYLOAD-END smoke rc=0\n",
+		"ZERODAY-BOOT-END\n", NULL);
+	struct console_result r;
+	const struct console_finding *xfs;
+	struct console_result *runs[] = { &r, &r };
+	g_autoptr(GPtrArray) tally = NULL;
+
+	diag_console_classify(&r, log, false, false);
+	g_assert_cmpuint(r.tests->len, ==, 6);
+	g_assert_cmpuint(r.passed, ==, 3);
+	g_assert_cmpuint(r.failed, ==, 2);
+	g_assert_cmpuint(r.skipped, ==, 1);
+	g_assert_true(r.ended);
+	g_assert_cmpstr(((struct ktap_test *)r.tests->pdata[2])->name, ==, "kunit/example/example_fail");
+	g_assert_cmpstr(((struct ktap_test *)r.tests->pdata[5])->name, ==, "fs-stress/xfs");
+	/* The first failed test is the verdict; the other is a finding too. */
+	g_assert_cmpint(r.kind, ==, CONSOLE_TEST_FAIL);
+	g_assert_cmpstr(r.title, ==, "kunit/example/example_fail: fail");
+	g_assert_cmpuint(r.findings->len, ==, 2);
+	xfs = r.findings->pdata[1];
+	g_assert_cmpstr(xfs->title, ==, "fs-stress/xfs: fail");
+	g_assert_nonnull(strstr(xfs->excerpt, "found corruption"));
+	g_assert_true(diag_console_shows(&r, xfs->fingerprint));
+	g_assert_false(diag_console_shows(&r, "0123456789abcdef"));
+	g_assert_nonnull(strstr(diag_console_excerpt(&r), "Expected 1 == 2"));
+	{
+		g_autofree char *test = diag_console_test_of(xfs->title);
+
+		g_assert_cmpstr(test, ==, "fs-stress/xfs");
+	}
+	/* Each failed test counts in the tally, once per boot. */
+	tally = diag_console_tally(runs, 2);
+	g_assert_cmpuint(tally->len, ==, 2);
+	g_assert_cmpuint(((struct console_tally *)tally->pdata[1])->failures, ==, 2);
+	g_assert_cmpstr(((struct console_tally *)tally->pdata[1])->title, ==, "fs-stress/xfs: fail");
+	console_result_clear(&r);
+}
+
+/* A payload judged by its KTAP results is not a failed payload; one without them is. */
+static void test_payload_status(void)
+{
+	struct console_result r;
+
+	diag_console_classify(&r,
+			      "ZERODAY-BOOT-START\nZERODAY-PAYLOAD-START t\nTAP version 13\n1..1\n"
+			      "ok 1 a\nZERODAY-PAYLOAD-END t rc=1\nZERODAY-BOOT-END\n", false, false);
+	g_assert_cmpint(r.kind, ==, CONSOLE_BOOT_OK);
+	console_result_clear(&r);
+	diag_console_classify(&r,
+			      "ZERODAY-BOOT-START\nZERODAY-PAYLOAD-START t\nno ktap\n"
+			      "ZERODAY-PAYLOAD-END t rc=1\nZERODAY-BOOT-END\n", false, false);
+	g_assert_cmpint(r.kind, ==, CONSOLE_PAYLOAD_FAIL);
+	g_assert_cmpstr(r.title, ==, "payload-fail (t)");
+	console_result_clear(&r);
+	/* A kernel report comes first, whatever the tests said. */
+	diag_console_classify(&r,
+			      "ZERODAY-BOOT-START\nZERODAY-PAYLOAD-START t\nTAP version 13\n1..1\n"
+			      "[ 3.0] WARNING: possible circular locking dependency detected\n"
+			      "not ok 1 a\nZERODAY-PAYLOAD-END t rc=0\nZERODAY-BOOT-END\n", false, false);
+	g_assert_cmpint(r.kind, ==, CONSOLE_WARNING);
+	g_assert_cmpstr(r.title, ==, "WARNING: possible circular locking dependency");
+	g_assert_cmpuint(r.failed, ==, 1);
+	console_result_clear(&r);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -303,5 +387,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/diag/console", test_console);
 	g_test_add_func("/diag/console-fingerprint", test_console_fingerprint);
 	g_test_add_func("/diag/invalid-utf8", test_invalid_utf8);
+	g_test_add_func("/diag/console-tests", test_console_tests);
+	g_test_add_func("/diag/payload-status", test_payload_status);
 	return g_test_run();
 }
