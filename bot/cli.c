@@ -199,10 +199,14 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	gboolean regzbot = FALSE;
 	g_auto(GStrv) targets = NULL;
 	g_auto(GStrv) prefixes = NULL;
+	g_auto(GStrv) payloads = NULL;
 	g_autofree char *base = NULL;
 	GOptionEntry entries[] = {
 		{ "target", 0, 0, G_OPTION_ARG_STRING_ARRAY, &targets,
 		  "Build for TARGET, e.g. x86_64:defconfig:W=1 (repeatable)", "TARGET" },
+		{ "payload", 0, 0, G_OPTION_ARG_STRING_ARRAY, &payloads,
+		  "Boot with PAYLOAD, a shipped name or an absolute path, run in the guest only "
+		  "(repeatable; default: [boot] payloads)", "PAYLOAD" },
 		{ "non-rebasable", 0, 0, G_OPTION_ARG_NONE, &non_rebasable,
 		  "Test the head only, and bisect when it fails", NULL },
 		{ "base", 0, 0, G_OPTION_ARG_STRING, &base,
@@ -255,6 +259,7 @@ static int tree_add(struct cli *cli, int argc, char **argv)
 	spec.regzbot = regzbot;
 	spec.prefixes = (const char *const *)prefixes;
 	spec.targets = (const char *const *)targets;
+	spec.payloads = (const char *const *)payloads;
 	row = trees_add(cli->db, cli->config, &spec, &error);
 	if (!row)
 		return fail(error);
@@ -327,6 +332,7 @@ static int tree_show(struct cli *cli, int argc, char **argv)
 	       "mail-clean", t->mail_clean ? "yes" : "no", "regzbot", t->regzbot ? "yes" : "no");
 	print_list("prefixes", t->prefixes);
 	print_list("targets", t->targets);
+	print_list("payloads", t->payloads);
 	printf("%-12s %s%s%s\n", "last poll", polled, t->last_error ? ": failed: " : "",
 	       t->last_error ? t->last_error : "");
 	for (guint i = 0; i < branches->len; i++) {
@@ -388,11 +394,17 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	g_auto(GStrv) no_prefixes = NULL;
 	g_auto(GStrv) targets = NULL;
 	gboolean default_targets = FALSE;
+	g_auto(GStrv) payloads = NULL;
+	gboolean default_payloads = FALSE;
 	GOptionEntry entries[] = {
 		{ "target", 0, 0, G_OPTION_ARG_STRING_ARRAY, &targets,
 		  "Build for TARGET; replaces the list (repeatable)", "TARGET" },
 		{ "default-targets", 0, 0, G_OPTION_ARG_NONE, &default_targets,
 		  "Build for the configured default targets", NULL },
+		{ "payload", 0, 0, G_OPTION_ARG_STRING_ARRAY, &payloads,
+		  "Boot with PAYLOAD; replaces the list (repeatable)", "PAYLOAD" },
+		{ "default-payloads", 0, 0, G_OPTION_ARG_NONE, &default_payloads,
+		  "Boot with the configured [boot] payloads", NULL },
 		{ "url", 0, 0, G_OPTION_ARG_STRING, &url, "Fetch from URL", "URL" },
 		{ "policy", 0, 0, G_OPTION_ARG_STRING, &policy,
 		  "rebasable (every commit) or non-rebasable (head only)", "POLICY" },
@@ -473,6 +485,8 @@ static int tree_set(struct cli *cli, int argc, char **argv)
 	edit.prefixes_drop = (const char *const *)no_prefixes;
 	edit.targets = (const char *const *)targets;
 	edit.default_targets = default_targets;
+	edit.payloads = (const char *const *)payloads;
+	edit.default_payloads = default_payloads;
 	t = trees_edit(cli->db, cli->config, argv[1], &edit, &error);
 	if (!t)
 		return fail(error);
@@ -761,6 +775,20 @@ int cli_build(struct cli *cli, int argc, char **argv)
 
 /* boot */
 
+/* Each test a boot ran, as its console printed it in KTAP, then their count. */
+static void print_tests(const struct console_result *r)
+{
+	for (guint i = 0; r->tests && i < r->tests->len; i++) {
+		const struct ktap_test *t = r->tests->pdata[i];
+
+		printf("    %s: %s%s%s\n", t->name, ktap_result_name(t->result),
+		       t->directive ? " # " : "", t->directive ? t->directive : "");
+	}
+	if (r->tests && r->tests->len)
+		printf("    tests: %u passed, %u failed, %u skipped\n", r->passed, r->failed,
+		       r->skipped);
+}
+
 int cli_boot(struct cli *cli, int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
@@ -830,6 +858,7 @@ int cli_boot(struct cli *cli, int argc, char **argv)
 		       diag_console_kind_name(r->result.kind), r->result.title,
 		       r->result.fingerprint, r->seconds, r->host,
 		       r->attempts > 1 ? ", after infrastructure retries" : "", r->console_path);
+		print_tests(&r->result);
 	}
 	{
 		guint conclusive = 0;

@@ -993,6 +993,16 @@ GArray *config_boot_payloads(const struct config *config, const char *const *nam
 	return out;
 }
 
+bool config_payloads_check(const char *const *names, GError **error)
+{
+	g_autofree char *why = NULL;
+
+	if (!names || check_payloads((char **)names, &why))
+		return true;
+	g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID, "payload %s", why);
+	return false;
+}
+
 void config_boot_payloads_free(GArray *payloads)
 {
 	for (guint i = 0; payloads && i < payloads->len; i++) {

@@ -174,6 +174,13 @@ char *config_payload_dir(void);
  */
 GArray *config_boot_payloads(const struct config *config, const char *const *names,
 			     GError **error);
+
+/*
+ * Checks a list of payloads as [boot] payloads is checked: shipped names
+ * that are installed, or absolute paths with a payload's file name, each
+ * name once. ENGINE_ERROR_INVALID says which is refused.
+ */
+bool config_payloads_check(const char *const *names, GError **error);
 void config_boot_payloads_free(GArray *payloads);
 
 /*

@@ -185,11 +185,13 @@ struct tree_row *trees_add(struct db *db, const struct config *config,
 	if (!names_tree_check(spec->name, error) ||
 	    !names_url_check(spec->url, url_flags(config), error) ||
 	    !check_patterns(spec->branches, error) || !check_patterns(spec->blacklist, error) ||
-	    (spec->base && !check_base(spec->base, error)) || !check_targets(spec->targets, error))
+	    (spec->base && !check_base(spec->base, error)) || !check_targets(spec->targets, error) ||
+	    !config_payloads_check(spec->payloads, error))
 		return NULL;
 	row = g_new0(struct tree_row, 1);
 	row->name = g_strdup(spec->name);
 	row->targets = strv_copy(spec->targets);
+	row->payloads = strv_copy(spec->payloads);
 	row->url = g_strdup(spec->url);
 	row->policy = spec->non_rebasable ? TREE_NON_REBASABLE : TREE_REBASABLE;
 	row->branches = spec->branches && spec->branches[0] ? strv_copy(spec->branches)
@@ -258,6 +260,15 @@ struct tree_row *trees_edit(struct db *db, const struct config *config, const ch
 	} else if (edit->default_targets) {
 		g_strfreev(t->targets);
 		t->targets = g_new0(char *, 1);
+	}
+	if (edit->payloads) {
+		if (!config_payloads_check(edit->payloads, error))
+			goto fail;
+		g_strfreev(t->payloads);
+		t->payloads = strv_copy(edit->payloads);
+	} else if (edit->default_payloads) {
+		g_strfreev(t->payloads);
+		t->payloads = g_new0(char *, 1);
 	}
 	tmp = edit_list(t->blacklist, edit->blacklist_add, edit->blacklist_drop);
 	g_strfreev(t->blacklist);

@@ -37,6 +37,7 @@ struct tree_spec {
 	bool regzbot;                   /* verified regressions carry regzbot's line */
 	const char *const *prefixes;    /* subject prefixes choosing the tree for a series */
 	const char *subscriber;         /* who subscribed it by mail (normalized), or NULL */
+	const char *const *payloads;    /* its boots' payloads; empty: [boot] payloads */
 };
 
 /*
@@ -75,6 +76,8 @@ struct tree_edit {
 	enum tree_switch regzbot;            /* verified regressions carry regzbot's line */
 	const char *const *prefixes_add;     /* subject prefixes ("net-next") */
 	const char *const *prefixes_drop;
+	const char *const *payloads;         /* replaces its boots' payloads */
+	bool default_payloads; /* without @payloads: boot with [boot] payloads */
 };
 
 /*

@@ -142,6 +142,15 @@ expect 0 "tree rm mail" "removed tree mail" -- "$z" tree rm mail
 expect 1 "tree set refuses a bad target" "bad build target" -- "$z" tree set demo --target 'x86_64:defconfig;reboot'
 expect 0 "tree set targets" "updated tree demo" -- "$z" tree set demo --target x86_64:defconfig:W=1 --target arm64:defconfig
 expect 0 "tree show targets" "targets      x86_64:defconfig:W=1 arm64:defconfig" -- "$z" tree show demo
+expect 1 "tree set refuses a payload not shipped" "payload 'nosuch': no such payload" -- \
+	"$z" tree set demo --payload nosuch
+expect 1 "tree set refuses a relative path" "payload '../smoke': expected a shipped" -- \
+	"$z" tree set demo --payload ../smoke
+expect 0 "tree set payloads" "updated tree demo" -- "$z" tree set demo --payload smoke --payload /opt/suite/net-stress
+expect 0 "tree show payloads" "payloads     smoke /opt/suite/net-stress" -- "$z" tree show demo
+expect 1 "a payload listed twice is refused" "listed already" -- "$z" tree set demo --payload smoke --payload /x/smoke
+expect 0 "tree set default payloads" "updated tree demo" -- "$z" tree set demo --default-payloads
+expect 0 "and the tree has none of its own" "^payloads  *-$" -- "$z" tree show demo
 expect 2 "tree set bad policy" "policy must be" -- "$z" tree set demo --policy sometimes
 expect 1 "tree set unknown tree" "no tree named 'nope'" -- "$z" tree set nope --policy rebasable
 expect 1 "tree set hostile URL" "refused URL" -- "$l" "$z" tree set demo --url "ext::sh"

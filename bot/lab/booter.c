@@ -336,7 +336,8 @@ static bool probe_kvm(struct pool *p)
 		    boot_run(&out, p->hosts[0].uri, &br, NULL)) {
 			g_file_get_contents(log, &text, NULL, NULL);
 			diag_console_classify(&r, text ? text : "", out.timed_out, out.infra);
-			works = r.kind == CONSOLE_BOOT_OK;
+			/* Its tests may fail under KVM as under TCG: the end marker is what counts. */
+			works = r.ended && r.kind != CONSOLE_INFRA;
 		}
 		g_message("KVM probe: %s", works ? "KVM boots guests; using it"
 						 : "KVM did not boot the probe; using TCG");
@@ -415,6 +416,18 @@ static bool reuse_stored(struct db *db, const struct booter_request *req, const 
 		f->fingerprint = g_strdup(b->fingerprint);
 		f->excerpt = g_strdup(b->excerpt);
 		g_ptr_array_add(run->result.findings, f);
+		/* Its failed tests, besides (the verdict may be one of them, or a kernel report). */
+		for (guint k = 0; k < b->failed_tests->len; k++) {
+			const struct console_finding *t = b->failed_tests->pdata[k];
+			struct console_finding *copy = g_new0(struct console_finding, 1);
+
+			*copy = (struct console_finding){ .kind = t->kind, .title = g_strdup(t->title),
+							  .fingerprint = g_strdup(t->fingerprint),
+							  .excerpt = g_strdup(t->excerpt) };
+			g_ptr_array_add(run->result.findings, copy);
+		}
+		run->result.ended = run->result.kind != CONSOLE_TIMEOUT &&
+				    run->result.kind != CONSOLE_NO_OUTPUT;
 		g_ptr_array_add(runs, run);
 	}
 	return true;
@@ -590,6 +603,10 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 		goto done;
 	for (guint i = stored; i < runs->len; i++) {
 		const struct booter_run *r = runs->pdata[i];
+		g_autoptr(GPtrArray) failed = g_ptr_array_new();
+		g_autofree char *tests = r->result.tests && r->result.tests->len
+			? g_strdup_printf("%u passed, %u failed, %u skipped", r->result.passed,
+					  r->result.failed, r->result.skipped) : NULL;
 		struct boot_row row = {
 			.build_id = req->build_id, .image = req->image, .host = r->host,
 			.seed = r->seed, .kind = r->result.kind,
@@ -598,7 +615,15 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 			.attempts = r->attempts, .profile = profile,
 			.excerpt = r->result.kind == CONSOLE_BOOT_OK ? NULL
 								     : diag_console_excerpt(&r->result),
+			.tests = tests, .failed_tests = failed,
 		};
+
+		for (guint k = 0; r->result.findings && k < r->result.findings->len; k++) {
+			struct console_finding *f = r->result.findings->pdata[k];
+
+			if (f->kind == CONSOLE_TEST_FAIL)
+				g_ptr_array_add(failed, f);
+		}
 
 		if (!db_boot_add(db, &row, error)) {
 			db_tx_rollback(db);

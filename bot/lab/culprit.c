@@ -218,8 +218,7 @@ static bool bisect_failure(const struct bot *c, const struct job_row *job,
 		for (guint i = 0; i < start->head_runs->len; i++) {
 			const struct booter_run *r = start->head_runs->pdata[i];
 
-			shows[i] = r->result.fingerprint &&
-				   strcmp(r->result.fingerprint, probe->fingerprint) == 0;
+			shows[i] = diag_console_shows(&r->result, probe->fingerprint);
 			s->failures += shows[i];
 		}
 		s->runs = start->head_runs->len;

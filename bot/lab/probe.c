@@ -48,9 +48,22 @@ GPtrArray *probe_boot(const struct bot *bot, const struct build_row *build, unsi
 	};
 	g_autoptr(GPtrArray) runs = NULL;
 	GPtrArray *tally = NULL;
+	zd_autoptr(tree_row) tree = NULL;
 
 	if (!build->image_path || build->status != BUILD_OK)
 		return NULL;
+	/* A tree's own payloads, when it names them. */
+	if (!g_str_has_prefix(build->source, "path:")) {
+		g_autoptr(GError) missing = NULL;
+
+		tree = db_tree_get(bot->db, build->source, &missing);
+		if (!tree && !g_error_matches(missing, BOT_ERROR, BOT_ERROR_NOT_FOUND)) {
+			g_propagate_error(cause, g_steal_pointer(&missing));
+			return NULL;
+		}
+		if (tree && tree->payloads && tree->payloads[0])
+			req.payloads = (const char *const *)tree->payloads;
+	}
 	runs = executor_of(bot)->boot(bot, &req, &tally, cause);
 	if (!runs)
 		return NULL;

@@ -64,7 +64,8 @@ bool probe_run(struct probe_result *out, const struct bot *bot,
  * for it (or @boots more, with PROBE_FRESH_BOOTS in @flags). Returns the
  * tally, *@runs (when not NULL) receiving the runs; NULL without @cause
  * set when @build kept no image; NULL with BOT_ERROR_TEMPORARY when a
- * boot hit an infrastructure error.
+ * boot hit an infrastructure error. The boots run the payloads of the
+ * build's tree (tree add|set --payload), else [boot] payloads.
  */
 GPtrArray *probe_boot(const struct bot *bot, const struct build_row *build, unsigned boots,
 		      enum probe_flags flags, GPtrArray **runs, GError **cause);

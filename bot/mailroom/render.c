@@ -69,6 +69,8 @@ static const struct template_field report_fields[] = {
 	{ "initramfs_command", TEMPLATE_TEXT, true, NULL }, /* with initramfs.sh attached */
 	{ "boot_command", TEMPLATE_TEXT, true, NULL },
 	{ "repro_boots", TEMPLATE_TEXT, true, NULL },
+	{ "test", TEMPLATE_TEXT, true, NULL },       /* a failed test's name: "kunit/SUITE/TEST" */
+	{ "test_alone", TEMPLATE_TEXT, true, NULL }, /* "kunit.filter_glob=SUITE.TEST" */
 	{ "title", TEMPLATE_TEXT, false, NULL },
 	{ "diags", TEMPLATE_LIST, true, diag_fields },
 	{ "several", TEMPLATE_TEXT, true, NULL }, /* how many diagnostics, when more than one */

@@ -545,6 +545,25 @@ static void fill_series(struct template_values *v, const struct bot *c,
 	}
 }
 
+/*
+ * The values of a failed test's report: its name and, for the kernel's
+ * own KUnit suites, how to run it alone (KUnit's kunit.filter_glob takes
+ * SUITE.TEST from the kernel command line).
+ */
+static void fill_test(struct template_values *v, const char *title)
+{
+	g_autofree char *test = diag_console_test_of(title);
+	g_auto(GStrv) parts = NULL;
+
+	if (!test)
+		return;
+	template_values_set(v, "test", test);
+	parts = g_strsplit(test, "/", 4);
+	if (g_strv_length(parts) >= 3 && strcmp(parts[0], "kunit") == 0)
+		template_values_printf(v, "test_alone", "kunit.filter_glob=%s.%s", parts[1],
+				       parts[2]);
+}
+
 static char *headline(const struct finding_row *f)
 {
 	if (f->kind != FINDING_BOOT && f->message) {
@@ -654,8 +673,10 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	reproduce = build_reproduce_command(&target, "config.gz");
 	template_values_set(v, "reproduce", reproduce);
 	if (f->kind == FINDING_BOOT)
-		report_boot_reproduce(keep_recipients ? NULL : out, v, c, &target);
+		report_boot_reproduce(keep_recipients ? NULL : out, v, c, &target, tree->payloads);
 	build_target_clear(&target);
+	if (f->kind == FINDING_BOOT && f->console == CONSOLE_TEST_FAIL)
+		fill_test(v, f->title);
 	if (f->kind == FINDING_BOOT) {
 		if (f->repro_boots)
 			template_values_printf(v, "repro_boots", "%u", f->repro_boots);
@@ -804,21 +825,22 @@ static char *initramfs_command(const struct boot_arch *a)
 }
 
 void report_boot_reproduce(struct reply *out, struct template_values *v, const struct bot *c,
-			   const struct build_target *t)
+			   const struct build_target *t, char **payloads)
 {
 	const char *image = build_image_name(t);
 	g_autoptr(GError) error = NULL;
-	GArray *payloads;
+	GArray *chosen;
 	g_autofree char *recipe = NULL;
 	g_autofree char *boot = NULL;
 
 	if (!image)
 		return;
-	payloads = config_boot_payloads(c->config, NULL, &error);
-	if (payloads)
-		recipe = initramfs_recipe((const struct initramfs_payload *)payloads->data,
-					  payloads->len, &error);
-	config_boot_payloads_free(payloads);
+	chosen = config_boot_payloads(c->config, payloads && payloads[0]
+					       ? (const char *const *)payloads : NULL, &error);
+	if (chosen)
+		recipe = initramfs_recipe((const struct initramfs_payload *)chosen->data,
+					  chosen->len, &error);
+	config_boot_payloads_free(chosen);
 	if (!recipe)
 		g_message("report: no initramfs.sh for the reproduce lines: %s", error->message);
 	boot = boot_reproduce_command(t->arch, "build", image, recipe ? "initramfs.cpio.gz" : NULL,

@@ -68,12 +68,13 @@ bool report_attach_config(struct reply *out, const char *config_path);
  * usr/gen_init_cpio), "initramfs_command", and the QEMU line that boots
  * the kernel with it, "boot_command". Without the script (a payload
  * gone: logged), the QEMU line boots the kernel alone. Nothing for a
- * target that boots no image.
+ * target that boots no image. The initramfs holds @payloads, the tree's
+ * (NULL or empty: [boot] payloads).
  */
 struct template_values;
 struct build_target;
 void report_boot_reproduce(struct reply *out, struct template_values *v, const struct bot *c,
-			   const struct build_target *t);
+			   const struct build_target *t, char **payloads);
 
 /* The most of a file a report's artifacts directory takes: a build log past it keeps its tail. */
 #define REPORT_ARTIFACT_MAX (64 * 1024 * 1024)

@@ -1110,8 +1110,12 @@ static bool queue_failure(const struct bot *c, const struct series_row *s,
 	}
 	if (build_target_parse(&bt, r->target, frag_dir, NULL)) {
 		repro = build_reproduce_command(&bt, "config.gz");
-		if (boot)
-			report_boot_reproduce(&rep, v, c, &bt);
+		if (boot) {
+			/* The series' tree's payloads, as its boots ran them. */
+			zd_autoptr(tree_row) tree = s->tree ? db_tree_get(c->db, s->tree, NULL) : NULL;
+
+			report_boot_reproduce(&rep, v, c, &bt, tree ? tree->payloads : NULL);
+		}
 		build_target_clear(&bt);
 	}
 	template_values_set(v, "tree", s->tree);

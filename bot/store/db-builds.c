@@ -157,14 +157,28 @@ char *db_build_image(struct db *db, gint64 build_id, char **target, GError **err
 
 bool db_boot_add(struct db *db, const struct boot_row *row, GError **error)
 {
-	return db_run(db, error,
-		      "INSERT INTO boots (build_id, image, host, seed, kind, title, fingerprint, "
-		      "console_path, seconds, attempts, created, profile, excerpt) VALUES "
-		      "(nullif(?1, 0), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-		      "ittittttfnitt", row->build_id > 0 ? row->build_id : (gint64)0, row->image,
-		      row->host, (gint64)row->seed, diag_console_kind_name(row->kind), row->title,
-		      row->fingerprint, row->console_path, row->seconds, (int)row->attempts,
-		      g_get_real_time() / G_USEC_PER_SEC, row->profile, row->excerpt);
+	gint64 id;
+
+	if (!db_run(db, error,
+		    "INSERT INTO boots (build_id, image, host, seed, kind, title, fingerprint, "
+		    "console_path, seconds, attempts, created, profile, excerpt, tests) VALUES "
+		    "(nullif(?1, 0), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+		    "ittittttfnittt", row->build_id > 0 ? row->build_id : (gint64)0, row->image,
+		    row->host, (gint64)row->seed, diag_console_kind_name(row->kind), row->title,
+		    row->fingerprint, row->console_path, row->seconds, (int)row->attempts,
+		    g_get_real_time() / G_USEC_PER_SEC, row->profile, row->excerpt, row->tests))
+		return false;
+	id = sqlite3_last_insert_rowid(db->sql);
+	for (guint i = 0; row->failed_tests && i < row->failed_tests->len; i++) {
+		const struct console_finding *f = row->failed_tests->pdata[i];
+
+		if (!db_run(db, error,
+			    "INSERT INTO boot_tests (boot_id, title, fingerprint, excerpt) "
+			    "VALUES (?1, ?2, ?3, ?4)", "ittt", id, f->title, f->fingerprint,
+			    f->excerpt))
+			return false;
+	}
+	return true;
 }
 
 void boot_record_free(struct boot_record *r)
@@ -176,6 +190,9 @@ void boot_record_free(struct boot_record *r)
 	g_free(r->fingerprint);
 	g_free(r->excerpt);
 	g_free(r->console_path);
+	g_free(r->tests);
+	if (r->failed_tests)
+		g_ptr_array_unref(r->failed_tests);
 	g_free(r);
 }
 
@@ -193,7 +210,21 @@ static void *boot_read(sqlite3_stmt *stmt)
 	r->console_path = db_col_text(stmt, 6);
 	r->seconds = sqlite3_column_double(stmt, 7);
 	r->attempts = (unsigned)sqlite3_column_int(stmt, 8);
+	r->tests = db_col_text(stmt, 9);
+	r->id = sqlite3_column_int64(stmt, 10);
+	r->failed_tests = g_ptr_array_new_with_free_func((GDestroyNotify)console_finding_free);
 	return r;
+}
+
+static void *boot_test_read(sqlite3_stmt *stmt)
+{
+	struct console_finding *f = g_new0(struct console_finding, 1);
+
+	f->kind = CONSOLE_TEST_FAIL;
+	f->title = db_col_text(stmt, 0);
+	f->fingerprint = db_col_text(stmt, 1);
+	f->excerpt = db_col_text(stmt, 2);
+	return f;
 }
 
 GPtrArray *db_boot_list(struct db *db, gint64 build_id, const char *profile, GError **error)
@@ -202,9 +233,17 @@ GPtrArray *db_boot_list(struct db *db, gint64 build_id, const char *profile, GEr
 
 	if (!db_list(db, out, boot_read, error,
 		     "SELECT seed, host, kind, title, fingerprint, excerpt, console_path, seconds, "
-		     "attempts FROM boots WHERE build_id = ?1 AND profile = ?2 "
+		     "attempts, tests, id FROM boots WHERE build_id = ?1 AND profile = ?2 "
 		     "AND kind != 'infra-error' ORDER BY id", "it", build_id, profile))
 		return NULL;
+	for (guint i = 0; i < out->len; i++) {
+		struct boot_record *r = out->pdata[i];
+
+		if (r->tests && !db_list(db, r->failed_tests, boot_test_read, error,
+					 "SELECT title, fingerprint, excerpt FROM boot_tests "
+					 "WHERE boot_id = ?1 ORDER BY rowid", "i", r->id))
+			return NULL;
+	}
 	return g_steal_pointer(&out);
 }
 
@@ -212,7 +251,8 @@ bool db_boot_console(struct db *db, gint64 build_id, const char *fingerprint, ch
 		     GError **error)
 {
 	return db_text(db, path, NULL, error,
-		       "SELECT console_path FROM boots WHERE build_id = ?1 AND fingerprint = ?2 "
+		       "SELECT console_path FROM boots WHERE build_id = ?1 AND (fingerprint = ?2 "
+		       "OR id IN (SELECT boot_id FROM boot_tests WHERE fingerprint = ?2)) "
 		       "AND console_path IS NOT NULL ORDER BY id LIMIT 1", "it", build_id,
 		       fingerprint);
 }

@@ -50,12 +50,14 @@ void tree_row_free(struct tree_row *row)
 	g_strfreev(row->lists);
 	g_strfreev(row->prefixes);
 	g_free(row->subscriber);
+	g_strfreev(row->payloads);
 	g_free(row);
 }
 
 #define TREE_COLUMNS \
 	"id, name, url, policy, branches, blacklist, base, recipients, created, " \
-	"last_poll, last_error, targets, lists, private, mail_clean, prefixes, subscriber, regzbot"
+	"last_poll, last_error, targets, lists, private, mail_clean, prefixes, subscriber, regzbot, " \
+	"payloads"
 
 static void *tree_read(sqlite3_stmt *stmt)
 {
@@ -81,13 +83,15 @@ static void *tree_read(sqlite3_stmt *stmt)
 	row->prefixes = db_col_list(stmt, 15);
 	row->subscriber = db_col_text(stmt, 16);
 	row->regzbot = sqlite3_column_int(stmt, 17) != 0;
+	row->payloads = db_col_list(stmt, 18);
 	return row;
 }
 
 /*
  * Runs @sql, an INSERT or UPDATE of @row: name..recipients are parameters
  * 1..7, @eighth (created, or the id to update) 8, targets 9, lists,
- * private and mail_clean 10..12, prefixes 13, subscriber 14, regzbot 15.
+ * private and mail_clean 10..12, prefixes 13, subscriber 14, regzbot 15,
+ * payloads 16.
  */
 static bool tree_write(struct db *db, const char *sql, const struct tree_row *row, gint64 eighth,
 		       GError **error)
@@ -98,11 +102,12 @@ static bool tree_write(struct db *db, const char *sql, const struct tree_row *ro
 	g_autofree char *targets = db_join_list(row->targets);
 	g_autofree char *lists = db_join_list(row->lists);
 	g_autofree char *prefixes = db_join_list(row->prefixes);
+	g_autofree char *payloads = db_join_list(row->payloads);
 
-	return db_run(db, error, sql, "tttttttittnnttn", row->name, row->url,
+	return db_run(db, error, sql, "tttttttittnnttnt", row->name, row->url,
 		      db_policy_name(row->policy), branches, blacklist, row->base, recipients,
 		      eighth, targets, lists, (int)row->private, (int)row->mail_clean, prefixes,
-		      row->subscriber, (int)row->regzbot);
+		      row->subscriber, (int)row->regzbot, payloads);
 }
 
 bool db_tree_insert(struct db *db, struct tree_row *row, GError **error)
@@ -112,8 +117,8 @@ bool db_tree_insert(struct db *db, struct tree_row *row, GError **error)
 	if (!tree_write(db,
 			"INSERT INTO trees (name, url, policy, branches, blacklist, base, "
 			"recipients, created, targets, lists, private, mail_clean, prefixes, "
-			"subscriber, regzbot) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-			"?12, ?13, ?14, ?15)", row, row->created, &local)) {
+			"subscriber, regzbot, payloads) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+			"?10, ?11, ?12, ?13, ?14, ?15, ?16)", row, row->created, &local)) {
 		/* The only unique column an insert can violate is the name. */
 		if (g_error_matches(local, BOT_ERROR, BOT_ERROR_EXISTS))
 			g_set_error(error, BOT_ERROR, BOT_ERROR_EXISTS,
@@ -155,7 +160,7 @@ bool db_tree_update(struct db *db, const struct tree_row *row, GError **error)
 			  "UPDATE trees SET name = ?1, url = ?2, policy = ?3, branches = ?4, "
 			  "blacklist = ?5, base = ?6, recipients = ?7, targets = ?9, lists = ?10, "
 			  "private = ?11, mail_clean = ?12, prefixes = ?13, subscriber = ?14, "
-			  "regzbot = ?15 "
+			  "regzbot = ?15, payloads = ?16 "
 			  "WHERE id = ?8", row, row->id, error);
 }
 

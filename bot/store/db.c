@@ -436,6 +436,23 @@ static const char *const migrations[] = {
 	 * fingerprint, one finding, one report).
 	 */
 	"ALTER TABLE findings ADD COLUMN also TEXT;",
+
+	/*
+	 * 23 -> 24: the tests a boot ran (KTAP results on its console): how
+	 * many passed, failed and were skipped, and each failed one, whose
+	 * fingerprint a bisection and a reused boot look for as they do a
+	 * boot's verdict.
+	 */
+	"ALTER TABLE boots ADD COLUMN tests TEXT;"
+	"CREATE TABLE boot_tests ("
+	"  boot_id INTEGER NOT NULL REFERENCES boots(id) ON DELETE CASCADE,"
+	"  title TEXT NOT NULL,"
+	"  fingerprint TEXT NOT NULL,"
+	"  excerpt TEXT);"
+	"CREATE INDEX boot_tests_by_boot ON boot_tests(boot_id);"
+	"CREATE INDEX boot_tests_by_fingerprint ON boot_tests(fingerprint);"
+	/* The payloads a tree's boots run (tree add|set --payload); NULL: [boot] payloads. */
+	"ALTER TABLE trees ADD COLUMN payloads TEXT;",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

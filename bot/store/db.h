@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 23
+#define DB_SCHEMA_VERSION 24
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -78,6 +78,8 @@ struct tree_row {
 	 * from a stranger: it is fetched from public addresses only.
 	 */
 	char *subscriber;
+	/* The payloads its boots run, shipped names or paths, NULL-terminated; empty: [boot] payloads. */
+	char **payloads;
 };
 
 void tree_row_free(struct tree_row *row);
@@ -91,7 +93,7 @@ struct tree_row *db_tree_get(struct db *db, const char *name, GError **error);
 GPtrArray *db_tree_list(struct db *db, GError **error);
 /*
  * Writes back url, policy, branches, blacklist, base, recipients, targets,
- * lists, private, mail_clean, prefixes and regzbot of @row.
+ * lists, private, mail_clean, prefixes, regzbot and payloads of @row.
  */
 bool db_tree_update(struct db *db, const struct tree_row *row, GError **error);
 /*
@@ -282,12 +284,17 @@ struct boot_row {
 	unsigned attempts; /* 1 + infrastructure retries */
 	const char *profile; /* what else the result depends on: initramfs, command line */
 	const char *excerpt; /* the report's console lines, or NULL */
+	/* The tests it ran ("12 passed, 1 failed, 2 skipped"), or NULL: none printed KTAP. */
+	const char *tests;
+	/* Its CONSOLE_TEST_FAIL findings (struct console_finding), or NULL. */
+	GPtrArray *failed_tests;
 };
 
 bool db_boot_add(struct db *db, const struct boot_row *row, GError **error);
 
 /* A stored boot, as db_boot_list() returns it. */
 struct boot_record {
+	gint64 id;
 	unsigned seed;
 	char *host;
 	enum console_kind kind; /* CONSOLE_INFRA for a name this zeroday does not know */
@@ -297,6 +304,8 @@ struct boot_record {
 	char *console_path;
 	double seconds;
 	unsigned attempts;
+	char *tests;            /* as boot_row's, or NULL */
+	GPtrArray *failed_tests; /* struct console_finding, CONSOLE_TEST_FAIL: never NULL */
 };
 
 void boot_record_free(struct boot_record *r);
@@ -309,7 +318,8 @@ GPtrArray *db_boot_list(struct db *db, gint64 build_id, const char *profile, GEr
 
 /*
  * The console log of the first boot of build @build_id that failed with
- * @fingerprint (*@path NULL when none is stored; caller frees).
+ * @fingerprint, as its verdict or as a failed test (*@path NULL when none
+ * is stored; caller frees).
  */
 bool db_boot_console(struct db *db, gint64 build_id, const char *fingerprint, char **path,
 		     GError **error);
