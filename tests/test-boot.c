@@ -55,7 +55,7 @@ static void boot(struct console_result *r, const char *payload, const char *cmdl
 	g_autoptr(GError) error = NULL;
 	g_autofree char *text = NULL;
 
-	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, payload ? 2 : 1, &error));
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, payload ? 2 : 1, NULL, &error));
 	g_assert_no_error(error);
 	g_assert_true(boot_run(&out, URI, &req, &error));
 	g_assert_no_error(error);
@@ -191,12 +191,12 @@ static void test_initramfs_recipe_files(void)
 		      "done < \"$1\"\necho archive\n", -1, NULL));
 	g_assert_cmpint(g_chmod(tool, 0755), ==, 0);
 
-	recipe = initramfs_recipe(payloads, G_N_ELEMENTS(payloads), &error);
+	recipe = initramfs_recipe(payloads, G_N_ELEMENTS(payloads), NULL, &error);
 	g_assert_no_error(error);
 	g_assert_nonnull(strstr(recipe, "echo 'it $runs' \\\n"));  /* readable as it is */
 	g_assert_nonnull(strstr(recipe, "base64 -d > \"$dir/payload-tricky\""));
 	g_assert_nonnull(strstr(recipe, "base64 -d > \"$dir/payload-binary\""));
-	g_assert_null(initramfs_recipe((struct initramfs_payload[]){ { "../x", text, 1 } }, 1,
+	g_assert_null(initramfs_recipe((struct initramfs_payload[]){ { "../x", text, 1 } }, 1, NULL,
 				       &error));
 	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
 	g_clear_error(&error);
@@ -374,7 +374,7 @@ static void test_private_dir(void)
 	g_autofree char *text = NULL;
 
 	g_assert_cmpint(g_chmod(dir, 0700), ==, 0);
-	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, NULL, &error));
 	g_assert_true(boot_run(&out, URI, &req, &error));
 	g_assert_no_error(error);
 	g_file_get_contents(log, &text, NULL, NULL);
@@ -407,7 +407,7 @@ static void test_console_disk_full(void)
 		g_test_skip("cannot mount a tmpfs (not root?)");
 		return;
 	}
-	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, NULL, &error));
 	g_assert_true(boot_run(&out, URI, &req, &error));
 	g_assert_no_error(error);
 	g_test_message("full disk: infra=%d %s", out.infra, out.infra ? out.infra_reason : "");
@@ -568,7 +568,7 @@ static void test_connection_dies(void)
 	GThread *cutter;
 	int reaped;
 
-	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, NULL, &error));
 	cutter = g_thread_new("cut", cut_after, &cut);
 	g_assert_true(boot_run(&out, uri, &req, &error));
 	g_thread_join(cutter);
