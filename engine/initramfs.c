@@ -482,25 +482,75 @@ static char *module_archive_path(const struct plan *p, const char *relpath)
 	return g_strdup_printf("lib/modules/%s/%s", p->version, plain);
 }
 
-/* Packs the plan's programs with their libraries, and its modules decompressed. */
+static int compare_strings(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Packs the plan's programs with their libraries, and its modules
+ * decompressed, in the order initramfs.sh lists them: the new
+ * directories of both (C order puts a parent first), the programs' files
+ * in C order, each once, then the modules in load order.
+ */
 static bool pack_needs(struct cpio *c, const struct plan *p, const struct initramfs_kernel *kernel,
 		       GError **error)
 {
+	g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) modules = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+
 	for (guint i = 0; i < p->programs->len; i++) {
 		g_autofree char *path = program_find(p->programs->pdata[i], error);
-		g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+		g_autoptr(GPtrArray) libs = g_ptr_array_new_with_free_func(g_free);
 
-		if (!path || !ldd_closure(path, files, error) || !pack_host_file(c, path, error))
+		if (!path || !ldd_closure(path, libs, error))
 			return false;
-		for (guint j = 0; j < files->len; j++) {
-			if (!pack_host_file(c, files->pdata[j], error))
-				return false;
+		g_ptr_array_insert(libs, 0, g_steal_pointer(&path));
+		for (guint j = 0; j < libs->len; j++) {
+			const char *name = (const char *)libs->pdata[j] + strspn(libs->pdata[j], "/");
+
+			if (!g_hash_table_contains(seen, name)) {
+				g_ptr_array_add(files, g_strdup(name));
+				g_hash_table_add(seen, files->pdata[files->len - 1]);
+			}
 		}
+	}
+	g_ptr_array_sort(files, compare_strings);
+	for (guint i = 0; i < p->module_files->len; i++)
+		g_ptr_array_add(modules, module_archive_path(p, p->module_files->pdata[i]));
+	for (guint k = 0; k < 2; k++) {
+		GPtrArray *names = k ? modules : files;
+
+		for (guint i = 0; i < names->len; i++) {
+			const char *name = names->pdata[i];
+
+			for (const char *sl = strchr(name, '/'); sl; sl = strchr(sl + 1, '/')) {
+				char *dir = g_strndup(name, sl - name);
+
+				if (g_hash_table_contains(c->dirs, dir) ||
+				    g_hash_table_contains(seen, dir)) {
+					g_free(dir);
+					continue;
+				}
+				g_ptr_array_add(dirs, dir);
+				g_hash_table_add(seen, dir);
+			}
+		}
+	}
+	g_ptr_array_sort(dirs, compare_strings);
+	for (guint i = 0; i < dirs->len; i++)
+		cpio_dir(c, dirs->pdata[i]);
+	for (guint i = 0; i < files->len; i++) {
+		g_autofree char *host = g_strconcat("/", files->pdata[i], NULL);
+
+		if (!pack_host_file(c, host, error))
+			return false;
 	}
 	for (guint i = 0; i < p->module_files->len; i++) {
 		const char *rel = p->module_files->pdata[i];
 		g_autofree char *src = g_build_filename(kernel->modules_dir, rel, NULL);
-		g_autofree char *name = module_archive_path(p, rel);
 		const char *unzip = module_decompressor(rel);
 		g_autofree char *data = NULL;
 		g_autoptr(GBytes) bytes = NULL;
@@ -517,8 +567,8 @@ static bool pack_needs(struct cpio *c, const struct plan *p, const struct initra
 				return false;
 			bytes = g_bytes_new_take(g_steal_pointer(&data), len);
 		}
-		cpio_parents(c, name);
-		cpio_file(c, name, 0644, g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+		cpio_file(c, modules->pdata[i], 0644, g_bytes_get_data(bytes, NULL),
+			  g_bytes_get_size(bytes));
 	}
 	return true;
 }
@@ -713,38 +763,44 @@ char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n,
 	}
 	recipe_needs(s, &p);
 	recipe_modules(s, &p, kernel);
-	/* The directories, parents first (C order puts "/a" before "/a/b"), each once. */
-	g_string_append(s, "{\n");
+	/* The same entries in the same order as initramfs_build()'s. */
+	g_string_append(s, "cat > \"$dir/list\" << EOF\n");
 	for (size_t i = 0; i < G_N_ELEMENTS(dirs_made); i++)
-		g_string_append_printf(s, "\techo 'dir /%s 0755 0 0'\n", dirs_made[i]);
-	for (guint i = 0; i < p.module_files->len; i++) {
-		g_autofree char *name = module_archive_path(&p, p.module_files->pdata[i]);
-
-		for (char *slash = strchr(name, '/'); slash; slash = strchr(slash + 1, '/'))
-			g_string_append_printf(s, "\techo 'dir /%.*s 0755 0 0'\n", (int)(slash - name),
-					       name);
-	}
-	if (p.programs->len)
-		g_string_append(s, "\twhile read -r f; do\n"
-				   "\t\td=${f%/*}\n"
-				   "\t\twhile [ -n \"$d\" ]; do echo \"dir $d 0755 0 0\"; d=${d%/*}; done\n"
-				   "\tdone < \"$dir/needs\"\n");
-	g_string_append(s, "} | LC_ALL=C sort -u > \"$dir/list\"\n"
-			   "cat >> \"$dir/list\" << EOF\n"
-			   "nod /dev/console 0600 0 0 c 5 1\n"
+		g_string_append_printf(s, "dir /%s 0755 0 0\n", dirs_made[i]);
+	g_string_append(s, "nod /dev/console 0600 0 0 c 5 1\n"
 			   "file /bin/busybox $busybox 0755 0 0\n"
 			   "file /init $dir/init 0755 0 0\n");
 	for (size_t i = 0; i < n; i++)
 		g_string_append_printf(s, "file /payloads/%s $dir/payload-%s 0755 0 0\n",
 				       payloads[i].name, payloads[i].name);
+	g_string_append(s, "EOF\n");
+	if (p.programs->len || p.module_files->len) {
+		/* The new directories of the programs' files and the modules, parents first. */
+		g_string_append(s, "{\n");
+		if (p.programs->len)
+			g_string_append(s, "\tcat \"$dir/needs\"\n");
+		for (guint i = 0; i < p.module_files->len; i++) {
+			g_autofree char *name = module_archive_path(&p, p.module_files->pdata[i]);
+
+			g_string_append_printf(s, "\techo /%s\n", name);
+		}
+		g_string_append(s, "} | while read -r f; do\n"
+				   "\td=${f%/*}\n"
+				   "\twhile [ -n \"$d\" ]; do echo \"dir $d 0755 0 0\"; d=${d%/*}; done\n"
+				   "done | LC_ALL=C sort -u | {\n"
+				   "\tgrep -vxE 'dir /(");
+		for (size_t i = 0; i < G_N_ELEMENTS(dirs_made); i++)
+			g_string_append_printf(s, "%s%s", i ? "|" : "", dirs_made[i]);
+		g_string_append(s, ") 0755 0 0' || :\n} >> \"$dir/list\"\n");
+	}
+	if (p.programs->len)
+		g_string_append(s, "sed 's|.*|file & & 0755 0 0|' \"$dir/needs\" >> \"$dir/list\"\n");
 	for (guint i = 0; i < p.module_files->len; i++) {
 		g_autofree char *name = module_archive_path(&p, p.module_files->pdata[i]);
 
-		g_string_append_printf(s, "file /%s $dir/module-%u.ko 0644 0 0\n", name, i);
+		g_string_append_printf(s, "echo \"file /%s $dir/module-%u.ko 0644 0 0\" "
+					  ">> \"$dir/list\"\n", name, i);
 	}
-	g_string_append(s, "EOF\n");
-	if (p.programs->len)
-		g_string_append(s, "sed 's|.*|file & & 0755 0 0|' \"$dir/needs\" >> \"$dir/list\"\n");
 	g_string_append(s, "\"$build/usr/gen_init_cpio\" \"$dir/list\" > \"$dir/cpio\"\n"
 			   "gzip -9 < \"$dir/cpio\"\n");
 	return g_string_free(g_steal_pointer(&s), FALSE);

@@ -296,6 +296,61 @@ static void test_recipe_needs(void)
 	g_assert_nonnull(strstr(list, "sbin/e2fsck 0755 0 0\n"));
 }
 
+/*
+ * initramfs.sh lists the same entries in the same order as the archive
+ * zeroday builds, programs and modules included: a stand-in for
+ * usr/gen_init_cpio prints the names it is given, `cpio -t` the built
+ * archive's.
+ */
+static void test_recipe_order(void)
+{
+	g_autofree char *dir = testlib_mkdir("order/lib/modules/9.9.9-order");
+	g_autofree char *payload = scratch_file("both", "#!/bin/sh\n"
+						"# zeroday-needs: mkfs.xfs e2fsck\n"
+						"# zeroday-modules: m\n");
+	g_autofree char *plain = scratch_file("plain2", "#!/bin/sh\necho plain\n");
+	g_autofree char *usr = testlib_mkdir("obuild/usr");
+	g_autofree char *tool = g_build_filename(usr, "gen_init_cpio", NULL);
+	g_autofree char *out = g_build_filename(testlib_scratch(), "order.gz", NULL);
+	struct initramfs_payload p[] = { { "plain2", plain, 10 }, { "both", payload, 10 } };
+	struct initramfs_kernel k = { .modules_dir = dir };
+	g_autoptr(GError) error = NULL;
+	g_autofree char *cmd = NULL;
+	g_autofree char *recipe = NULL;
+	g_autofree char *script = NULL;
+	g_autofree char *listed = NULL;
+	g_autofree char *built = NULL;
+	g_autofree char *init = NULL;
+
+	cmd = g_strdup_printf("mkdir -p '%s/kernel/fs' && echo m > '%s/kernel/fs/m.ko' && "
+			      "echo 'kernel/fs/m.ko:' > '%s/modules.dep'", dir, dir, dir);
+	g_free(sh(cmd));
+	/* Its names without the leading slash, as cpio -t prints them. */
+	g_assert_true(g_file_set_contents(tool, "#!/bin/sh\n"
+					  "awk '{ sub(\"^/\", \"\", $2); print $2 }' \"$1\"\n",
+					  -1, NULL));
+	g_assert_cmpint(g_chmod(tool, 0755), ==, 0);
+	for (size_t n = 1; n <= 2; n++) {
+		g_free(recipe);
+		g_free(script);
+		g_free(listed);
+		g_free(built);
+		g_free(init);
+		g_free(cmd);
+		recipe = initramfs_recipe(p, n, &k, &error);
+		g_assert_no_error(error);
+		script = scratch_file("oinitramfs.sh", recipe);
+		cmd = g_strdup_printf("BUSYBOX=/bin/busybox sh '%s' obuild | gzip -dc", script);
+		listed = sh(cmd);
+		g_assert_true(initramfs_build(out, "/bin/busybox", p, n, &k, &error));
+		g_assert_no_error(error);
+		archive_list(out, &built, &init);
+		g_assert_cmpstr(listed, ==, built);
+	}
+	g_assert_nonnull(strstr(built, "\nlib/modules/9.9.9-order/kernel/fs/m.ko\n"));
+	g_assert_nonnull(strstr(built, "\nlib64\n"));
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -305,5 +360,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/initramfs/modules", test_modules);
 	g_test_add_func("/initramfs/modules-dir", test_modules_dir);
 	g_test_add_func("/initramfs/recipe-needs", test_recipe_needs);
+	g_test_add_func("/initramfs/recipe-order", test_recipe_order);
 	return g_test_run();
 }
