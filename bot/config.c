@@ -448,6 +448,21 @@ static bool check_payloads(char **items, char **why)
 					       *i);
 			return false;
 		}
+		/* Its declarations, when it is there: a typo fails at load, not at a boot. */
+		{
+			g_autofree char *path = g_path_is_absolute(*i)
+				? g_strdup(*i) : g_build_filename(dir, *i, NULL);
+			g_autoptr(GError) local = NULL;
+			struct initramfs_needs needs;
+
+			if (g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+				if (!initramfs_needs_read(&needs, path, &local)) {
+					*why = g_strdup(local->message);
+					return false;
+				}
+				initramfs_needs_release(&needs);
+			}
+		}
 	}
 	return true;
 }

@@ -36,6 +36,8 @@
 
 #define VOLUME_PREFIX "zeroday-"
 #define VOLUME_MARK ".ok"
+/* A boot's scratch disk: its domain's name and this. */
+#define VOLUME_SCRATCH ".scratch"
 
 /*
  * Volume clean-up policy (boot_reap): a complete volume is removed once
@@ -284,6 +286,11 @@ char *boot_reproduce_command(const char *arch, const char *builddir, const char 
 			       a->early ? " " : "", a->early ? a->early : "", seed);
 }
 
+char *boot_scratch_volume(const char *name)
+{
+	return g_strconcat(name, VOLUME_SCRATCH, NULL);
+}
+
 char *boot_domain_xml(const char *name, const struct boot_request *req, const char *kernel_path,
 		      const char *initrd_path)
 {
@@ -326,8 +333,19 @@ char *boot_domain_xml(const char *name, const struct boot_request *req, const ch
 			   "  <devices>\n"
 			   "    <serial type='pty'><target port='0'/></serial>\n"
 			   "    <console type='pty'><target type='serial' port='0'/></console>\n"
-			   "    <memballoon model='none'/>\n"
-			   "  </devices>\n</domain>\n");
+			   "    <memballoon model='none'/>\n");
+	if (req->scratch_mb) {
+		g_autofree char *vol = boot_scratch_volume(name);
+		g_autofree char *evol = g_markup_escape_text(vol, -1);
+
+		/* A pool's volume: libvirt gives QEMU its file and labels it for the boot. */
+		g_string_append_printf(x, "    <disk type='volume' device='disk'>"
+					  "<driver name='qemu' type='raw' cache='unsafe'/>"
+					  "<source pool='%s' volume='%s'/>"
+					  "<target dev='vda' bus='virtio'/></disk>\n",
+				       BOOT_POOL_NAME, evol);
+	}
+	g_string_append(x, "  </devices>\n</domain>\n");
 	return g_string_free(x, FALSE);
 }
 
@@ -656,6 +674,7 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 	virConnectPtr conn = NULL;
 	virStoragePoolPtr pool = NULL;
 	virDomainPtr dom = NULL;
+	virStorageVolPtr scratch = NULL;
 	struct console con = { .fd = -1 };
 	gint64 start = 0;
 
@@ -685,6 +704,16 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 	if (!kernel_path || (req->initrd && !initrd_path)) {
 		infra_take(out, "storing the boot files on the host", why);
 		goto done;
+	}
+	if (req->scratch_mb) {
+		g_autofree char *vol = boot_scratch_volume(name);
+
+		/* Sparse: allocation 0, so the host spends only what the guest writes. */
+		scratch = volume_create(pool, vol, (guint64)req->scratch_mb << 20);
+		if (!scratch) {
+			infra(out, "creating the scratch disk");
+			goto done;
+		}
 	}
 	xml = boot_domain_xml(name, req, kernel_path, initrd_path);
 	dom = virDomainCreateXML(conn, xml, VIR_DOMAIN_START_PAUSED);
@@ -740,6 +769,15 @@ done:
 			virDomainDestroy(dom);
 		virDomainFree(dom);
 	}
+	if (scratch) {
+		/* The domain is gone: its disk goes too (else boot_reap removes it). */
+		if (virStorageVolDelete(scratch, 0) < 0) {
+			g_autofree char *e = last_error();
+
+			g_message("cannot remove the scratch disk of %s: %s", name, e);
+		}
+		virStorageVolFree(scratch);
+	}
 	if (con.st) {
 		if (con.eof)
 			virStreamFinish(con.st);
@@ -787,8 +825,12 @@ static gint64 xml_time(const char *xml, const char *tag)
 	return p ? g_ascii_strtoll(p + strlen(open), NULL, 10) : 0;
 }
 
-/* Removes the pool's volumes unused for a while: the policy above VOLUME_UNUSED_S. */
-static void prune_volumes(virConnectPtr conn)
+/*
+ * Removes the pool's volumes unused for a while (the policy above
+ * VOLUME_UNUSED_S), and the scratch disks of @host_id's boots whose
+ * process is gone (with @all, every one of @host_id's).
+ */
+static void prune_volumes(virConnectPtr conn, const char *host_id, bool all)
 {
 	virStoragePoolPtr pool = virStoragePoolLookupByName(conn, BOOT_POOL_NAME);
 	virStorageVolPtr *vols = NULL;
@@ -814,6 +856,17 @@ static void prune_volumes(virConnectPtr conn)
 
 		if (!name || !g_str_has_prefix(name, VOLUME_PREFIX))
 			continue;
+		if (g_str_has_suffix(name, VOLUME_SCRATCH)) {
+			g_autofree char *domain = g_strndup(name, strlen(name) -
+							    strlen(VOLUME_SCRATCH));
+			bool ours = false;
+
+			/* A live boot's disk is its own business, whatever its age. */
+			if ((orphaned(domain, host_id, &ours) || (all && ours)) &&
+			    virStorageVolDelete(vols[i], 0) == 0)
+				g_message("removed the scratch disk %s of a boot that is over", name);
+			continue;
+		}
 		if (g_str_has_suffix(name, VOLUME_MARK)) {
 			g_autofree char *data = g_strndup(name, strlen(name) - strlen(VOLUME_MARK));
 
@@ -887,7 +940,7 @@ int boot_reap(const char *uri, const char *host_id, bool all, GError **error)
 		virConnectClose(conn);
 		return -1;
 	}
-	prune_volumes(conn);
+	prune_volumes(conn, host_id, all);
 	virConnectClose(conn);
 	return reaped;
 }

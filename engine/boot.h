@@ -97,6 +97,12 @@ struct boot_request {
 	unsigned timeout_s;      /* watchdog: then the domain is destroyed */
 	unsigned memory_mb;
 	unsigned vcpus;
+	/*
+	 * MiB of an empty scratch disk, the guest's virtio disk vda: a sparse
+	 * volume of the host's pool created for this boot and deleted after
+	 * it, whatever happens (boot_reap() removes a crashed run's). 0: none.
+	 */
+	unsigned scratch_mb;
 	bool kvm;                /* type='kvm'; else TCG */
 };
 
@@ -137,8 +143,9 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
  * left behind: those whose creating process (named in the domain name)
  * is no longer alive here, or, with @all, every one of this installation.
  * Domains of other installations and machines, and names it cannot
- * read, are never touched. Then removes the pool's volumes that went
- * unused (see boot.c). Returns how many domains it destroyed, or -1 with
+ * read, are never touched. Then removes the scratch volumes of the
+ * domains it would reap (their boot is over) and the pool's volumes that
+ * went unused (see boot.c). Returns how many domains it destroyed, or -1 with
  * @error set.
  */
 int boot_reap(const char *uri, const char *host_id, bool all, GError **error);
@@ -166,8 +173,13 @@ char *boot_reproduce_command(const char *arch, const char *builddir, const char 
 
 /*
  * The domain XML for @req with the kernel and initrd at @kernel_path and
- * @initrd_path (or NULL) on the host (caller frees); exposed for tests.
+ * @initrd_path (or NULL) on the host, and with req->scratch_mb, the
+ * pool's volume boot_scratch_volume(@name) as its disk vda (caller
+ * frees); exposed for tests.
  */
+/* The name of domain @name's scratch volume in the pool (caller frees). */
+char *boot_scratch_volume(const char *name);
+
 char *boot_domain_xml(const char *name, const struct boot_request *req, const char *kernel_path,
 		      const char *initrd_path);
 

@@ -3,21 +3,36 @@
  * here directly (struct cpio_newc_header of the kernel's
  * Documentation/driver-api/early-userspace/buffer-format.rst), compressed
  * with GIO's zlib compressor.
+ *
+ * Host programs a payload needs are packed with their shared libraries as
+ * `ldd` lists them. ldd runs the program's own ELF interpreter in its
+ * trace mode, so it resolves exactly as the loader will (RUNPATH,
+ * Debian's multiarch directories, ld.so.cache), which a reader of
+ * DT_NEEDED would have to reimplement; it may run code of the program's
+ * loader, which is acceptable for the programs it is used on: named by a
+ * payload of the administrator's configuration and installed by the
+ * machine's package manager. The archive keeps each file at the path the
+ * loader asked for, so the same loader finds it there in the guest.
  */
 #define G_LOG_DOMAIN "engine"
 
 #include "autoconfig.h"
 
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gio/gio.h>
 
+#include "engine/boot.h"
 #include "engine/initramfs.h"
 
 struct cpio {
 	GByteArray *data;
 	unsigned ino;
+	GHashTable *dirs;  /* the directories in the archive */
+	GHashTable *files; /* the files packed from the host, each once */
 };
 
 static void pad4(GByteArray *b)
@@ -47,7 +62,20 @@ static void cpio_entry(struct cpio *c, const char *name, unsigned mode, unsigned
 
 static void cpio_dir(struct cpio *c, const char *name)
 {
+	if (g_hash_table_contains(c->dirs, name))
+		return;
+	g_hash_table_add(c->dirs, g_strdup(name));
 	cpio_entry(c, name, S_IFDIR | 0755, 0, 0, NULL, 0);
+}
+
+/* The directories above archive path @name, outermost first. */
+static void cpio_parents(struct cpio *c, const char *name)
+{
+	for (const char *p = strchr(name, '/'); p; p = strchr(p + 1, '/')) {
+		g_autofree char *dir = g_strndup(name, p - name);
+
+		cpio_dir(c, dir);
+	}
 }
 
 static void cpio_file(struct cpio *c, const char *name, unsigned perm, const char *data,
@@ -82,13 +110,509 @@ static char *payload_read(const struct initramfs_payload *p, gsize *len, GError 
 	return text;
 }
 
-/* The init: markers, each payload under its own timeout, then reboot. */
-static char *init_script(const struct initramfs_payload *payloads, size_t n)
+/* Words of a zeroday-needs line: program names, no path. */
+static bool program_name_ok(const char *w)
 {
+	for (const char *p = w; *p; p++) {
+		if (!g_ascii_isalnum(*p) && !strchr("._+-", *p))
+			return false;
+	}
+	return *w && *w != '.' && *w != '-';
+}
+
+/* Words of a zeroday-modules line: module names as modules.dep spells them. */
+static bool module_name_ok(const char *w)
+{
+	for (const char *p = w; *p; p++) {
+		if (!g_ascii_isalnum(*p) && !strchr("_-", *p))
+			return false;
+	}
+	return *w && *w != '-';
+}
+
+/* Appends the words of @value to @list, each checked by @ok, once each. */
+static bool needs_words(GPtrArray *list, const char *value, bool (*ok)(const char *),
+			const char *path, const char *key, GError **error)
+{
+	g_auto(GStrv) words = g_strsplit_set(value, " \t", -1);
+
+	for (char **w = words; *w; w++) {
+		bool seen = false;
+
+		if (!**w)
+			continue;
+		if (!ok(*w)) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+				    "%s: zeroday-%s: bad name '%s'", path, key, *w);
+			return false;
+		}
+		for (guint i = 0; i < list->len && !seen; i++)
+			seen = strcmp(list->pdata[i], *w) == 0;
+		if (!seen)
+			g_ptr_array_add(list, g_strdup(*w));
+	}
+	return true;
+}
+
+bool initramfs_needs_read(struct initramfs_needs *out, const char *path, GError **error)
+{
+	g_autofree char *text = NULL;
+	g_autoptr(GPtrArray) programs = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) modules = g_ptr_array_new_with_free_func(g_free);
+	g_auto(GStrv) lines = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!g_file_get_contents(path, &text, NULL, error))
+		return false;
+	/* The header: the comment lines at the top (a binary has none). */
+	lines = g_strsplit(text[0] == '#' ? text : "", "\n", -1);
+	for (char **l = lines; *l && (*l)[0] == '#'; l++) {
+		const char *p = *l + 1;
+		const char *colon;
+		g_autofree char *key = NULL;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!g_str_has_prefix(p, "zeroday-") || !(colon = strchr(p, ':')))
+			continue;
+		key = g_strndup(p + strlen("zeroday-"), colon - p - strlen("zeroday-"));
+		if (strcmp(key, "needs") == 0) {
+			if (!needs_words(programs, colon + 1, program_name_ok, path, key, error))
+				return false;
+		} else if (strcmp(key, "modules") == 0) {
+			if (!needs_words(modules, colon + 1, module_name_ok, path, key, error))
+				return false;
+		} else if (strcmp(key, "scratch-mb") == 0) {
+			g_autofree char *v = g_strstrip(g_strdup(colon + 1));
+			guint64 mb;
+
+			if (!g_ascii_string_to_unsigned(v, 10, 1, 1u << 20, &mb, NULL)) {
+				g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+					    "%s: zeroday-scratch-mb: expected 1 to %u, not '%s'",
+					    path, 1u << 20, v);
+				return false;
+			}
+			out->scratch_mb = MAX(out->scratch_mb, (unsigned)mb);
+		} else {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+				    "%s: unknown declaration 'zeroday-%s' (zeroday-needs, "
+				    "zeroday-modules, zeroday-scratch-mb)", path, key);
+			return false;
+		}
+	}
+	g_ptr_array_add(programs, NULL);
+	g_ptr_array_add(modules, NULL);
+	out->programs = (char **)g_ptr_array_free(g_steal_pointer(&programs), FALSE);
+	out->modules = (char **)g_ptr_array_free(g_steal_pointer(&modules), FALSE);
+	return true;
+}
+
+void initramfs_needs_release(struct initramfs_needs *needs)
+{
+	g_strfreev(needs->programs);
+	g_strfreev(needs->modules);
+	memset(needs, 0, sizeof(*needs));
+}
+
+/* What all the payloads need together, each name once, in their order. */
+struct plan {
+	GPtrArray *programs;
+	GPtrArray *modules;
+	char *version;     /* the modules directory's name, when modules are packed */
+	GPtrArray *module_files; /* paths under it, in load order */
+};
+
+static void plan_release(struct plan *p)
+{
+	g_clear_pointer(&p->programs, g_ptr_array_unref);
+	g_clear_pointer(&p->modules, g_ptr_array_unref);
+	g_clear_pointer(&p->module_files, g_ptr_array_unref);
+	g_clear_pointer(&p->version, g_free);
+}
+
+ZD_AUTO_DEFINE(plan, plan_release)
+
+/* Where the modules of @name come from, read once per plan. */
+struct modules_dep {
+	GHashTable *by_name; /* "ext4" -> "kernel/fs/ext4/ext4.ko" */
+	GHashTable *deps;    /* "kernel/fs/ext4/ext4.ko" -> "kernel/lib/crc16.ko ..." */
+	GHashTable *builtin; /* names built into the kernel */
+};
+
+/* A module's name from its path: the file name without .ko[.xz|.zst|.gz], '-' as '_'. */
+static char *module_name_of(const char *relpath)
+{
+	g_autofree char *base = g_path_get_basename(relpath);
+	char *ko = strstr(base, ".ko");
+
+	if (ko)
+		*ko = '\0';
+	g_strdelimit(base, "-", '_');
+	return g_steal_pointer(&base);
+}
+
+static bool modules_dep_read(struct modules_dep *m, const char *dir, GError **error)
+{
+	g_autofree char *dep_path = g_build_filename(dir, "modules.dep", NULL);
+	g_autofree char *builtin_path = g_build_filename(dir, "modules.builtin", NULL);
+	g_autofree char *text = NULL;
+	g_autofree char *builtin = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	m->by_name = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	m->deps = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	m->builtin = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	if (!g_file_get_contents(dep_path, &text, NULL, error))
+		return false;
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		const char *colon = strchr(*l, ':');
+		char *path;
+
+		if (!colon)
+			continue;
+		path = g_strndup(*l, colon - *l);
+		g_hash_table_replace(m->by_name, module_name_of(path), g_strdup(path));
+		g_hash_table_replace(m->deps, path, g_strstrip(g_strdup(colon + 1)));
+	}
+	if (g_file_get_contents(builtin_path, &builtin, NULL, NULL)) {
+		g_auto(GStrv) names = g_strsplit(builtin, "\n", -1);
+
+		for (char **l = names; *l; l++) {
+			if (**l)
+				g_hash_table_add(m->builtin, module_name_of(*l));
+		}
+	}
+	return true;
+}
+
+static void modules_dep_release(struct modules_dep *m)
+{
+	g_clear_pointer(&m->by_name, g_hash_table_unref);
+	g_clear_pointer(&m->deps, g_hash_table_unref);
+	g_clear_pointer(&m->builtin, g_hash_table_unref);
+}
+
+ZD_AUTO_DEFINE(modules_dep, modules_dep_release)
+
+/* Appends @relpath after its dependencies (depth first), each once. */
+static void module_order(struct modules_dep *m, const char *relpath, GHashTable *seen,
+			 GPtrArray *order)
+{
+	const char *deps = g_hash_table_lookup(m->deps, relpath);
+
+	if (!g_hash_table_add(seen, g_strdup(relpath)))
+		return;
+	if (deps && *deps) {
+		g_auto(GStrv) list = g_strsplit_set(deps, " \t", -1);
+
+		for (char **d = list; *d; d++) {
+			if (**d)
+				module_order(m, *d, seen, order);
+		}
+	}
+	g_ptr_array_add(order, g_strdup(relpath));
+}
+
+/*
+ * The payloads' needs, each once; with @kernel's modules directory, the
+ * module files to pack in load order. A module built into the kernel,
+ * or that the kernel does not have, is not packed: the payload finds
+ * its feature there or not, and says so.
+ */
+static bool plan_make(struct plan *p, const struct initramfs_payload *payloads, size_t n,
+		      const struct initramfs_kernel *kernel, GError **error)
+{
+	const char *arch = kernel && kernel->arch ? kernel->arch : "x86_64";
+	const struct boot_arch *a = boot_arch_find(arch);
+
+	p->programs = g_ptr_array_new_with_free_func(g_free);
+	p->modules = g_ptr_array_new_with_free_func(g_free);
+	p->module_files = g_ptr_array_new_with_free_func(g_free);
+	for (size_t i = 0; i < n; i++) {
+		struct initramfs_needs needs;
+
+		if (!valid_name(payloads[i].name)) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+				    "bad payload name '%s'", payloads[i].name);
+			return false;
+		}
+		if (!initramfs_needs_read(&needs, payloads[i].path, error))
+			return false;
+		if (needs.programs[0] && (!a || !boot_arch_native(a))) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
+				    "payload %s needs this machine's programs (%s), which "
+				    "cannot run in a %s guest", payloads[i].name,
+				    needs.programs[0], arch);
+			initramfs_needs_release(&needs);
+			return false;
+		}
+		for (char **w = needs.programs; *w; w++)
+			needs_words(p->programs, *w, program_name_ok, "", "", NULL);
+		for (char **w = needs.modules; *w; w++)
+			needs_words(p->modules, *w, module_name_ok, "", "", NULL);
+		initramfs_needs_release(&needs);
+	}
+	if (p->modules->len && kernel && kernel->modules_dir) {
+		zd_auto(modules_dep) m = { 0 };
+		g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal,
+								   g_free, NULL);
+
+		if (!modules_dep_read(&m, kernel->modules_dir, error))
+			return false;
+		for (guint i = 0; i < p->modules->len; i++) {
+			g_autofree char *name = g_strdelimit(g_strdup(p->modules->pdata[i]), "-", '_');
+			const char *relpath = g_hash_table_lookup(m.by_name, name);
+
+			if (relpath)
+				module_order(&m, relpath, seen, p->module_files);
+			else if (!g_hash_table_contains(m.builtin, name))
+				g_message("module %s is not in %s; not packed", name,
+					  kernel->modules_dir);
+		}
+		if (p->module_files->len)
+			p->version = g_path_get_basename(kernel->modules_dir);
+	}
+	return true;
+}
+
+/* The host's path of program @name: PATH first, then the sbin directories. */
+static char *program_find(const char *name, GError **error)
+{
+	static const char *const extra[] = { "/usr/sbin", "/sbin", "/usr/bin", "/bin" };
+	char *path = g_find_program_in_path(name);
+
+	for (size_t i = 0; !path && i < G_N_ELEMENTS(extra); i++) {
+		g_autofree char *p = g_build_filename(extra[i], name, NULL);
+
+		if (g_file_test(p, G_FILE_TEST_IS_EXECUTABLE) && !g_file_test(p, G_FILE_TEST_IS_DIR))
+			path = g_steal_pointer(&p);
+	}
+	if (!path)
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND,
+			    "a payload needs '%s', which is not installed here", name);
+	return path;
+}
+
+/* Runs @argv; its standard output, or NULL with @error set. */
+static GBytes *run_capture(const char *const *argv, bool any_status, GError **error)
+{
+	g_autoptr(GSubprocess) sp = g_subprocess_newv(argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+							  G_SUBPROCESS_FLAGS_STDERR_SILENCE, error);
+	GBytes *out = NULL;
+
+	if (!sp || !g_subprocess_communicate(sp, NULL, NULL, &out, NULL, error))
+		return NULL;
+	if (!any_status && !g_subprocess_get_successful(sp)) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s %s failed", argv[0],
+			    argv[1]);
+		g_bytes_unref(out);
+		return NULL;
+	}
+	return out;
+}
+
+/*
+ * Adds to @files the shared libraries and ELF interpreter of program
+ * @path, as `ldd` lists them: "NAME => /path (0x...)" and "/interp
+ * (0x...)"; the vDSO has no path, and a static program has none of them.
+ */
+static bool ldd_closure(const char *path, GPtrArray *files, GError **error)
+{
+	const char *argv[] = { "ldd", path, NULL };
+	g_autoptr(GBytes) out = run_capture(argv, true, error);
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	if (!out)
+		return false;
+	text = g_strndup(g_bytes_get_data(out, NULL), g_bytes_get_size(out));
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		const char *arrow = strstr(*l, "=> ");
+		const char *p = arrow ? arrow + 3 : *l + strspn(*l, " \t");
+		const char *end = strstr(p, " (0x");
+
+		if (strstr(*l, "=> not found")) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND,
+				    "%s: a shared library is missing:%s", path, *l);
+			return false;
+		}
+		if (*p == '/' && end)
+			g_ptr_array_add(files, g_strndup(p, end - p));
+	}
+	return true;
+}
+
+/* Packs the host's file @path at the same path in the archive, once. */
+static bool pack_host_file(struct cpio *c, const char *path, GError **error)
+{
+	const char *name = path + strspn(path, "/");
+	g_autofree char *data = NULL;
+	gsize len;
+
+	if (g_hash_table_contains(c->files, name))
+		return true;
+	if (!g_file_get_contents(path, &data, &len, error))
+		return false;
+	g_hash_table_add(c->files, g_strdup(name));
+	cpio_parents(c, name);
+	cpio_file(c, name, 0755, data, len);
+	return true;
+}
+
+/* The decompressor of a compressed module, or NULL for a plain .ko. */
+static const char *module_decompressor(const char *relpath)
+{
+	if (g_str_has_suffix(relpath, ".ko.xz"))
+		return "xz";
+	if (g_str_has_suffix(relpath, ".ko.zst"))
+		return "zstd";
+	if (g_str_has_suffix(relpath, ".ko.gz"))
+		return "gzip";
+	return NULL;
+}
+
+/* A module's path in the archive: uncompressed, as busybox's insmod reads it. */
+static char *module_archive_path(const struct plan *p, const char *relpath)
+{
+	const char *ko = strstr(relpath, ".ko");
+	g_autofree char *plain = g_strndup(relpath, ko ? (size_t)(ko - relpath) + 3 : strlen(relpath));
+
+	return g_strdup_printf("lib/modules/%s/%s", p->version, plain);
+}
+
+static int compare_strings(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Packs the plan's programs with their libraries, and its modules
+ * decompressed, in the order initramfs.sh lists them: the new
+ * directories of both (C order puts a parent first), the programs' files
+ * in C order, each once, then the modules in load order.
+ */
+static bool pack_needs(struct cpio *c, const struct plan *p, const struct initramfs_kernel *kernel,
+		       GError **error)
+{
+	g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) modules = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+
+	for (guint i = 0; i < p->programs->len; i++) {
+		g_autofree char *path = program_find(p->programs->pdata[i], error);
+		g_autoptr(GPtrArray) libs = g_ptr_array_new_with_free_func(g_free);
+
+		if (!path || !ldd_closure(path, libs, error))
+			return false;
+		g_ptr_array_insert(libs, 0, g_steal_pointer(&path));
+		for (guint j = 0; j < libs->len; j++) {
+			const char *name = (const char *)libs->pdata[j] + strspn(libs->pdata[j], "/");
+
+			if (!g_hash_table_contains(seen, name)) {
+				g_ptr_array_add(files, g_strdup(name));
+				g_hash_table_add(seen, files->pdata[files->len - 1]);
+			}
+		}
+	}
+	g_ptr_array_sort(files, compare_strings);
+	for (guint i = 0; i < p->module_files->len; i++)
+		g_ptr_array_add(modules, module_archive_path(p, p->module_files->pdata[i]));
+	for (guint k = 0; k < 2; k++) {
+		GPtrArray *names = k ? modules : files;
+
+		for (guint i = 0; i < names->len; i++) {
+			const char *name = names->pdata[i];
+
+			for (const char *sl = strchr(name, '/'); sl; sl = strchr(sl + 1, '/')) {
+				char *dir = g_strndup(name, sl - name);
+
+				if (g_hash_table_contains(c->dirs, dir) ||
+				    g_hash_table_contains(seen, dir)) {
+					g_free(dir);
+					continue;
+				}
+				g_ptr_array_add(dirs, dir);
+				g_hash_table_add(seen, dir);
+			}
+		}
+	}
+	g_ptr_array_sort(dirs, compare_strings);
+	for (guint i = 0; i < dirs->len; i++)
+		cpio_dir(c, dirs->pdata[i]);
+	for (guint i = 0; i < files->len; i++) {
+		g_autofree char *host = g_strconcat("/", files->pdata[i], NULL);
+
+		if (!pack_host_file(c, host, error))
+			return false;
+	}
+	for (guint i = 0; i < p->module_files->len; i++) {
+		const char *rel = p->module_files->pdata[i];
+		g_autofree char *src = g_build_filename(kernel->modules_dir, rel, NULL);
+		const char *unzip = module_decompressor(rel);
+		g_autofree char *data = NULL;
+		g_autoptr(GBytes) bytes = NULL;
+		gsize len;
+
+		if (unzip) {
+			const char *argv[] = { unzip, "-dc", src, NULL };
+
+			bytes = run_capture(argv, false, error);
+			if (!bytes)
+				return false;
+		} else {
+			if (!g_file_get_contents(src, &data, &len, error))
+				return false;
+			bytes = g_bytes_new_take(g_steal_pointer(&data), len);
+		}
+		cpio_file(c, modules->pdata[i], 0644, g_bytes_get_data(bytes, NULL),
+			  g_bytes_get_size(bytes));
+	}
+	return true;
+}
+
+char *initramfs_modules_dir(const char *image)
+{
+	/* Documentation/x86/boot.rst: kernel_version at 0x20E, an offset from 0x200. */
+	unsigned char head[0x210];
+	char version[256];
+	g_autofree char *dir = NULL;
+	g_autofree char *dep = NULL;
+	ssize_t n;
+	unsigned off;
+	int fd = open(image, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, head, sizeof(head));
+	if (n < (ssize_t)sizeof(head) || memcmp(head + 0x202, "HdrS", 4) != 0) {
+		close(fd);
+		return NULL;
+	}
+	off = (unsigned)(head[0x20E] | head[0x20F] << 8) + 0x200;
+	n = pread(fd, version, sizeof(version) - 1, off);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	version[n] = '\0';
+	version[strcspn(version, " \t\n")] = '\0';
+	if (!*version || strchr(version, '/') || version[0] == '.')
+		return NULL;
+	dir = g_build_filename("/lib/modules", version, NULL);
+	dep = g_build_filename(dir, "modules.dep", NULL);
+	return g_file_test(dep, G_FILE_TEST_IS_REGULAR) ? g_steal_pointer(&dir) : NULL;
+}
+
+/* The init: markers, the modules, each payload under its own timeout, then reboot. */
+static char *init_script(const struct initramfs_payload *payloads, size_t n, const struct plan *p)
+{
+	/* The payloads' own programs come first: before busybox's applets of the same name. */
 	GString *s = g_string_new(
 		"#!/bin/busybox sh\n"
 		"/bin/busybox --install -s /bin\n"
-		"export PATH=/bin:/sbin\n"
+		"export PATH=/usr/sbin:/usr/bin:/sbin:/bin\n"
 		"mkdir -p /proc /sys /dev /tmp\n"
 		"mount -t proc proc /proc\n"
 		"mount -t sysfs sysfs /sys\n"
@@ -98,6 +622,11 @@ static char *init_script(const struct initramfs_payload *payloads, size_t n)
 		"echo ZERODAY-BOOT-START\n"
 		"uname -a\n");
 
+	for (guint i = 0; i < p->module_files->len; i++) {
+		g_autofree char *path = module_archive_path(p, p->module_files->pdata[i]);
+
+		g_string_append_printf(s, "insmod /%s\n", path);
+	}
 	for (size_t i = 0; i < n; i++) {
 		g_string_append_printf(s,
 			"echo 'ZERODAY-PAYLOAD-START %s'\n"
@@ -117,7 +646,7 @@ static char *init_script(const struct initramfs_payload *payloads, size_t n)
 }
 
 /* The directories of the archive, then its console node: both forms write them. */
-static const char *const dirs[] = { "bin", "sbin", "dev", "proc", "sys", "tmp", "payloads" };
+static const char *const dirs_made[] = { "bin", "sbin", "dev", "proc", "sys", "tmp", "payloads" };
 
 /* The heredoc delimiter of the recipe; a file with a line like it goes in base64. */
 #define RECIPE_EOF "ZERODAY_EOF"
@@ -151,9 +680,52 @@ static void recipe_file(GString *s, const char *file, const char *text, gsize le
 	g_string_append(s, RECIPE_EOF "\n");
 }
 
-char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n, GError **error)
+/* The recipe's part that finds the programs here and lists them with what ldd lists. */
+static void recipe_needs(GString *s, const struct plan *p)
 {
-	g_autofree char *init = init_script(payloads, n);
+	if (!p->programs->len)
+		return;
+	g_string_append(s, "# The payloads' programs, found here, with the shared libraries and the\n"
+			   "# ELF interpreter ldd lists for them, each packed once at its path.\n"
+			   "for prog in");
+	for (guint i = 0; i < p->programs->len; i++)
+		g_string_append_printf(s, " %s", (const char *)p->programs->pdata[i]);
+	g_string_append(s, "; do\n"
+		"\tpath=$(PATH=\"$PATH:/usr/sbin:/sbin\" command -v \"$prog\") || {\n"
+		"\t\techo \"initramfs.sh: a payload needs $prog, which is not installed\" >&2\n"
+		"\t\texit 1\n"
+		"\t}\n"
+		"\techo \"$path\"\n"
+		"\tldd \"$path\" | sed -n 's/.*=> \\(\\/[^ ]*\\) (0x.*/\\1/p; "
+		"s/^[[:space:]]*\\(\\/[^ ]*\\) (0x.*/\\1/p'\n"
+		"done > \"$dir/needs\"\n"
+		"LC_ALL=C sort -u -o \"$dir/needs\" \"$dir/needs\"\n");
+}
+
+/* The recipe's part that copies the modules, uncompressed, from $MODULES. */
+static void recipe_modules(GString *s, const struct plan *p, const struct initramfs_kernel *kernel)
+{
+	if (!p->module_files->len)
+		return;
+	g_string_append_printf(s, "# The modules the payloads load, from the kernel's modules directory.\n"
+				  "modules=${MODULES:-%s}\n", kernel->modules_dir);
+	for (guint i = 0; i < p->module_files->len; i++) {
+		const char *rel = p->module_files->pdata[i];
+		const char *unzip = module_decompressor(rel);
+
+		if (unzip)
+			g_string_append_printf(s, "%s -dc \"$modules/%s\" > \"$dir/module-%u.ko\"\n",
+					       unzip, rel, i);
+		else
+			g_string_append_printf(s, "cp \"$modules/%s\" \"$dir/module-%u.ko\"\n", rel, i);
+	}
+}
+
+char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n,
+		       const struct initramfs_kernel *kernel, GError **error)
+{
+	zd_auto(plan) p = { 0 };
+	g_autofree char *init = NULL;
 	g_autoptr(GString) s = g_string_new(
 		"#!/bin/sh\n"
 		"# The initramfs zeroday boots its kernels with: a static busybox, the\n"
@@ -175,6 +747,9 @@ char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n, GErro
 		"dir=$(mktemp -d)\n"
 		"trap 'rm -rf \"$dir\"' EXIT\n");
 
+	if (!plan_make(&p, payloads, n, kernel, error))
+		return NULL;
+	init = init_script(payloads, n, &p);
 	recipe_file(s, "init", init, strlen(init));
 	for (size_t i = 0; i < n; i++) {
 		gsize len;
@@ -186,38 +761,79 @@ char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n, GErro
 		file = g_strconcat("payload-", payloads[i].name, NULL);
 		recipe_file(s, file, text, len);
 	}
+	recipe_needs(s, &p);
+	recipe_modules(s, &p, kernel);
+	/* The same entries in the same order as initramfs_build()'s. */
 	g_string_append(s, "cat > \"$dir/list\" << EOF\n");
-	for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++)
-		g_string_append_printf(s, "dir /%s 0755 0 0\n", dirs[i]);
+	for (size_t i = 0; i < G_N_ELEMENTS(dirs_made); i++)
+		g_string_append_printf(s, "dir /%s 0755 0 0\n", dirs_made[i]);
 	g_string_append(s, "nod /dev/console 0600 0 0 c 5 1\n"
 			   "file /bin/busybox $busybox 0755 0 0\n"
 			   "file /init $dir/init 0755 0 0\n");
 	for (size_t i = 0; i < n; i++)
 		g_string_append_printf(s, "file /payloads/%s $dir/payload-%s 0755 0 0\n",
 				       payloads[i].name, payloads[i].name);
-	g_string_append(s, "EOF\n"
-			   "\"$build/usr/gen_init_cpio\" \"$dir/list\" > \"$dir/cpio\"\n"
+	g_string_append(s, "EOF\n");
+	if (p.programs->len || p.module_files->len) {
+		/* The new directories of the programs' files and the modules, parents first. */
+		g_string_append(s, "{\n");
+		if (p.programs->len)
+			g_string_append(s, "\tcat \"$dir/needs\"\n");
+		for (guint i = 0; i < p.module_files->len; i++) {
+			g_autofree char *name = module_archive_path(&p, p.module_files->pdata[i]);
+
+			g_string_append_printf(s, "\techo /%s\n", name);
+		}
+		g_string_append(s, "} | while read -r f; do\n"
+				   "\td=${f%/*}\n"
+				   "\twhile [ -n \"$d\" ]; do echo \"dir $d 0755 0 0\"; d=${d%/*}; done\n"
+				   "done | LC_ALL=C sort -u | {\n"
+				   "\tgrep -vxE 'dir /(");
+		for (size_t i = 0; i < G_N_ELEMENTS(dirs_made); i++)
+			g_string_append_printf(s, "%s%s", i ? "|" : "", dirs_made[i]);
+		g_string_append(s, ") 0755 0 0' || :\n} >> \"$dir/list\"\n");
+	}
+	if (p.programs->len)
+		g_string_append(s, "sed 's|.*|file & & 0755 0 0|' \"$dir/needs\" >> \"$dir/list\"\n");
+	for (guint i = 0; i < p.module_files->len; i++) {
+		g_autofree char *name = module_archive_path(&p, p.module_files->pdata[i]);
+
+		g_string_append_printf(s, "echo \"file /%s $dir/module-%u.ko 0644 0 0\" "
+					  ">> \"$dir/list\"\n", name, i);
+	}
+	g_string_append(s, "\"$build/usr/gen_init_cpio\" \"$dir/list\" > \"$dir/cpio\"\n"
 			   "gzip -9 < \"$dir/cpio\"\n");
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
 bool initramfs_build(const char *out_path, const char *busybox,
-		     const struct initramfs_payload *payloads, size_t n, GError **error)
+		     const struct initramfs_payload *payloads, size_t n,
+		     const struct initramfs_kernel *kernel, GError **error)
 {
-	struct cpio c = { .data = g_byte_array_new() };
+	struct cpio c = {
+		.data = g_byte_array_new(),
+		.dirs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+		.files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+	};
 	g_autoptr(GByteArray) archive = c.data;
+	g_autoptr(GHashTable) dirs = c.dirs;
+	g_autoptr(GHashTable) files = c.files;
+	zd_auto(plan) p = { 0 };
 	g_autofree char *bb = NULL;
-	g_autofree char *init = init_script(payloads, n);
+	g_autofree char *init = NULL;
 	g_autoptr(GConverter) gz = NULL;
 	g_autoptr(GOutputStream) file = NULL;
 	g_autoptr(GOutputStream) out = NULL;
 	g_autoptr(GFile) target = g_file_new_for_path(out_path);
 	gsize bb_len;
 
+	if (!plan_make(&p, payloads, n, kernel, error))
+		return false;
+	init = init_script(payloads, n, &p);
 	if (!g_file_get_contents(busybox, &bb, &bb_len, error))
 		return false;
-	for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++)
-		cpio_dir(&c, dirs[i]);
+	for (size_t i = 0; i < G_N_ELEMENTS(dirs_made); i++)
+		cpio_dir(&c, dirs_made[i]);
 	/* Without /dev/console the init has no output before devtmpfs. */
 	cpio_entry(&c, "dev/console", S_IFCHR | 0600, 5, 1, NULL, 0);
 	cpio_file(&c, "bin/busybox", 0755, bb, bb_len);
@@ -232,6 +848,8 @@ bool initramfs_build(const char *out_path, const char *busybox,
 		name = g_strconcat("payloads/", payloads[i].name, NULL);
 		cpio_file(&c, name, 0755, text, len);
 	}
+	if (!pack_needs(&c, &p, kernel, error))
+		return false;
 	cpio_entry(&c, "TRAILER!!!", 0, 0, 0, NULL, 0);
 
 	gz = G_CONVERTER(g_zlib_compressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP, 6));

@@ -18,12 +18,60 @@ struct initramfs_payload {
 };
 
 /*
+ * What a payload declares in the comment lines at its top (a script's
+ * header; a binary declares nothing):
+ *
+ *   # zeroday-needs: trinity mkfs.ext4      host programs, found in PATH,
+ *                                            /usr/sbin and /sbin
+ *   # zeroday-modules: virtio_blk ext4      kernel modules to load first
+ *   # zeroday-scratch-mb: 512               a scratch disk, /dev/vda
+ *
+ * A key may repeat (its words add up); any other "zeroday-" key is an
+ * error, so a typo does not silently drop a need.
+ */
+struct initramfs_needs {
+	char **programs;     /* NULL-terminated, never NULL */
+	char **modules;      /* likewise, module names as modules.dep spells them */
+	unsigned scratch_mb; /* 0: none */
+};
+
+/* Reads @path's declarations into @out (released with initramfs_needs_release()). */
+bool initramfs_needs_read(struct initramfs_needs *out, const char *path, GError **error);
+void initramfs_needs_release(struct initramfs_needs *needs);
+
+/*
+ * The kernel an initramfs is for: its arch decides whether host programs
+ * may be packed (only for boot_arch_native() arches: they are this
+ * machine's binaries), and its modules directory on this machine, when
+ * it has one, where the payloads' modules come from.
+ */
+struct initramfs_kernel {
+	const char *arch;        /* kernel ARCH (boot_arch_find()); NULL: x86_64 */
+	const char *modules_dir; /* /lib/modules/VERSION of the booted kernel, or NULL */
+};
+
+/*
+ * The modules directory on this machine of the kernel image at @image
+ * (x86's bzImage names its version in its setup header), or NULL when
+ * it has none there, or its version cannot be read (caller frees).
+ */
+char *initramfs_modules_dir(const char *image);
+
+/*
  * Writes a gzip-compressed newc cpio archive to @out_path with @busybox (a
  * static busybox) and the payloads, run in order. Payloads receive the
- * kernel command line's zeroday.seed=N in $ZERODAY_SEED.
+ * kernel command line's zeroday.seed=N in $ZERODAY_SEED. Each payload's
+ * zeroday-needs are packed at their paths with the closure of their
+ * shared libraries and their ELF interpreter, each file once; its
+ * zeroday-modules, when @kernel (NULL: x86_64, no modules) has a modules
+ * directory, with their dependencies (modules.dep), uncompressed, and
+ * the init loads them before the first payload. Refuses (INVALID) host
+ * programs for a kernel whose arch is not this machine's, and fails
+ * (NOT_FOUND) when a program is not installed.
  */
 bool initramfs_build(const char *out_path, const char *busybox,
-		     const struct initramfs_payload *payloads, size_t n_payloads, GError **error);
+		     const struct initramfs_payload *payloads, size_t n_payloads,
+		     const struct initramfs_kernel *kernel, GError **error);
 
 /*
  * The same initramfs as a shell script a developer runs with nothing of
@@ -35,9 +83,11 @@ bool initramfs_build(const char *out_path, const char *busybox,
  *   sh initramfs.sh build > initramfs.cpio.gz
  *
  * Text payloads are written as they are, readable in the script; others
- * in base64.
+ * in base64. The payloads' host programs are found on the developer's
+ * machine and packed with what its ldd lists; their modules are copied
+ * from $MODULES (default the modules directory @kernel names).
  */
 char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n_payloads,
-		       GError **error);
+		       const struct initramfs_kernel *kernel, GError **error);
 
 #endif

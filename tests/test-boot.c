@@ -3,7 +3,8 @@
  * zeroday's initramfs: success, a panic from a payload and from the
  * command line, a hang, a failing payload, a 1-in-3 failure, files in
  * a directory QEMU cannot enter, a console log on a full disk, an
- * unreachable libvirt, and orphan reaping.
+ * unreachable libvirt, orphan reaping, and a scratch disk (Debian's
+ * virtio modules packed), gone after its boot or its crashed run.
  */
 #include "autoconfig.h"
 
@@ -55,7 +56,7 @@ static void boot(struct console_result *r, const char *payload, const char *cmdl
 	g_autoptr(GError) error = NULL;
 	g_autofree char *text = NULL;
 
-	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, payload ? 2 : 1, &error));
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, payload ? 2 : 1, NULL, &error));
 	g_assert_no_error(error);
 	g_assert_true(boot_run(&out, URI, &req, &error));
 	g_assert_no_error(error);
@@ -191,12 +192,12 @@ static void test_initramfs_recipe_files(void)
 		      "done < \"$1\"\necho archive\n", -1, NULL));
 	g_assert_cmpint(g_chmod(tool, 0755), ==, 0);
 
-	recipe = initramfs_recipe(payloads, G_N_ELEMENTS(payloads), &error);
+	recipe = initramfs_recipe(payloads, G_N_ELEMENTS(payloads), NULL, &error);
 	g_assert_no_error(error);
 	g_assert_nonnull(strstr(recipe, "echo 'it $runs' \\\n"));  /* readable as it is */
 	g_assert_nonnull(strstr(recipe, "base64 -d > \"$dir/payload-tricky\""));
 	g_assert_nonnull(strstr(recipe, "base64 -d > \"$dir/payload-binary\""));
-	g_assert_null(initramfs_recipe((struct initramfs_payload[]){ { "../x", text, 1 } }, 1,
+	g_assert_null(initramfs_recipe((struct initramfs_payload[]){ { "../x", text, 1 } }, 1, NULL,
 				       &error));
 	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
 	g_clear_error(&error);
@@ -248,6 +249,125 @@ static void test_reproduce_command(void)
 	g_assert_nonnull(strstr(xml, "machine='pc'"));
 	g_assert_nonnull(strstr(xml, "<model>qemu64</model>"));
 	g_assert_nonnull(strstr(xml, "<features><acpi/></features>"));
+}
+
+/* A scratch disk is the domain's vda only when the request asks for one. */
+static void test_scratch_xml(void)
+{
+	struct boot_request none = { 0 };
+	struct boot_request some = { .scratch_mb = 64 };
+	g_autofree char *without = boot_domain_xml("d", &none, "/k", NULL);
+	g_autofree char *with = boot_domain_xml("d", &some, "/k", NULL);
+	g_autofree char *vol = boot_scratch_volume("d");
+
+	g_assert_null(strstr(without, "<disk"));
+	g_assert_cmpstr(vol, ==, "d.scratch");
+	g_assert_nonnull(strstr(with, "<source pool='" BOOT_POOL_NAME "' volume='d.scratch'/>"));
+	g_assert_nonnull(strstr(with, "<target dev='vda' bus='virtio'/>"));
+	g_assert_nonnull(strstr(with, "<driver name='qemu' type='raw'"));
+}
+
+/* virsh's list of the zeroday pool's volumes: a line each, "NAME PATH". */
+static char *pool_volumes(void)
+{
+	const char *argv[] = { "virsh", "-q", "-c", URI, "vol-list", BOOT_POOL_NAME, NULL };
+	g_autofree char *out = NULL;
+	int status = -1;
+
+	g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH |
+				   G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status,
+				   NULL));
+	g_assert_cmpint(status, ==, 0);
+	return g_steal_pointer(&out);
+}
+
+/* Whether the pool has a scratch volume of installation host_id. */
+static bool scratch_left(void)
+{
+	g_autofree char *vols = pool_volumes();
+	g_autofree char *mark = g_strdup_printf("-%s-", host_id);
+	g_auto(GStrv) lines = g_strsplit(vols, "\n", -1);
+
+	for (char **l = lines; *l; l++) {
+		if (strstr(*l, mark) && strstr(*l, ".scratch "))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Debian's kernel with its virtio modules packed: the payload finds the
+ * 64 MiB disk it declared and writes it; after the boot the volume is
+ * gone.
+ */
+static void test_scratch_disk(void)
+{
+	g_autofree char *initrd = g_build_filename(testlib_scratch(), "initrd-scratch.gz", NULL);
+	g_autofree char *log = g_build_filename(testlib_scratch(), "console-scratch.log", NULL);
+	g_autofree char *path = payload_path("scratch");
+	g_autofree char *modules = initramfs_modules_dir(kernel);
+	struct initramfs_payload payloads[] = { { "scratch", path, 60 } };
+	struct initramfs_kernel k = { .modules_dir = modules };
+	struct initramfs_needs needs;
+	struct boot_request req = {
+		.kernel = kernel, .initrd = initrd, .console_log = log, .timeout_s = 120,
+		.memory_mb = 512, .host_id = host_id,
+	};
+	struct boot_outcome out;
+	struct console_result r;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *text = NULL;
+
+	g_assert_nonnull(modules);
+	g_assert_true(initramfs_needs_read(&needs, path, &error));
+	req.scratch_mb = needs.scratch_mb;
+	initramfs_needs_release(&needs);
+	g_assert_cmpuint(req.scratch_mb, ==, 64);
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &k, &error));
+	g_assert_no_error(error);
+	g_assert_true(boot_run(&out, URI, &req, &error));
+	g_assert_no_error(error);
+	g_assert_true(g_file_get_contents(log, &text, NULL, NULL));
+	diag_console_classify(&r, text, out.timed_out, out.infra);
+	g_test_message("scratch boot: %s (%s) in %.1f s%s%s", diag_console_kind_name(r.kind),
+		       r.title, out.seconds, out.infra ? ": " : "",
+		       out.infra ? out.infra_reason : "");
+	g_assert_cmpstr(diag_console_kind_name(r.kind), ==, "boot-ok");
+	g_assert_nonnull(strstr(text, "scratch: vda 64 MiB"));
+	g_assert_false(scratch_left());
+	console_result_clear(&r);
+	boot_outcome_clear(&out);
+}
+
+/*
+ * A crashed run's scratch disk (its process is gone) is reaped; a live
+ * process's stays until `all`.
+ */
+static void test_scratch_reap(void)
+{
+	g_autofree char *dead = g_strdup_printf(BOOT_DOMAIN_PREFIX "99999999-%s-0-1.scratch",
+						host_id);
+	g_autofree char *live = g_strdup_printf(BOOT_DOMAIN_PREFIX "%d-%s-0-1.scratch",
+						(int)getpid(), host_id);
+	g_autoptr(GError) error = NULL;
+	g_autofree char *vols = NULL;
+
+	for (int i = 0; i < 2; i++) {
+		g_autofree char *cmd = g_strdup_printf("virsh -q -c " URI " vol-create-as "
+						       BOOT_POOL_NAME " %s 1M --format raw",
+						       i ? live : dead);
+		int status = -1;
+
+		g_assert_true(g_spawn_command_line_sync(cmd, NULL, NULL, &status, NULL));
+		g_assert_cmpint(status, ==, 0);
+	}
+	g_assert_cmpint(boot_reap(URI, host_id, false, &error), >=, 0);
+	g_assert_no_error(error);
+	vols = pool_volumes();
+	g_assert_null(strstr(vols, dead));
+	g_assert_nonnull(strstr(vols, live));
+	g_assert_cmpint(boot_reap(URI, host_id, true, &error), >=, 0);
+	g_assert_false(scratch_left());
 }
 
 /* arm64 and riscv: their QEMU, the virt machine (a device tree, no ACPI), their console. */
@@ -374,7 +494,7 @@ static void test_private_dir(void)
 	g_autofree char *text = NULL;
 
 	g_assert_cmpint(g_chmod(dir, 0700), ==, 0);
-	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, NULL, &error));
 	g_assert_true(boot_run(&out, URI, &req, &error));
 	g_assert_no_error(error);
 	g_file_get_contents(log, &text, NULL, NULL);
@@ -407,7 +527,7 @@ static void test_console_disk_full(void)
 		g_test_skip("cannot mount a tmpfs (not root?)");
 		return;
 	}
-	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, NULL, &error));
 	g_assert_true(boot_run(&out, URI, &req, &error));
 	g_assert_no_error(error);
 	g_test_message("full disk: infra=%d %s", out.infra, out.infra ? out.infra_reason : "");
@@ -568,7 +688,7 @@ static void test_connection_dies(void)
 	GThread *cutter;
 	int reaped;
 
-	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, NULL, &error));
 	cutter = g_thread_new("cut", cut_after, &cut);
 	g_assert_true(boot_run(&out, uri, &req, &error));
 	g_thread_join(cutter);
@@ -601,7 +721,10 @@ int main(int argc, char **argv)
 	g_test_add_func("/boot/arch-of-image", test_arch_of_image);
 	g_test_add_func("/boot/host-support", test_host_support);
 	g_test_add_func("/boot/initramfs-recipe-files", test_initramfs_recipe_files);
+	g_test_add_func("/boot/scratch-xml", test_scratch_xml);
 	g_test_add_func("/boot/ok", test_ok);
+	g_test_add_func("/boot/scratch-disk", test_scratch_disk);
+	g_test_add_func("/boot/scratch-reap", test_scratch_reap);
 	g_test_add_func("/boot/sysrq-panic", test_sysrq_panic);
 	g_test_add_func("/boot/cmdline-panic", test_cmdline_panic);
 	g_test_add_func("/boot/hang", test_hang);

@@ -288,6 +288,31 @@ static void test_bad(void)
 	}
 }
 
+/*
+ * The shipped payloads load with their declarations; a payload whose
+ * header has a typo fails the load, naming the key and the declaration.
+ */
+static void test_payload_declarations(void)
+{
+	g_autofree char *bad = g_build_filename(testlib_scratch(), "typo-payload", NULL);
+	g_autofree char *text = g_strdup_printf("[boot]\npayloads=%s\n", bad);
+	g_autofree char *want = g_strdup_printf("test.conf: [boot] payloads: %s: unknown "
+						"declaration 'zeroday-need'", bad);
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(config) good = config_load_data("[boot]\npayloads=smoke;trinity;fs-stress\n",
+						   "test.conf", &error);
+	zd_autoptr(config) c = NULL;
+
+	g_assert_no_error(error);
+	g_assert_nonnull(good);
+	g_assert_true(g_file_set_contents(bad, "#!/bin/sh\n# zeroday-need: trinity\n", -1, NULL));
+	c = config_load_data(text, "test.conf", &error);
+	g_assert_null(c);
+	g_assert_error(error, BOT_ERROR, BOT_ERROR_CONFIG);
+	if (error)
+		g_assert_true(g_str_has_prefix(error->message, want));
+}
+
 /* What bot/lab/booter.c and builds accept, load accepts too. */
 static void test_good_values(void)
 {
@@ -564,6 +589,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/config/defaults", test_defaults);
 	g_test_add_func("/config/all-keys", test_all_keys);
 	g_test_add_func("/config/bad", test_bad);
+	g_test_add_func("/config/payload-declarations", test_payload_declarations);
 	g_test_add_func("/config/busybox", test_busybox);
 	g_test_add_func("/config/good-values", test_good_values);
 	g_test_add_func("/config/smtp", test_smtp);

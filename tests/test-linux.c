@@ -183,7 +183,7 @@ static void boot_in(struct console_result *r, const char *name, const char *dir,
 	if (made)
 		req.initrd = made;
 	else
-		g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+		g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, NULL, &error));
 	g_assert_true(boot_run(&out, "qemu:///system", &req, &error));
 	g_assert_no_error(error);
 	g_file_get_contents(log, &text, NULL, NULL);
@@ -280,10 +280,10 @@ static void test_initramfs_recipe(void)
 	g_autoptr(GError) error = NULL;
 	struct console_result r;
 
-	recipe = initramfs_recipe(payloads, 1, &error);
+	recipe = initramfs_recipe(payloads, 1, NULL, &error);
 	g_assert_no_error(error);
 	g_assert_true(g_file_set_contents(script, recipe, -1, &error));
-	g_assert_true(initramfs_build(ours, "/bin/busybox", payloads, 1, &error));
+	g_assert_true(initramfs_build(ours, "/bin/busybox", payloads, 1, NULL, &error));
 	cmd = g_strdup_printf("cd '%s' && BUSYBOX=/bin/busybox sh initramfs.sh '%s' > '%s'",
 			      testlib_scratch(), builddir, made);
 	g_assert_cmpint(system(cmd), ==, 0);

@@ -235,7 +235,7 @@ static void boot_smoke(struct console_result *r, struct boot_outcome *out, char 
 	g_autoptr(GError) error = NULL;
 
 	if (n == 1) {
-		g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, &error));
+		g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 1, NULL, &error));
 		g_assert_no_error(error);
 	}
 	g_assert_true(boot_run(out, daemon_.uri, &req, &error));
@@ -305,7 +305,7 @@ static char *build_initrd(const char *name, const char *padding)
 
 	g_assert_true(g_file_set_contents(pad, script, -1, NULL));
 	g_assert_cmpint(g_chmod(pad, 0755), ==, 0);
-	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 2, &error));
+	g_assert_true(initramfs_build(initrd, "/bin/busybox", payloads, 2, NULL, &error));
 	g_assert_no_error(error);
 	return initrd;
 }

@@ -132,6 +132,7 @@ struct pool {
 	const char *host_id; /* boot_host_id() of this installation */
 	const struct boot_arch *arch;
 	bool kvm;            /* KVM wanted, where a host has it for the arch */
+	unsigned scratch_mb; /* the largest scratch disk a payload declares */
 };
 
 static bool parse_hosts(struct pool *p, char **specs, const char *lock_dir, GError **error)
@@ -278,6 +279,7 @@ static void boot_worker(gpointer data, gpointer user_data)
 			.arch = p->arch->arch, .kernel = p->req->image, .initrd = p->initrd,
 			.cmdline = cmdline, .timeout_s = p->config->boot_timeout,
 			.memory_mb = p->config->boot_memory, .host_id = p->host_id,
+			.scratch_mb = p->scratch_mb,
 			.kvm = p->kvm && h->support == BOOT_SUPPORT_KVM,
 		};
 		struct boot_outcome out = { 0 };
@@ -356,7 +358,8 @@ static bool probe_kvm(struct pool *p)
  */
 static char *boot_profile(const struct config *config, const struct booter_request *req,
 			  const struct boot_arch *arch, GArray *payloads, const char *busybox,
-			  bool kvm, GError **error)
+			  const char *initrd, bool needs, unsigned scratch_mb, bool kvm,
+			  GError **error)
 {
 	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
 	const char *files[] = { busybox };
@@ -371,6 +374,21 @@ static char *boot_profile(const struct config *config, const struct booter_reque
 						kvm, machine);
 
 	g_checksum_update(sum, (const guchar *)head, -1);
+	/*
+	 * Payloads that pack this machine's programs and modules: the whole
+	 * initramfs, which has them (and is the same bytes for the same
+	 * files). Others keep the profile they always had.
+	 */
+	if (needs) {
+		g_autofree char *data = NULL;
+		g_autofree char *more = g_strdup_printf("scratch=%u\n", scratch_mb);
+		gsize len;
+
+		if (!g_file_get_contents(initrd, &data, &len, error))
+			return NULL;
+		g_checksum_update(sum, (const guchar *)more, -1);
+		g_checksum_update(sum, (const guchar *)data, (gssize)len);
+	}
 	for (guint i = 0; i <= payloads->len; i++) {
 		const char *path = i < payloads->len
 			? g_array_index(payloads, struct initramfs_payload, i).path : files[0];
@@ -523,6 +541,8 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	g_autofree char *profile = NULL;
 	g_autofree char *host_id = boot_host_id(config->state_dir);
 	g_autofree char *busybox = NULL;
+	g_autofree char *modules_dir = NULL;
+	bool needs = false;
 	const char *arch = req->arch ? req->arch : boot_arch_of_image(req->image);
 	GArray *payloads = NULL;
 	struct pool p = { .config = config, .req = req };
@@ -563,8 +583,24 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	payloads = config_boot_payloads(config, req->payloads, error);
 	if (!payloads)
 		goto done;
+	for (guint i = 0; i < payloads->len; i++) {
+		struct initramfs_needs n;
+
+		if (!initramfs_needs_read(&n, g_array_index(payloads, struct initramfs_payload,
+							    i).path, error))
+			goto done;
+		p.scratch_mb = MAX(p.scratch_mb, n.scratch_mb);
+		needs |= n.programs[0] || n.modules[0] || n.scratch_mb;
+		initramfs_needs_release(&n);
+	}
+	/* A kernel whose modules are on this machine (a distribution's) gets them packed. */
+	if (boot_arch_native(p.arch))
+		modules_dir = initramfs_modules_dir(req->image);
 	if (!initramfs_build(initrd, busybox,
-			     (const struct initramfs_payload *)payloads->data, payloads->len, error))
+			     (const struct initramfs_payload *)payloads->data, payloads->len,
+			     &(struct initramfs_kernel){ .arch = p.arch->arch,
+							 .modules_dir = modules_dir },
+			     error))
 		goto done;
 	/* Domains a crashed zeroday left behind go first. */
 	for (guint i = 0; i < p.n_hosts; i++) {
@@ -577,7 +613,8 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	/* The KVM probe boots this machine's own arch only. */
 	p.kvm = strcmp(config->boot_kvm, "true") == 0 ||
 		(strcmp(config->boot_kvm, "auto") == 0 && boot_arch_native(p.arch) && probe_kvm(&p));
-	profile = boot_profile(config, req, p.arch, payloads, busybox, p.kvm, error);
+	profile = boot_profile(config, req, p.arch, payloads, busybox, initrd, needs, p.scratch_mb,
+			       p.kvm, error);
 	if (!profile)
 		goto done;
 	if (req->reuse && req->build_id > 0 && !reuse_stored(db, req, profile, runs, error))

@@ -837,9 +837,11 @@ void report_boot_reproduce(struct reply *out, struct template_values *v, const s
 		return;
 	chosen = config_boot_payloads(c->config, payloads && payloads[0]
 					       ? (const char *const *)payloads : NULL, &error);
+	/* zeroday's kernels have what the payloads need built in (+fs): no modules. */
 	if (chosen)
 		recipe = initramfs_recipe((const struct initramfs_payload *)chosen->data,
-					  chosen->len, &error);
+					  chosen->len,
+					  &(struct initramfs_kernel){ .arch = t->arch }, &error);
 	config_boot_payloads_free(chosen);
 	if (!recipe)
 		g_message("report: no initramfs.sh for the reproduce lines: %s", error->message);
@@ -998,6 +1000,8 @@ bool report_publish(const struct bot *c, const struct finding_row *f, const char
 		g_autofree char *console = NULL;
 		GArray *payloads = NULL;
 		g_autofree char *recipe = NULL;
+		/* The target's arch: "x86_64:tinyconfig+serial". */
+		g_autofree char *arch = g_strndup(f->target, strcspn(f->target, ":"));
 
 		if (!db_boot_console(c->db, build->id, f->fingerprint, &console, error) ||
 		    !publish_copy(dir, "console.log", console, error))
@@ -1005,7 +1009,8 @@ bool report_publish(const struct bot *c, const struct finding_row *f, const char
 		payloads = config_boot_payloads(c->config, NULL, NULL);
 		if (payloads)
 			recipe = initramfs_recipe((const struct initramfs_payload *)payloads->data,
-						  payloads->len, NULL);
+						  payloads->len,
+						  &(struct initramfs_kernel){ .arch = arch }, NULL);
 		config_boot_payloads_free(payloads);
 		if (recipe && !publish_file(dir, "initramfs.sh", recipe, strlen(recipe), error))
 			goto fail;
