@@ -40,6 +40,7 @@ enum key_type { KEY_BOOL, KEY_UINT, KEY_UINT64, KEY_PATH, KEY_LIST, KEY_CHOICE, 
 static bool check_targets(char **items, char **why);
 static bool check_hosts(char **items, char **why);
 static bool check_payloads(char **items, char **why);
+static bool check_cmdline(char **items, char **why);
 static bool check_sources(char **items, char **why);
 static bool check_addresses(char **items, char **why);
 static bool check_domains(char **items, char **why);
@@ -92,6 +93,7 @@ static const struct key {
 	{ "boot", "repeat", KEY_UINT, offsetof(struct config, boot_repeat), 1, 100 },
 	{ "boot", "payloads", KEY_LIST, offsetof(struct config, boot_payloads), 0, 0,
 	  check_payloads },
+	{ "boot", "cmdline", KEY_LIST, offsetof(struct config, boot_cmdline), 0, 0, check_cmdline },
 	{ "boot", "payload-timeout", KEY_UINT, offsetof(struct config, boot_payload_timeout), 1, 86400 },
 	{ "boot", "kvm", KEY_CHOICE, offsetof(struct config, boot_kvm), 0, 0, NULL,
 	  "false|true|auto" },
@@ -221,6 +223,7 @@ void config_free(struct config *config)
 	g_free(config->boot_kvm);
 	g_free(config->boot_busybox);
 	g_free(config->boot_busybox_dir);
+	g_strfreev(config->boot_cmdline);
 	g_free(config->mail_address);
 	g_free(config->mail_name);
 	g_free(config->mail_archive_url);
@@ -410,6 +413,29 @@ static bool check_domains(char **items, char **why)
 
 		g_free(*i);
 		*i = lower;
+	}
+	return true;
+}
+
+/*
+ * Words of the kernel command line: printable, no space, quote, '<' or
+ * ';', so that the reproduce line's '-append' quotes them as they are.
+ */
+static bool check_cmdline(char **items, char **why)
+{
+	for (char **i = items; *i; i++) {
+		if (!**i || strlen(*i) > 256 || strpbrk(*i, " \t'\"\\<>;`$")) {
+			*why = g_strdup_printf("'%s': a kernel command line word must be 1 to 256 "
+					       "printable characters without spaces, quotes, '\\', "
+					       "'<', '>', ';', '`' or '$'", *i);
+			return false;
+		}
+		for (const char *c = *i; *c; c++) {
+			if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e) {
+				*why = g_strdup_printf("'%s': not printable ASCII", *i);
+				return false;
+			}
+		}
 	}
 	return true;
 }

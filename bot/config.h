@@ -51,6 +51,7 @@ struct config {
 	char *boot_kvm;         /* "false", "true" or "auto" */
 	char *boot_busybox;     /* the machine's own arch's */
 	char *boot_busybox_dir; /* other arches': DIR/DEBIAN-ARCH */
+	char **boot_cmdline;    /* words added to every boot's kernel command line, or NULL */
 
 	/* [mail] */
 	char *mail_address;     /* the bot's address (addr-spec): the From of every mail */

@@ -273,17 +273,27 @@ static const struct boot_arch *arch_or_default(const char *arch)
 }
 
 char *boot_reproduce_command(const char *arch, const char *builddir, const char *image,
-			     const char *initrd, unsigned memory_mb, unsigned seed)
+			     const char *initrd, const struct boot_reproduce_extra *extra)
 {
 	const struct boot_arch *a = arch_or_default(arch);
+	const struct boot_reproduce_extra none = { 0 };
+	g_autofree char *disk = NULL;
 
-	return g_strdup_printf("qemu-system-%s -machine %s%s%s -m %u -nographic "
-			       "-no-reboot -kernel %s/%s%s%s -append 'console=%s%s%s "
-			       BOOT_CMDLINE_ARGS " zeroday.seed=%u'",
-			       a->guest, a->machine, a->tcg_cpu ? " -cpu " : "",
-			       a->tcg_cpu ? a->tcg_cpu : "", memory_mb ? memory_mb : 256, builddir,
-			       image, initrd ? " -initrd " : "", initrd ? initrd : "", a->console,
-			       a->early ? " " : "", a->early ? a->early : "", seed);
+	if (!extra)
+		extra = &none;
+	/* The scratch disk, as a sparse file of the same size. */
+	if (extra->scratch_mb)
+		disk = g_strdup_printf("truncate -s %uM scratch.img && ", extra->scratch_mb);
+	return g_strdup_printf("%sqemu-system-%s -machine %s%s%s -m %u -nographic "
+			       "-no-reboot -kernel %s/%s%s%s%s -append 'console=%s%s%s "
+			       BOOT_CMDLINE_ARGS "%s%s zeroday.seed=%u'",
+			       disk ? disk : "", a->guest, a->machine, a->tcg_cpu ? " -cpu " : "",
+			       a->tcg_cpu ? a->tcg_cpu : "", extra->memory_mb ? extra->memory_mb : 256,
+			       builddir, image, initrd ? " -initrd " : "", initrd ? initrd : "",
+			       disk ? " -drive file=scratch.img,format=raw,if=virtio" : "",
+			       a->console, a->early ? " " : "", a->early ? a->early : "",
+			       extra->cmdline ? " " : "", extra->cmdline ? extra->cmdline : "",
+			       extra->seed ? extra->seed : 1);
 }
 
 char *boot_scratch_volume(const char *name)

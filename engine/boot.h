@@ -159,17 +159,26 @@ int boot_reap(const char *uri, const char *host_id, bool all, GError **error);
 /* The whole of it on x86. */
 #define BOOT_CMDLINE "console=ttyS0 " BOOT_CMDLINE_ARGS
 
+/* What a boot had besides its kernel and initramfs, for boot_reproduce_command(). */
+struct boot_reproduce_extra {
+	unsigned memory_mb;  /* 0: 256 MiB */
+	unsigned seed;       /* zeroday.seed=; 0: 1 */
+	const char *cmdline; /* words after the arch's and zeroday's own ([boot] cmdline), or NULL */
+	unsigned scratch_mb; /* a scratch disk of that size (virtio, /dev/vda); 0: none */
+};
+
 /*
- * The one-line QEMU command that boots, as zeroday does (the arch's QEMU,
- * machine and CPU without KVM, @memory_mb or 256 MiB, the command line
- * with zeroday.seed=@seed), the kernel image @image of build directory
+ * The one-line command that boots, as zeroday does (the arch's QEMU,
+ * machine and CPU without KVM, the memory, command line and seed of
+ * @extra (NULL: the defaults), and with a scratch disk a sparse
+ * scratch.img made first), the kernel image @image of build directory
  * @builddir with initramfs @initrd (NULL: none), its console on the
  * terminal; QEMU ends when the kernel halts, panics or, at the end of
  * the initramfs, reboots (caller frees). @arch is the kernel ARCH (NULL:
  * x86_64); one zeroday does not boot gets x86_64's.
  */
 char *boot_reproduce_command(const char *arch, const char *builddir, const char *image,
-			     const char *initrd, unsigned memory_mb, unsigned seed);
+			     const char *initrd, const struct boot_reproduce_extra *extra);
 
 /*
  * The domain XML for @req with the kernel and initrd at @kernel_path and

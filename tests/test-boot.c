@@ -232,9 +232,10 @@ static void test_initramfs_recipe_files(void)
 static void test_reproduce_command(void)
 {
 	g_autofree char *cmd = boot_reproduce_command(NULL, "build", "arch/x86/boot/bzImage",
-						      "initramfs.cpio.gz", 0, 1);
+						      "initramfs.cpio.gz", NULL);
 	g_autofree char *big = boot_reproduce_command("x86_64", "b", "arch/x86/boot/bzImage", NULL,
-						      1024, 3);
+						      &(struct boot_reproduce_extra){
+							      .memory_mb = 1024, .seed = 3 });
 	struct boot_request req = { 0 };
 	g_autofree char *xml = boot_domain_xml("d", &req, "/k", NULL);
 
@@ -246,6 +247,18 @@ static void test_reproduce_command(void)
 	g_assert_nonnull(strstr(big, " -kernel b/arch/x86/boot/bzImage -append "));
 	g_assert_nonnull(strstr(big, " zeroday.seed=3'"));
 	g_assert_nonnull(strstr(xml, "<cmdline>" BOOT_CMDLINE " </cmdline>"));
+	{
+		/* [boot] cmdline's words and the scratch disk, as the boot had them. */
+		g_autofree char *fs = boot_reproduce_command(
+			"x86_64", "build", "arch/x86/boot/bzImage", "initramfs.cpio.gz",
+			&(struct boot_reproduce_extra){ .seed = 4, .cmdline = "TRINITY_SECONDS=10",
+							.scratch_mb = 512 });
+
+		g_assert_true(g_str_has_prefix(fs, "truncate -s 512M scratch.img && qemu-system-x86_64 "));
+		g_assert_nonnull(strstr(fs, " -initrd initramfs.cpio.gz -drive "
+					    "file=scratch.img,format=raw,if=virtio -append "));
+		g_assert_nonnull(strstr(fs, " TRINITY_SECONDS=10 zeroday.seed=4'"));
+	}
 	g_assert_nonnull(strstr(xml, "machine='pc'"));
 	g_assert_nonnull(strstr(xml, "<model>qemu64</model>"));
 	g_assert_nonnull(strstr(xml, "<features><acpi/></features>"));
@@ -374,9 +387,10 @@ static void test_scratch_reap(void)
 static void test_arches(void)
 {
 	g_autofree char *arm = boot_reproduce_command("arm64", "build", "arch/arm64/boot/Image",
-						      "initramfs.cpio.gz", 0, 2);
+						      "initramfs.cpio.gz",
+						      &(struct boot_reproduce_extra){ .seed = 2 });
 	g_autofree char *rv = boot_reproduce_command("riscv", "build", "arch/riscv/boot/Image",
-						     NULL, 0, 2);
+						     NULL, &(struct boot_reproduce_extra){ .seed = 2 });
 	struct boot_request arm_req = { .arch = "arm64" };
 	struct boot_request rv_req = { .arch = "riscv", .cmdline = "quiet" };
 	g_autofree char *arm_xml = boot_domain_xml("d", &arm_req, "/k", "/i");

@@ -63,6 +63,7 @@ static void test_all_keys(void)
 		"[boot]\nhosts=qemu:///system*4;qemu+ssh://b/system\ntimeout=60\nmemory=1024\n"
 		"repeat=5\npayloads=smoke;/opt/ltp/run\npayload-timeout=30\nkvm=auto\n"
 		"busybox=/usr/bin/busybox\nbusybox-dir=/srv/busybox\n"
+		"cmdline=TRINITY_SECONDS=10; kunit.filter_glob=cmdline.*\n"
 		"[mail]\naddress = robot@lkml.example.org\nname = Kernel Test Robot\n"
 		"archive-url = https://lore.example.org/r/\ntemplates = /etc/zeroday/templates\n"
 		"cc-max = 7\noutbox = maildir:/var/mail/zeroday\n";
@@ -109,6 +110,8 @@ static void test_all_keys(void)
 	g_assert_cmpstr(c->boot_kvm, ==, "auto");
 	g_assert_cmpstr(c->boot_busybox, ==, "/usr/bin/busybox");
 	g_assert_cmpstr(c->boot_busybox_dir, ==, "/srv/busybox");
+	g_assert_cmpuint(g_strv_length(c->boot_cmdline), ==, 2);
+	g_assert_cmpstr(c->boot_cmdline[1], ==, "kunit.filter_glob=cmdline.*");
 }
 
 static const struct bad_case {
@@ -118,6 +121,11 @@ static const struct bad_case {
 	{ "[nope]\nx=1\n", "test.conf: [nope]: unknown group" },
 	{ "[git]\nallow-shh=true\n", "test.conf: [git] allow-shh: unknown key" },
 	{ "[git]\nallow-ssh=yes\n", "test.conf: [git] allow-ssh: expected true or false" },
+	/* Words that the reproduce line's quoting or a shell would read otherwise. */
+	{ "[boot]\ncmdline=init=/bin/sh' -s\n",
+	  "test.conf: [boot] cmdline: 'init=/bin/sh' -s': a kernel command line word must be " },
+	{ "[boot]\ncmdline=a=$(reboot)\n",
+	  "test.conf: [boot] cmdline: 'a=$(reboot)': a kernel command line word must be " },
 	{ "[git]\nmax-new-commits=many\n",
 	  "test.conf: [git] max-new-commits: expected a whole number" },
 	{ "[git]\nmax-new-commits=-1\n",

@@ -549,7 +549,19 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	unsigned slots = 0, stored = 0, seed = 0;
 	GThreadPool *workers;
 	GPtrArray *out = NULL;
+	/* The request with [boot] cmdline's words before its own. */
+	struct booter_request own = *req;
+	g_autofree char *cmdline = NULL;
 
+	if (config->boot_cmdline && config->boot_cmdline[0]) {
+		g_autofree char *words = g_strjoinv(" ", config->boot_cmdline);
+
+		cmdline = req->cmdline ? g_strconcat(words, " ", req->cmdline, NULL)
+				       : g_steal_pointer(&words);
+		own.cmdline = cmdline;
+	}
+	req = &own;
+	p.req = req;
 	*tally = NULL;
 	g_mutex_init(&p.lock);
 	g_cond_init(&p.freed);

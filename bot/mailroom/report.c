@@ -832,6 +832,12 @@ void report_boot_reproduce(struct reply *out, struct template_values *v, const s
 	GArray *chosen;
 	g_autofree char *recipe = NULL;
 	g_autofree char *boot = NULL;
+	g_autofree char *words = c->config->boot_cmdline ? g_strjoinv(" ", c->config->boot_cmdline)
+							 : NULL;
+	struct boot_reproduce_extra extra = {
+		.memory_mb = c->config->boot_memory, .seed = 1,
+		.cmdline = words && *words ? words : NULL,
+	};
 
 	if (!image)
 		return;
@@ -842,11 +848,21 @@ void report_boot_reproduce(struct reply *out, struct template_values *v, const s
 		recipe = initramfs_recipe((const struct initramfs_payload *)chosen->data,
 					  chosen->len,
 					  &(struct initramfs_kernel){ .arch = t->arch }, &error);
+	/* The scratch disk the payloads declare, as their boots had it. */
+	for (guint i = 0; recipe && i < chosen->len; i++) {
+		struct initramfs_needs n;
+
+		if (initramfs_needs_read(&n, g_array_index(chosen, struct initramfs_payload,
+							   i).path, NULL)) {
+			extra.scratch_mb = MAX(extra.scratch_mb, n.scratch_mb);
+			initramfs_needs_release(&n);
+		}
+	}
 	config_boot_payloads_free(chosen);
 	if (!recipe)
 		g_message("report: no initramfs.sh for the reproduce lines: %s", error->message);
 	boot = boot_reproduce_command(t->arch, "build", image, recipe ? "initramfs.cpio.gz" : NULL,
-				      c->config->boot_memory, 1);
+				      &extra);
 	if (recipe) {
 		g_autofree char *command = initramfs_command(boot_arch_find(t->arch));
 
