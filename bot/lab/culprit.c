@@ -367,7 +367,10 @@ static gint errors_first(gconstpointer a, gconstpointer b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Whether findings @a and @b go in one report: a commit's build diagnostics all do. */
+/*
+ * Whether findings @a and @b go in one report: a commit's build
+ * diagnostics all do, and its boot failures (a panic, failed tests) too.
+ */
 static bool one_report(const struct finding_row *a, const struct finding_row *b)
 {
 	return a->state == b->state &&
@@ -376,15 +379,15 @@ static bool one_report(const struct finding_row *a, const struct finding_row *b)
 
 /*
  * Reports the findings of tree @tree_id that @culprit caused and no
- * report mentions yet, on every target: one report for all of its new
- * errors and warnings (an error's, when there is one, carrying the others
- * and naming the other targets), one for a boot failure, in one
- * transaction. Run once every new diagnostic of a build is bisected and
+ * report mentions yet, on every target, its build findings or (@boots)
+ * its boot findings: one report for all of its new errors and warnings
+ * (an error's, when there is one, carrying the others and naming the
+ * other targets), one for its boot failures, in one transaction. Run once every new diagnostic of a build is bisected and
  * no other target of the head is still building, so that one commit's
  * diagnostics make one mail, not one each or one a target; run again
  * after a crash, it reports what the crash left unreported.
  */
-static bool report_culprit(const struct bot *c, gint64 tree_id, const char *culprit,
+static bool report_culprit(const struct bot *c, gint64 tree_id, const char *culprit, bool boots,
 			   GError **error)
 {
 	struct bot rc = *c;
@@ -407,6 +410,8 @@ static bool report_culprit(const struct bot *c, gint64 tree_id, const char *culp
 		const struct finding_row *f = rows->pdata[i];
 		const struct finding_row *lead = NULL;
 
+		if ((f->kind == FINDING_BOOT) != boots)
+			continue;
 		for (guint k = 0; !lead && k < leads->len; k++) {
 			if (one_report(leads->pdata[k], f))
 				lead = leads->pdata[k];
@@ -430,11 +435,19 @@ static bool report_culprit(const struct bot *c, gint64 tree_id, const char *culp
 bool culprit_report_due(const struct bot *c, gint64 tree_id, GError **error)
 {
 	g_autoptr(GPtrArray) due = db_finding_report_due(c->db, tree_id, error);
+	g_autoptr(GPtrArray) boots = NULL;
 
 	if (!due)
 		return false;
 	for (guint i = 0; i < due->len; i++) {
-		if (!report_culprit(c, tree_id, due->pdata[i], error))
+		if (!report_culprit(c, tree_id, due->pdata[i], false, error))
+			return false;
+	}
+	boots = db_finding_boot_report_due(c->db, tree_id, error);
+	if (!boots)
+		return false;
+	for (guint i = 0; i < boots->len; i++) {
+		if (!report_culprit(c, tree_id, boots->pdata[i], true, error))
 			return false;
 	}
 	return true;
@@ -573,7 +586,7 @@ bool culprit_build_findings(const struct bot *c, const struct job_row *job,
 		}
 	}
 	for (guint i = 0; i < culprits->len; i++) {
-		if (!report_culprit(c, job->tree_id, culprits->pdata[i], error))
+		if (!report_culprit(c, job->tree_id, culprits->pdata[i], false, error))
 			return false;
 	}
 	return true;
@@ -670,7 +683,12 @@ bool culprit_boot_findings(const struct bot *c, const struct job_row *job,
 		/* Decoded here, before the finding's transaction: nm and addr2line take seconds. */
 		excerpt = culprit_decoded_excerpt(c, r->build, t->excerpt);
 		f.excerpt = excerpt;
-		ok = store_bisected(c, job, &f, &o, true, error);
+		/*
+		 * Reported after the job with the culprit's other boot failures
+		 * (culprit_report_due()): a commit that breaks three tests gets
+		 * one mail, not three.
+		 */
+		ok = store_bisected(c, job, &f, &o, false, error);
 		g_free(excerpt);
 		bisect_outcome_clear(&o);
 		if (!ok)

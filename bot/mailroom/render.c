@@ -32,6 +32,12 @@ static const struct template_field step_fields[] = {
 	{ NULL },
 };
 
+static const struct template_field more_failure_fields[] = {
+	{ "title", TEMPLATE_TEXT, false, NULL },
+	{ "boots", TEMPLATE_TEXT, true, NULL }, /* "k/n" at the head */
+	{ NULL },
+};
+
 static const struct template_field suspect_fields[] = {
 	{ "commit", TEMPLATE_TEXT, false, NULL },
 	{ "title", TEMPLATE_TEXT, false, NULL },
@@ -71,6 +77,8 @@ static const struct template_field report_fields[] = {
 	{ "repro_boots", TEMPLATE_TEXT, true, NULL },
 	{ "test", TEMPLATE_TEXT, true, NULL },       /* a failed test's name: "kunit/SUITE/TEST" */
 	{ "test_alone", TEMPLATE_TEXT, true, NULL }, /* "kunit.filter_glob=SUITE.TEST" */
+	/* A boot report's other failures of the same culprit (failed tests, say). */
+	{ "more_failures", TEMPLATE_LIST, true, more_failure_fields },
 	{ "title", TEMPLATE_TEXT, false, NULL },
 	{ "diags", TEMPLATE_LIST, true, diag_fields },
 	{ "several", TEMPLATE_TEXT, true, NULL }, /* how many diagnostics, when more than one */

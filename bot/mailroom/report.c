@@ -678,6 +678,19 @@ static bool fill_values(struct template_values *v, struct reply *out, const stru
 	if (f->kind == FINDING_BOOT && f->console == CONSOLE_TEST_FAIL)
 		fill_test(v, f->title);
 	if (f->kind == FINDING_BOOT) {
+		/* The culprit's other boot failures, each bisected to it: one mail for all. */
+		g_autoptr(GPtrArray) carried = db_finding_carried(c->db, f->id, error);
+
+		if (!carried)
+			return false;
+		for (guint i = 0; i < carried->len; i++) {
+			const struct finding_row *d = carried->pdata[i];
+			struct template_values *m = template_values_add(v, "more_failures");
+
+			template_values_set(m, "title", d->title);
+			if (d->runs)
+				template_values_printf(m, "boots", "%u/%u", d->failures, d->runs);
+		}
 		if (f->repro_boots)
 			template_values_printf(v, "repro_boots", "%u", f->repro_boots);
 		template_values_set(v, "excerpt", f->excerpt);

@@ -390,6 +390,21 @@ GPtrArray *db_finding_report_due(struct db *db, gint64 tree_id, GError **error)
 	return g_steal_pointer(&out);
 }
 
+GPtrArray *db_finding_boot_report_due(struct db *db, gint64 tree_id, GError **error)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
+
+	if (!db_list(db, out, text_read, error,
+		     "SELECT f.culprit FROM findings f WHERE f.tree_id = ?1 "
+		     "AND f.kind LIKE 'boot-%' "
+		     "AND f.report_finding IS NULL AND f.state IN ('open', 'inconclusive') "
+		     "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.finding_id = f.id "
+		     "AND o.kind = 'report') "
+		     "GROUP BY f.culprit ORDER BY min(f.id)", "i", tree_id))
+		return NULL;
+	return g_steal_pointer(&out);
+}
+
 bool db_finding_set_report(struct db *db, gint64 id, gint64 lead, GError **error)
 {
 	return db_run(db, error, "UPDATE findings SET report_finding = ?1 WHERE id = ?2", "ii",

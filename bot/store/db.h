@@ -626,6 +626,12 @@ GPtrArray *db_finding_unreported(struct db *db, gint64 tree_id, const char *culp
  */
 GPtrArray *db_finding_report_due(struct db *db, gint64 tree_id, GError **error);
 /*
+ * The culprits of @tree_id's boot findings that no report mentions yet (a
+ * char * array): stored at the end of a head's job, their reports are due
+ * at once.
+ */
+GPtrArray *db_finding_boot_report_due(struct db *db, gint64 tree_id, GError **error);
+/*
  * Whether a build job of @tree_id for @commit other than @job_id is queued
  * or running (*@waiting): a head's targets end one by one.
  */
