@@ -71,6 +71,8 @@ static const struct template_field report_fields[] = {
 	{ "repro_boots", TEMPLATE_TEXT, true, NULL },
 	{ "test", TEMPLATE_TEXT, true, NULL },       /* a failed test's name: "kunit/SUITE/TEST" */
 	{ "test_alone", TEMPLATE_TEXT, true, NULL }, /* "kunit.filter_glob=SUITE.TEST" */
+	/* A command line that runs it alone: "make ... && ./kselftest/run_kselftest.sh -t vm:foo" */
+	{ "test_alone_command", TEMPLATE_TEXT, true, NULL },
 	{ "title", TEMPLATE_TEXT, false, NULL },
 	{ "diags", TEMPLATE_LIST, true, diag_fields },
 	{ "several", TEMPLATE_TEXT, true, NULL }, /* how many diagnostics, when more than one */
