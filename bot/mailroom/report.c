@@ -576,15 +576,16 @@ static void fill_test(struct template_values *v, const char *title)
 				       parts[2]);
 	/*
 	 * A selftest (payload kselftest, "kselftest/COLLECTION/PROGRAM"):
-	 * built from the checkout as the target built it, then run by its
-	 * runner alone, on the booted kernel.
+	 * built from the checkout as the target built it, where initramfs.sh
+	 * packs it from, then run by its runner alone, on the booted kernel.
 	 */
 	if (g_strv_length(parts) >= 3 && strcmp(parts[0], "kselftest") == 0 &&
 	    kselftest_word_ok(parts[1]) && kselftest_word_ok(parts[2]))
 		template_values_printf(v, "test_alone_command",
 				       "make O=build headers && make -C tools/testing/selftests "
-				       "O=$PWD/build TARGETS=%s INSTALL_PATH=$PWD/kselftest install && "
-				       "./kselftest/run_kselftest.sh -t %s:%s",
+				       "O=$PWD/build TARGETS=%s "
+				       "INSTALL_PATH=$PWD/build/kselftest-install install && "
+				       "./build/kselftest-install/run_kselftest.sh -t %s:%s",
 				       parts[1], parts[1], parts[2]);
 }
 
