@@ -175,6 +175,18 @@ bool build_spec_has_check(const char *spec, const char *word)
 	return false;
 }
 
+/* A kselftest=NAME word's NAME: a directory of tools/testing/selftests. */
+static bool kselftest_name_ok(const char *name)
+{
+	if (!*name || strlen(name) > 64)
+		return false;
+	for (const char *p = name; *p; p++) {
+		if (!g_ascii_islower(*p) && !g_ascii_isdigit(*p) && *p != '_' && *p != '-')
+			return false;
+	}
+	return true;
+}
+
 static const char *const named_configs[] = {
 	"tinyconfig", "allnoconfig", "allmodconfig", "allyesconfig", "defconfig", NULL,
 };
@@ -185,6 +197,7 @@ static bool target_parse(struct build_target *t, const char *spec, const char *f
 	g_auto(GStrv) parts = g_strsplit(spec, ":", 3);
 	g_auto(GStrv) config = NULL;
 	g_autoptr(GStrvBuilder) frags = g_strv_builder_new();
+	g_autoptr(GPtrArray) kselftests = g_ptr_array_new_with_free_func(g_free);
 	bool arch_known = false;
 
 	memset(t, 0, sizeof(*t));
@@ -241,12 +254,28 @@ static bool target_parse(struct build_target *t, const char *spec, const char *f
 		}
 	}
 	t->fragments = g_strv_builder_end(frags);
+	/* Again below, with kselftest.config: the builder keeps what it was given. */
+	for (char **f = t->fragments; *f; f++)
+		g_strv_builder_add(frags, *f);
 
 	if (parts[2]) {
 		g_auto(GStrv) checks = g_strsplit(parts[2], ",", -1);
 
 		for (char **c = checks; *c; c++) {
-			if (strcmp(*c, "W=1") == 0)
+			if (g_str_has_prefix(*c, "kselftest=")) {
+				const char *name = *c + strlen("kselftest=");
+
+				if (!kselftest_name_ok(name))
+					return refuse(error, spec, "kselftest=NAME takes a selftest "
+							    "directory's name ([a-z0-9_-]+)");
+				if (strcmp(t->arch, "x86_64") != 0)
+					return refuse(error, spec, "kselftest= is for x86_64 targets "
+							    "only (the selftests run as this "
+							    "machine's programs)");
+				if (!g_ptr_array_find_with_equal_func(kselftests, name, g_str_equal,
+								       NULL))
+					g_ptr_array_add(kselftests, g_strdup(name));
+			} else if (strcmp(*c, "W=1") == 0)
 				t->checks |= BUILD_W1;
 			else if (strcmp(*c, "sparse") == 0 || strcmp(*c, "C=1") == 0)
 				t->checks |= BUILD_SPARSE;
@@ -260,8 +289,20 @@ static bool target_parse(struct build_target *t, const char *spec, const char *f
 				t->heads_only = true;
 			else
 				return refuse(error, spec, "unknown check (W=1, sparse, sparse-all, "
-						    "coccinelle, LLVM=1, heads)");
+						    "coccinelle, LLVM=1, heads, kselftest=NAME)");
 		}
+	}
+	g_ptr_array_add(kselftests, NULL);
+	t->kselftests = (char **)g_ptr_array_free(g_steal_pointer(&kselftests), FALSE);
+	if (t->kselftests[0]) {
+		/* What the selftests' programs need of a kernel, beyond tinyconfig. */
+		g_autofree char *path = g_build_filename(fragment_dir, "kselftest.config", NULL);
+
+		if (!g_file_test(path, G_FILE_TEST_IS_REGULAR))
+			return refuse(error, spec, "no kselftest.config fragment");
+		g_strv_builder_add(frags, path);
+		g_strfreev(t->fragments);
+		t->fragments = g_strv_builder_end(frags);
 	}
 	t->spec = g_strdup(spec);
 	t->dir_spec = g_strdup(spec);
@@ -285,6 +326,7 @@ void build_target_clear(struct build_target *t)
 	g_free(t->config);
 	g_free(t->config_file);
 	g_strfreev(t->fragments);
+	g_strfreev(t->kselftests);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -436,6 +478,7 @@ char *build_target_dirname(const struct build_target *t)
 void build_output_clear(struct build_output *out)
 {
 	g_free(out->reason);
+	g_free(out->kselftest_reason);
 	if (out->diags)
 		g_ptr_array_unref(out->diags);
 	memset(out, 0, sizeof(*out));
@@ -476,6 +519,14 @@ struct make_call {
 	const char *cross;
 	const char *src, *out, *tools, *ccache;
 	guint64 space_reserve;
+	const char *log_path; /* NULL: the build log */
+	/*
+	 * The selftests' make: no ARCH=, CC= or CROSS_COMPILE= of the
+	 * kernel's (their Makefiles pick the host's compiler and arch), and
+	 * no compiler wrapper, so that no diagnostics of theirs are kept
+	 * beside their objects as the kernel's.
+	 */
+	bool bare;
 	struct run_result result;
 };
 
@@ -558,8 +609,9 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 		{ NULL, NULL, false },
 	};
 	struct run_sandbox sandbox = { .binds = binds };
+	const char *log_path = m->log_path ? m->log_path : env->log_path;
 	struct run_opts opts = {
-		.cwd = m->src, .log_path = env->log_path, .timeout_s = env->timeout_s,
+		.cwd = m->src, .log_path = log_path, .timeout_s = env->timeout_s,
 		.max_memory = env->max_memory, .max_procs = env->max_procs,
 		.log_max = env->log_max ? env->log_max : BUILD_DEFAULT_LOG_MAX,
 		.max_file_size = env->max_file_size ? env->max_file_size
@@ -571,8 +623,11 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 
 	g_ptr_array_add(argv, g_strdup("make"));
 	g_ptr_array_add(argv, g_strdup_printf("O=%s", m->out));
-	g_ptr_array_add(argv, g_strdup_printf("ARCH=%s", m->target->arch));
-	if (m->target->llvm) {
+	if (!m->bare)
+		g_ptr_array_add(argv, g_strdup_printf("ARCH=%s", m->target->arch));
+	if (m->bare) {
+		/* Nothing of the kernel's compiler. */
+	} else if (m->target->llvm) {
 		/* clang targets ARCH itself (scripts/Makefile.clang): no CROSS_COMPILE. */
 		g_ptr_array_add(argv, g_strdup("LLVM=1"));
 		g_ptr_array_add(argv, g_strdup_printf("CC=%s/zeroday-cc %sclang", m->tools,
@@ -589,7 +644,7 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 
 	for (size_t i = 0; i < G_N_ELEMENTS(make_env); i++)
 		g_ptr_array_add(envv, g_strdup(make_env[i]));
-	if (m->ccache) {
+	if (m->ccache && !m->bare) {
 		g_autofree char *base = common_dir(m->src, m->out);
 
 		g_ptr_array_add(envv, g_strdup_printf("CCACHE_DIR=%s", m->ccache));
@@ -613,7 +668,7 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 	opts.argv = (const char *const *)argv->pdata;
 	opts.env = (const char *const *)envv->pdata;
 	{
-		FILE *log = fopen(env->log_path, "ae");
+		FILE *log = fopen(log_path, "ae");
 
 		if (log) {
 			g_autofree char *cmd = g_strjoinv(" ", (char **)argv->pdata);
@@ -646,7 +701,8 @@ static char *config_symbol(const char *line)
  * Merges the fragments into .config the way merge_config.sh -m does: each
  * fragment line replaces the base's line for the same symbol.
  */
-static bool merge_fragments(const char *builddir, char *const *fragments, GError **error)
+static bool merge_fragments(const char *builddir, char *const *fragments, const char *extra,
+			    GError **error)
 {
 	g_autofree char *dotconfig = g_build_filename(builddir, ".config", NULL);
 	g_autofree char *base = NULL;
@@ -667,11 +723,17 @@ static bool merge_fragments(const char *builddir, char *const *fragments, GError
 			g_hash_table_replace(value, sym, g_strdup(*l));
 		}
 	}
-	for (char *const *f = fragments; f && *f; f++) {
+	/* The shipped fragments, then @extra (the selftests' own, already CONFIG_ lines only). */
+	for (guint k = 0; k <= (fragments ? g_strv_length((char **)fragments) : 0); k++) {
+		const char *path = fragments ? fragments[k] : NULL;
 		g_autofree char *text = NULL;
 		g_auto(GStrv) flines = NULL;
 
-		if (!g_file_get_contents(*f, &text, NULL, &local))
+		if (!path && !extra)
+			break;
+		if (!path)
+			text = g_strdup(extra);
+		else if (!g_file_get_contents(path, &text, NULL, &local))
 			goto fail;
 		flines = g_strsplit(text, "\n", -1);
 		for (char **l = flines; *l; l++) {
@@ -847,13 +909,21 @@ static bool kconfig_path(const char *path)
 	       g_str_has_prefix(path, "scripts/Kconfig");
 }
 
-/* What the configuration depends on besides the tree: the target and its files. */
-static char *config_stamp(const struct build_target *t)
+/*
+ * What the configuration depends on besides the tree's Kconfig files: the
+ * target, its files, and the selftests' configs from the tree.
+ */
+static char *config_stamp(const struct build_target *t, const char *kselftest_config)
 {
 	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
 	g_autofree char *cfg = NULL;
 
 	g_checksum_update(sum, (const guchar *)t->spec, -1);
+	/* The selftests' configs are the tree's: a commit may change them. */
+	if (kselftest_config && *kselftest_config) {
+		g_checksum_update(sum, (const guchar *)"\nkselftest\n", -1);
+		g_checksum_update(sum, (const guchar *)kselftest_config, -1);
+	}
 	if (t->config_file && g_file_get_contents(t->config_file, &cfg, NULL, NULL))
 		g_checksum_update(sum, (const guchar *)cfg, -1);
 	for (char **f = t->fragments; f && *f; f++) {
@@ -991,6 +1061,129 @@ static void clean_interrupted(const struct build_env *env, const char *running,
 		  "half-written removed", env->builddir, removed);
 }
 
+#define KSELFTEST_ROOT "tools/testing/selftests"
+
+char *build_kselftest_dir(const char *srcdir, const char *name)
+{
+	/* 6.3 renamed vm to mm: either name means whichever the tree has. */
+	bool mm = strcmp(name, "vm") == 0 || strcmp(name, "mm") == 0;
+	const char *const both[] = { name, mm ? (strcmp(name, "vm") == 0 ? "mm" : "vm") : NULL };
+
+	for (size_t i = 0; i < G_N_ELEMENTS(both) && both[i]; i++) {
+		g_autofree char *rel = g_build_filename(KSELFTEST_ROOT, both[i], NULL);
+
+		if (hostile_is_dir(srcdir, rel))
+			return g_strdup(both[i]);
+	}
+	return NULL;
+}
+
+/*
+ * The CONFIG_ lines of the target's selftests' own config files in the
+ * tree (tools/testing/selftests/DIR/config), in order (caller frees; ""
+ * for none). They are the tree's, a stranger's: read without following a
+ * link, under a size cap, and nothing but CONFIG_ lines kept.
+ */
+static char *kselftest_configs(const struct build_target *t, const char *srcdir)
+{
+	GString *s = g_string_new(NULL);
+
+	for (char **k = t->kselftests; k && *k; k++) {
+		g_autofree char *dir = build_kselftest_dir(srcdir, *k);
+		g_autofree char *rel = NULL;
+		g_autofree char *text = NULL;
+		g_autoptr(GError) local = NULL;
+		g_auto(GStrv) lines = NULL;
+
+		if (!dir)
+			continue;
+		rel = g_build_filename(KSELFTEST_ROOT, dir, "config", NULL);
+		if (!hostile_read(&text, NULL, srcdir, rel, BUILD_MAX_KSELFTEST_CONFIG, &local)) {
+			if (!g_error_matches(local, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND))
+				g_message("%s: %s: not merged", t->spec, local->message);
+			continue;
+		}
+		lines = g_strsplit(text, "\n", -1);
+		for (char **l = lines; *l; l++) {
+			g_autofree char *sym = NULL;
+
+			g_strstrip(*l);
+			sym = config_symbol(*l);
+			if (sym && g_str_is_ascii(*l) && !strpbrk(*l, "\r"))
+				g_string_append_printf(s, "%s\n", *l);
+		}
+	}
+	return g_string_free(s, FALSE);
+}
+
+/*
+ * After the kernel: its uapi headers into the build directory, then the
+ * target's selftests installed into BUILD_KSELFTEST_INSTALL, by the same
+ * make() (sandbox, limits) with its output in the selftests' own log.
+ * Sets out->kselftest; a failure here leaves out->status alone: it is the
+ * selftests', not the kernel's, and the boot says so (the builder keeps
+ * no tree but a note, and the kselftest payload reports it as a failed
+ * test). Returns false only for a setup error, with @error set.
+ */
+static bool build_kselftests(struct build_output *out, struct make_call *kernel_m,
+			     const struct build_target *t, const struct build_env *env,
+			     GError **error)
+{
+	const char *src = kernel_m->src, *outdir = kernel_m->out;
+	g_autofree char *log = g_strconcat(env->log_path, BUILD_KSELFTEST_LOG, NULL);
+	g_autofree char *install = g_build_filename(env->builddir, BUILD_KSELFTEST_INSTALL, NULL);
+	g_autofree char *selftests = g_build_filename(src, KSELFTEST_ROOT, NULL);
+	g_autofree char *install_arg = NULL;
+	g_autofree char *jobs = g_strdup_printf("-j%u", env->jobs ? env->jobs : 1);
+	g_autoptr(GString) targets = g_string_new("TARGETS=");
+	struct make_call m = *kernel_m;
+	g_autoptr(GError) local = NULL;
+	gint64 start = g_get_monotonic_time();
+
+	for (char **k = t->kselftests; *k; k++) {
+		g_autofree char *dir = build_kselftest_dir(env->srcdir, *k);
+
+		if (!dir) {
+			out->kselftest = BUILD_KSELFTEST_FAILED;
+			out->kselftest_reason = g_strdup_printf("the tree has no selftest '%s'", *k);
+			return true;
+		}
+		g_string_append_printf(targets, "%s%s", k == t->kselftests ? "" : " ", dir);
+	}
+	/* The last commit's tree goes: what is there now is this commit's, or nothing. */
+	if (g_file_test(install, G_FILE_TEST_EXISTS) && !run_remove_tree(install, &local)) {
+		out->kselftest = BUILD_KSELFTEST_FAILED;
+		out->kselftest_reason = g_strdup(local->message);
+		return true;
+	}
+	m.log_path = log;
+	if (!make(&m, (const char *[]){ "headers", jobs, NULL }, NULL, error))
+		return false;
+	if (m.result.outcome != RUN_EXITED || m.result.status != 0) {
+		out->kselftest = BUILD_KSELFTEST_FAILED;
+		out->kselftest_reason = g_strdup_printf("make headers failed (see %s)", log);
+		return true;
+	}
+	m.bare = true;
+	m.src = selftests;
+	install_arg = g_strdup_printf("INSTALL_PATH=%s/" BUILD_KSELFTEST_INSTALL, outdir);
+	if (!make(&m, (const char *[]){ "-C", selftests, targets->str, install_arg, jobs,
+					"install", NULL },
+		  NULL, error))
+		return false;
+	g_info("%s: selftests built in %.1f s", t->spec,
+	       (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC);
+	if (m.result.outcome != RUN_EXITED || m.result.status != 0) {
+		out->kselftest = BUILD_KSELFTEST_FAILED;
+		out->kselftest_reason = g_strdup_printf("the selftests did not build (%s; see %s)",
+							m.result.outcome == RUN_TIMEOUT
+							? "timed out" : "make failed", log);
+		return true;
+	}
+	out->kselftest = BUILD_KSELFTEST_OK;
+	return true;
+}
+
 static bool program_exists(const char *name)
 {
 	g_autofree char *path = run_find_program(name);
@@ -1008,6 +1201,7 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	g_autofree char *running = NULL;
 	g_autofree char *seed_env = NULL;
 	g_autofree char *log = NULL;
+	g_autofree char *ks_config = NULL;
 	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
 	struct make_call m = {
 		.target = target, .env = env,
@@ -1095,7 +1289,8 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	m.space_reserve = space_reserve(env->builddir);
 
 	/* The configuration, unless nothing it depends on changed. */
-	stamp = config_stamp(target);
+	ks_config = kselftest_configs(target, env->srcdir);
+	stamp = config_stamp(target, ks_config);
 	/* The stamp is beside the build directory, where the build cannot write. */
 	if (config_current(env, stamp_path, stamp)) {
 		g_info("%s: configuration unchanged since the last build", target->spec);
@@ -1124,10 +1319,10 @@ bool build_run(struct build_output *out, const struct build_target *target,
 		return false;
 	if (!make_done(out, &m, "configuring"))
 		goto done;
-	if (target->fragments && target->fragments[0]) {
+	if ((target->fragments && target->fragments[0]) || *ks_config) {
 		g_autoptr(GError) local = NULL;
 
-		if (!merge_fragments(env->builddir, target->fragments, &local)) {
+		if (!merge_fragments(env->builddir, target->fragments, ks_config, &local)) {
 			out->status = BUILD_INFRA;
 			out->reason = g_strdup(local->message);
 			goto done;
@@ -1192,6 +1387,9 @@ configured:
 				goto done;
 		}
 	}
+	if (target->kselftests && target->kselftests[0] &&
+	    !build_kselftests(out, &m, target, env, error))
+		return false;
 	out->status = BUILD_OK;
 done:
 	out->seconds = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;

@@ -34,7 +34,11 @@ enum build_checks {
  *             of gcc and binutils, for any arch clang targets; and
  *             heads: built (and booted) on a tree's heads only, not on
  *             every commit of a rebasable tree; a failure there is
- *             still bisected on this target
+ *             still bisected on this target; kselftest=NAME (repeatable,
+ *             NAME [a-z0-9_-]+, x86_64 only): the tree's own
+ *             tools/testing/selftests/NAME built after the kernel and
+ *             booted with it (vm and mm name the same, whichever the
+ *             tree has), its config and kselftest.config merged in
  * e.g. "x86_64:tinyconfig+serial", "arm64:defconfig:W=1,sparse",
  * "x86_64:randconfig@4153629", "arm64:tinyconfig+serial:LLVM=1".
  */
@@ -50,6 +54,7 @@ struct build_target {
 	enum build_checks checks;
 	bool llvm;         /* LLVM=1 */
 	bool heads_only;   /* "heads" */
+	char **kselftests; /* kselftest=NAME words, NULL-terminated, never NULL */
 };
 
 /*
@@ -98,6 +103,14 @@ char *build_reproduce_command(const struct build_target *target, const char *con
  * Asked of the compiler once per compiler and process.
  */
 char *build_compiler_version(const char *spec);
+
+/*
+ * The directory below tools/testing/selftests of selftest @name in the
+ * tree at @srcdir: @name itself, or for vm and mm the one of the two the
+ * tree has (6.3 renamed vm to mm); NULL when the tree has neither
+ * (caller frees). No link is followed.
+ */
+char *build_kselftest_dir(const char *srcdir, const char *name);
 
 /* The default target of a tree that sets none. */
 #define BUILD_DEFAULT_TARGET "x86_64:tinyconfig+serial"
@@ -183,8 +196,34 @@ const char *build_status_name(enum build_status status);
 /* The status named @name (build_status_name()); false if none is. */
 bool build_status_parse(const char *name, enum build_status *out);
 
+/* The selftests of a target with kselftest= words, built after its kernel. */
+enum build_kselftest {
+	BUILD_KSELFTEST_NONE,   /* none asked, or the kernel did not build */
+	BUILD_KSELFTEST_OK,     /* installed in BUILD_KSELFTEST_INSTALL */
+	BUILD_KSELFTEST_FAILED, /* see kselftest_reason and BUILD_KSELFTEST_LOG */
+};
+
+/* Where the selftests are installed, relative to the build directory. */
+#define BUILD_KSELFTEST_INSTALL "kselftest-install"
+
+/*
+ * The selftests' make output goes to the build log's name with this
+ * suffix, never to the build log: their compiler warnings are not the
+ * kernel's diagnostics.
+ */
+#define BUILD_KSELFTEST_LOG ".kselftest.log"
+
+/* The most bytes a selftest's own config file may have. */
+#define BUILD_MAX_KSELFTEST_CONFIG (64 * 1024)
+
 struct build_output {
 	enum build_status status;
+	/*
+	 * A selftest build failure is not the kernel's: the status stays
+	 * BUILD_OK, and the boot says the selftests are missing.
+	 */
+	enum build_kselftest kselftest;
+	char *kselftest_reason; /* why, for BUILD_KSELFTEST_FAILED */
 	char *reason;     /* why, for FAILED, INFRA and SKIPPED */
 	GPtrArray *diags; /* struct diag, at most max_diags */
 	unsigned diags_cut; /* diagnostics past max_diags, not kept */

@@ -5,8 +5,10 @@
 
 #include "autoconfig.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -284,4 +286,280 @@ bool hostile_is_file(const char *dir, const char *relpath)
 		return false;
 	close(fd);
 	return true;
+}
+
+bool hostile_is_dir(const char *dir, const char *relpath)
+{
+	struct fs_identity old;
+	struct stat st;
+	bool is_dir;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	old = become_sandbox_user();
+	fd = open_components(fd, dir, relpath, NULL);
+	restore_identity(old);
+	if (fd < 0)
+		return false;
+	is_dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+	close(fd);
+	return is_dir;
+}
+
+/* One tree copy: the caps and what it used so far. */
+struct tree_copy {
+	const struct hostile_tree_caps *caps;
+	const char *top; /* for messages: dir/relpath */
+	guint files;
+	guint64 bytes;
+};
+
+static bool tree_refuse(GError **error, int code, const char *top, const char *rel,
+			const char *why)
+{
+	g_set_error(error, ENGINE_ERROR, code, "%s/%s: %s, refused", top, rel, why);
+	return false;
+}
+
+/* Copies the open regular file @in (its status @st) to @out_path. */
+static bool tree_copy_file(struct tree_copy *t, int in, const struct stat *st, const char *rel,
+			   const char *out_path, GError **error)
+{
+	mode_t mode = (st->st_mode & 0111) ? 0755 : 0644;
+	int out = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+
+	if (out < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", out_path,
+			    g_strerror(errno));
+		return false;
+	}
+	for (;;) {
+		char chunk[65536];
+		ssize_t n = read(in, chunk, sizeof(chunk));
+		ssize_t done = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s/%s: %s", t->top,
+				    rel, g_strerror(errno));
+			close(out);
+			return false;
+		}
+		if (n == 0)
+			break;
+		/* The file may grow after fstat: the cap holds all the same. */
+		t->bytes += (guint64)n;
+		if (t->bytes > t->caps->max_bytes) {
+			close(out);
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
+				    "%s/%s: the tree is over the cap of %" G_GUINT64_FORMAT " bytes",
+				    t->top, rel, t->caps->max_bytes);
+			return false;
+		}
+		while (done < n) {
+			ssize_t w = write(out, chunk + done, (size_t)(n - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s",
+					    out_path, g_strerror(errno));
+				close(out);
+				return false;
+			}
+			done += w;
+		}
+	}
+	if (fchmod(out, mode) < 0 || close(out) < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", out_path,
+			    g_strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static int compare_names(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Copies the directory open at @fd (which it closes), @rel below the top,
+ * into the existing directory @out_dir.
+ */
+static bool tree_copy_dir(struct tree_copy *t, int fd, const char *rel, const char *out_dir,
+			  guint depth, GError **error)
+{
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	DIR *d = fdopendir(fd);
+	struct dirent *e;
+
+	if (!d) {
+		close(fd);
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s/%s: %s", t->top, rel,
+			    g_strerror(errno));
+		return false;
+	}
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			g_ptr_array_add(names, g_strdup(e->d_name));
+		if (names->len > t->caps->max_files)
+			break;
+	}
+	g_ptr_array_sort(names, compare_names);
+	for (guint i = 0; i < names->len; i++) {
+		const char *name = names->pdata[i];
+		g_autofree char *sub = *rel ? g_strconcat(rel, "/", name, NULL) : g_strdup(name);
+		g_autofree char *out_path = g_build_filename(out_dir, name, NULL);
+		struct fs_identity old;
+		struct stat st;
+		bool ok;
+		int child;
+
+		if (++t->files > t->caps->max_files) {
+			closedir(d);
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
+				    "%s/%s: the tree has over %u entries", t->top, sub,
+				    t->caps->max_files);
+			return false;
+		}
+		/* Opened as the sandbox user; the copy is written as zeroday. */
+		old = become_sandbox_user();
+		child = openat(dirfd(d), name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+					       O_NOCTTY);
+		restore_identity(old);
+		if (child < 0) {
+			int e2 = errno;
+
+			closedir(d);
+			return e2 == ELOOP
+			       ? tree_refuse(error, ENGINE_ERROR_INVALID, t->top, sub,
+					     "a symbolic link")
+			       : tree_refuse(error, ENGINE_ERROR_INVALID, t->top, sub,
+					     g_strerror(e2));
+		}
+		if (fstat(child, &st) < 0) {
+			close(child);
+			closedir(d);
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s/%s: %s", t->top,
+				    sub, g_strerror(errno));
+			return false;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if (depth + 1 > t->caps->max_depth) {
+				close(child);
+				closedir(d);
+				g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
+					    "%s/%s: deeper than %u directories", t->top, sub,
+					    t->caps->max_depth);
+				return false;
+			}
+			if (mkdir(out_path, 0755) < 0) {
+				close(child);
+				closedir(d);
+				g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s",
+					    out_path, g_strerror(errno));
+				return false;
+			}
+			ok = tree_copy_dir(t, child, sub, out_path, depth + 1, error);
+		} else if (!S_ISREG(st.st_mode)) {
+			close(child);
+			closedir(d);
+			return tree_refuse(error, ENGINE_ERROR_INVALID, t->top, sub,
+					   "not a regular file or a directory");
+		} else if (st.st_nlink != 1) {
+			close(child);
+			closedir(d);
+			return tree_refuse(error, ENGINE_ERROR_INVALID, t->top, sub,
+					   "a file with hard links");
+		} else if (t->bytes + (guint64)st.st_size > t->caps->max_bytes) {
+			close(child);
+			closedir(d);
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
+				    "%s/%s: the tree is over the cap of %" G_GUINT64_FORMAT " bytes",
+				    t->top, sub, t->caps->max_bytes);
+			return false;
+		} else {
+			fcntl(child, F_SETFL, fcntl(child, F_GETFL) & ~O_NONBLOCK);
+			ok = tree_copy_file(t, child, &st, sub, out_path, error);
+			close(child);
+		}
+		if (!ok) {
+			closedir(d);
+			return false;
+		}
+	}
+	closedir(d);
+	return true;
+}
+
+/* Removes a partial copy: zeroday's own files, no link among them. */
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void remove_copy(const char *path)
+{
+	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+bool hostile_copy_tree(const char *dir, const char *relpath, const char *dest,
+		       const struct hostile_tree_caps *caps, GError **error)
+{
+	g_autofree char *top = g_build_filename(dir, relpath, NULL);
+	g_autofree char *tmp = g_strconcat(dest, ".tmp-XXXXXX", NULL);
+	struct tree_copy t = { .caps = caps, .top = top };
+	struct fs_identity old;
+	struct stat st;
+	bool ok;
+	int fd;
+
+	if (!*relpath || g_path_is_absolute(relpath)) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID, "%s: not a relative path",
+			    relpath);
+		return false;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", dir,
+			    g_strerror(errno));
+		return false;
+	}
+	old = become_sandbox_user();
+	fd = open_components(fd, dir, relpath, error);
+	restore_identity(old);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		close(fd);
+		return tree_refuse(error, ENGINE_ERROR_INVALID, dir, relpath, "not a directory");
+	}
+	if (!g_mkdtemp_full(tmp, 0755)) {
+		close(fd);
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", tmp,
+			    g_strerror(errno));
+		return false;
+	}
+	/* Below the top, entries are opened relative to their directory's descriptor. */
+	ok = tree_copy_dir(&t, fd, "", tmp, 0, error);
+	if (ok && chmod(tmp, 0755) < 0)
+		ok = false;
+	if (ok) {
+		remove_copy(dest);
+		if (rename(tmp, dest) < 0) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", dest,
+				    g_strerror(errno));
+			ok = false;
+		}
+	}
+	if (!ok)
+		remove_copy(tmp);
+	return ok;
 }

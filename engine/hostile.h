@@ -39,4 +39,30 @@ bool hostile_copy(const char *dir, const char *relpath, guint64 max, const char 
  */
 bool hostile_is_file(const char *dir, const char *relpath);
 
+/*
+ * Whether @relpath below @dir is a directory, reached without following a
+ * link.
+ */
+bool hostile_is_dir(const char *dir, const char *relpath);
+
+/* What hostile_copy_tree() takes at most. */
+struct hostile_tree_caps {
+	guint max_files;   /* files and directories */
+	guint max_depth;   /* directories below the top */
+	guint64 max_bytes; /* all files together */
+};
+
+/*
+ * Copies the directory @relpath below @dir, under the same rules, to the
+ * new directory @dest (built as a temporary sibling, then renamed over
+ * whatever @dest was): directories and regular files with one link only,
+ * opened with O_NOFOLLOW at every step; anything else (a link, a FIFO, a
+ * device, a socket, a hard link) fails the copy with ENGINE_ERROR_INVALID,
+ * and a cap exceeded with ENGINE_ERROR_LIMIT, naming the path. The copy
+ * keeps only the executable bit: files are 0755 or 0644, directories
+ * 0755; no owner, time or other bit. A missing @relpath is NOT_FOUND.
+ */
+bool hostile_copy_tree(const char *dir, const char *relpath, const char *dest,
+		       const struct hostile_tree_caps *caps, GError **error);
+
 #endif

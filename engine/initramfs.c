@@ -18,6 +18,7 @@
 
 #include "autoconfig.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,6 +28,17 @@
 
 #include "engine/boot.h"
 #include "engine/initramfs.h"
+
+/* Debian's multiarch name of this machine's arch, for its library directories. */
+#if defined(__x86_64__)
+#define MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define MULTIARCH "riscv64-linux-gnu"
+#else
+#define MULTIARCH "unknown-linux-gnu"
+#endif
 
 struct cpio {
 	GByteArray *data;
@@ -130,6 +142,12 @@ static bool module_name_ok(const char *w)
 	return *w && *w != '-';
 }
 
+/* Words of a zeroday-libraries line: a shared library's file name, no path. */
+static bool library_name_ok(const char *w)
+{
+	return program_name_ok(w) && strstr(w, ".so");
+}
+
 /* Appends the words of @value to @list, each checked by @ok, once each. */
 static bool needs_words(GPtrArray *list, const char *value, bool (*ok)(const char *),
 			const char *path, const char *key, GError **error)
@@ -159,6 +177,7 @@ bool initramfs_needs_read(struct initramfs_needs *out, const char *path, GError 
 	g_autofree char *text = NULL;
 	g_autoptr(GPtrArray) programs = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) modules = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) libraries = g_ptr_array_new_with_free_func(g_free);
 	g_auto(GStrv) lines = NULL;
 
 	memset(out, 0, sizeof(*out));
@@ -182,6 +201,9 @@ bool initramfs_needs_read(struct initramfs_needs *out, const char *path, GError 
 		} else if (strcmp(key, "modules") == 0) {
 			if (!needs_words(modules, colon + 1, module_name_ok, path, key, error))
 				return false;
+		} else if (strcmp(key, "libraries") == 0) {
+			if (!needs_words(libraries, colon + 1, library_name_ok, path, key, error))
+				return false;
 		} else if (strcmp(key, "scratch-mb") == 0) {
 			g_autofree char *v = g_strstrip(g_strdup(colon + 1));
 			guint64 mb;
@@ -196,12 +218,15 @@ bool initramfs_needs_read(struct initramfs_needs *out, const char *path, GError 
 		} else {
 			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
 				    "%s: unknown declaration 'zeroday-%s' (zeroday-needs, "
-				    "zeroday-modules, zeroday-scratch-mb)", path, key);
+				    "zeroday-libraries, zeroday-modules, zeroday-scratch-mb)", path,
+				    key);
 			return false;
 		}
 	}
 	g_ptr_array_add(programs, NULL);
 	g_ptr_array_add(modules, NULL);
+	g_ptr_array_add(libraries, NULL);
+	out->libraries = (char **)g_ptr_array_free(g_steal_pointer(&libraries), FALSE);
 	out->programs = (char **)g_ptr_array_free(g_steal_pointer(&programs), FALSE);
 	out->modules = (char **)g_ptr_array_free(g_steal_pointer(&modules), FALSE);
 	return true;
@@ -211,12 +236,14 @@ void initramfs_needs_release(struct initramfs_needs *needs)
 {
 	g_strfreev(needs->programs);
 	g_strfreev(needs->modules);
+	g_strfreev(needs->libraries);
 	memset(needs, 0, sizeof(*needs));
 }
 
 /* What all the payloads need together, each name once, in their order. */
 struct plan {
 	GPtrArray *programs;
+	GPtrArray *libraries;
 	GPtrArray *modules;
 	char *version;     /* the modules directory's name, when modules are packed */
 	GPtrArray *module_files; /* paths under it, in load order */
@@ -225,6 +252,7 @@ struct plan {
 static void plan_release(struct plan *p)
 {
 	g_clear_pointer(&p->programs, g_ptr_array_unref);
+	g_clear_pointer(&p->libraries, g_ptr_array_unref);
 	g_clear_pointer(&p->modules, g_ptr_array_unref);
 	g_clear_pointer(&p->module_files, g_ptr_array_unref);
 	g_clear_pointer(&p->version, g_free);
@@ -327,6 +355,7 @@ static bool plan_make(struct plan *p, const struct initramfs_payload *payloads, 
 	const struct boot_arch *a = boot_arch_find(arch);
 
 	p->programs = g_ptr_array_new_with_free_func(g_free);
+	p->libraries = g_ptr_array_new_with_free_func(g_free);
 	p->modules = g_ptr_array_new_with_free_func(g_free);
 	p->module_files = g_ptr_array_new_with_free_func(g_free);
 	for (size_t i = 0; i < n; i++) {
@@ -339,11 +368,11 @@ static bool plan_make(struct plan *p, const struct initramfs_payload *payloads, 
 		}
 		if (!initramfs_needs_read(&needs, payloads[i].path, error))
 			return false;
-		if (needs.programs[0] && (!a || !boot_arch_native(a))) {
+		if ((needs.programs[0] || needs.libraries[0]) && (!a || !boot_arch_native(a))) {
 			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID,
 				    "payload %s needs this machine's programs (%s), which "
 				    "cannot run in a %s guest", payloads[i].name,
-				    needs.programs[0], arch);
+				    needs.programs[0] ? needs.programs[0] : needs.libraries[0], arch);
 			initramfs_needs_release(&needs);
 			return false;
 		}
@@ -351,6 +380,8 @@ static bool plan_make(struct plan *p, const struct initramfs_payload *payloads, 
 			needs_words(p->programs, *w, program_name_ok, "", "", NULL);
 		for (char **w = needs.modules; *w; w++)
 			needs_words(p->modules, *w, module_name_ok, "", "", NULL);
+		for (char **w = needs.libraries; *w; w++)
+			needs_words(p->libraries, *w, library_name_ok, "", "", NULL);
 		initramfs_needs_release(&needs);
 	}
 	if (p->modules->len && kernel && kernel->modules_dir) {
@@ -392,6 +423,30 @@ static char *program_find(const char *name, GError **error)
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND,
 			    "a payload needs '%s', which is not installed here", name);
 	return path;
+}
+
+/*
+ * Where a declared library is looked for, in this order: the multiarch
+ * directories of this machine's arch first (where ldd finds libc, so
+ * that each file is packed once, at one path), then the plain ones. The
+ * guest's loader, without an ld.so.cache, searches the same.
+ */
+static const char *const library_dirs[] = {
+	"/lib/" MULTIARCH, "/usr/lib/" MULTIARCH, "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+};
+
+/* The host's path of shared library @name, or NULL with @error set (caller frees). */
+static char *library_find(const char *name, GError **error)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(library_dirs); i++) {
+		g_autofree char *p = g_build_filename(library_dirs[i], name, NULL);
+
+		if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
+			return g_steal_pointer(&p);
+	}
+	g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND,
+		    "a payload needs the library '%s', which is not installed here", name);
+	return NULL;
 }
 
 /* Runs @argv; its standard output, or NULL with @error set. */
@@ -501,8 +556,11 @@ static bool pack_needs(struct cpio *c, const struct plan *p, const struct initra
 	g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
 
-	for (guint i = 0; i < p->programs->len; i++) {
-		g_autofree char *path = program_find(p->programs->pdata[i], error);
+	for (guint i = 0; i < p->programs->len + p->libraries->len; i++) {
+		/* The declared libraries are Debian's: ldd may list their closure. */
+		g_autofree char *path = i < p->programs->len
+			? program_find(p->programs->pdata[i], error)
+			: library_find(p->libraries->pdata[i - p->programs->len], error);
 		g_autoptr(GPtrArray) libs = g_ptr_array_new_with_free_func(g_free);
 
 		if (!path || !ldd_closure(path, libs, error))
@@ -573,6 +631,81 @@ static bool pack_needs(struct cpio *c, const struct plan *p, const struct initra
 	return true;
 }
 
+/* The most entries and depth of a kept selftest tree packed (the builder's caps are lower). */
+#define KSELFTEST_MAX_ENTRIES 50000
+#define KSELFTEST_MAX_DEPTH 32
+
+/*
+ * Adds the paths below @root/@rel (relative to @root) of the directories
+ * and regular files there, links not followed, anything else left out.
+ */
+static bool kselftest_walk(const char *root, const char *rel, unsigned depth, GPtrArray *out,
+			   GError **error)
+{
+	g_autofree char *dir = rel ? g_build_filename(root, rel, NULL) : g_strdup(root);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, error);
+	const char *name;
+
+	if (!d)
+		return false;
+	if (depth > KSELFTEST_MAX_DEPTH) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT, "%s: too deep", dir);
+		return false;
+	}
+	while ((name = g_dir_read_name(d))) {
+		g_autofree char *sub = rel ? g_build_filename(rel, name, NULL) : g_strdup(name);
+		g_autofree char *path = g_build_filename(root, sub, NULL);
+		struct stat st;
+
+		if (lstat(path, &st) < 0 || (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)))
+			continue;
+		if (out->len >= KSELFTEST_MAX_ENTRIES) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT, "%s: over %u entries",
+				    root, KSELFTEST_MAX_ENTRIES);
+			return false;
+		}
+		g_ptr_array_add(out, g_strdup(sub));
+		if (S_ISDIR(st.st_mode) && !kselftest_walk(root, sub, depth + 1, out, error))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Packs the kept selftest tree under /kselftest, in the order initramfs.sh
+ * lists it: every path in C order (a parent before what is in it).
+ */
+static bool pack_kselftests(struct cpio *c, const char *root, GError **error)
+{
+	g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
+
+	if (!kselftest_walk(root, NULL, 0, paths, error))
+		return false;
+	g_ptr_array_sort(paths, compare_strings);
+	cpio_dir(c, "kselftest");
+	for (guint i = 0; i < paths->len; i++) {
+		g_autofree char *path = g_build_filename(root, paths->pdata[i], NULL);
+		g_autofree char *name = g_build_filename("kselftest", paths->pdata[i], NULL);
+		g_autofree char *data = NULL;
+		struct stat st;
+		gsize len;
+
+		if (lstat(path, &st) < 0) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", path,
+				    g_strerror(errno));
+			return false;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			cpio_dir(c, name);
+			continue;
+		}
+		if (!g_file_get_contents(path, &data, &len, error))
+			return false;
+		cpio_file(c, name, (st.st_mode & 0111) ? 0755 : 0644, data, len);
+	}
+	return true;
+}
+
 char *initramfs_modules_dir(const char *image)
 {
 	/* Documentation/x86/boot.rst: kernel_version at 0x20E, an offset from 0x200. */
@@ -617,6 +750,11 @@ static char *init_script(const struct initramfs_payload *payloads, size_t n, con
 		"mount -t proc proc /proc\n"
 		"mount -t sysfs sysfs /sys\n"
 		"mount -t devtmpfs devtmpfs /dev 2>/dev/null\n"
+		/* devtmpfs has none of these: a shell writing to /dev/stdout would make a file. */
+		"ln -s /proc/self/fd /dev/fd 2>/dev/null\n"
+		"ln -s fd/0 /dev/stdin 2>/dev/null\n"
+		"ln -s fd/1 /dev/stdout 2>/dev/null\n"
+		"ln -s fd/2 /dev/stderr 2>/dev/null\n"
 		"ZERODAY_SEED=$(sed -n 's/.*zeroday\\.seed=\\([0-9]*\\).*/\\1/p' /proc/cmdline)\n"
 		"export ZERODAY_SEED\n"
 		"echo ZERODAY-BOOT-START\n"
@@ -683,6 +821,31 @@ static void recipe_file(GString *s, const char *file, const char *text, gsize le
 /* The recipe's part that finds the programs here and lists them with what ldd lists. */
 static void recipe_needs(GString *s, const struct plan *p)
 {
+	if (p->libraries->len) {
+		g_string_append(s, "# The libraries the payloads declare, found here, with what ldd lists\n"
+				   "# for them.\n"
+				   "for lib in");
+		for (guint i = 0; i < p->libraries->len; i++)
+			g_string_append_printf(s, " %s", (const char *)p->libraries->pdata[i]);
+		g_string_append(s, "; do\n"
+				   "\tpath=\n"
+				   "\tfor d in");
+		for (size_t i = 0; i < G_N_ELEMENTS(library_dirs); i++)
+			g_string_append_printf(s, " %s", library_dirs[i]);
+		g_string_append(s, "; do\n"
+			"\t\t[ -f \"$d/$lib\" ] && { path=$d/$lib; break; }\n"
+			"\tdone\n"
+			"\t[ -n \"$path\" ] || {\n"
+			"\t\techo \"initramfs.sh: a payload needs the library $lib, which is not installed\" >&2\n"
+			"\t\texit 1\n"
+			"\t}\n"
+			"\techo \"$path\"\n"
+			"\tldd \"$path\" | sed -n 's/.*=> \\(\\/[^ ]*\\) (0x.*/\\1/p; "
+			"s/^[[:space:]]*\\(\\/[^ ]*\\) (0x.*/\\1/p'\n"
+			"done > \"$dir/needs\"\n");
+		if (!p->programs->len)
+			g_string_append(s, "LC_ALL=C sort -u -o \"$dir/needs\" \"$dir/needs\"\n");
+	}
 	if (!p->programs->len)
 		return;
 	g_string_append(s, "# The payloads' programs, found here, with the shared libraries and the\n"
@@ -697,9 +860,9 @@ static void recipe_needs(GString *s, const struct plan *p)
 		"\t}\n"
 		"\techo \"$path\"\n"
 		"\tldd \"$path\" | sed -n 's/.*=> \\(\\/[^ ]*\\) (0x.*/\\1/p; "
-		"s/^[[:space:]]*\\(\\/[^ ]*\\) (0x.*/\\1/p'\n"
-		"done > \"$dir/needs\"\n"
-		"LC_ALL=C sort -u -o \"$dir/needs\" \"$dir/needs\"\n");
+		"s/^[[:space:]]*\\(\\/[^ ]*\\) (0x.*/\\1/p'\n");
+	g_string_append(s, p->libraries->len ? "done >> \"$dir/needs\"\n" : "done > \"$dir/needs\"\n");
+	g_string_append(s, "LC_ALL=C sort -u -o \"$dir/needs\" \"$dir/needs\"\n");
 }
 
 /* The recipe's part that copies the modules, uncompressed, from $MODULES. */
@@ -774,10 +937,10 @@ char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n,
 		g_string_append_printf(s, "file /payloads/%s $dir/payload-%s 0755 0 0\n",
 				       payloads[i].name, payloads[i].name);
 	g_string_append(s, "EOF\n");
-	if (p.programs->len || p.module_files->len) {
+	if (p.programs->len || p.libraries->len || p.module_files->len) {
 		/* The new directories of the programs' files and the modules, parents first. */
 		g_string_append(s, "{\n");
-		if (p.programs->len)
+		if (p.programs->len || p.libraries->len)
 			g_string_append(s, "\tcat \"$dir/needs\"\n");
 		for (guint i = 0; i < p.module_files->len; i++) {
 			g_autofree char *name = module_archive_path(&p, p.module_files->pdata[i]);
@@ -793,7 +956,7 @@ char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n,
 			g_string_append_printf(s, "%s%s", i ? "|" : "", dirs_made[i]);
 		g_string_append(s, ") 0755 0 0' || :\n} >> \"$dir/list\"\n");
 	}
-	if (p.programs->len)
+	if (p.programs->len || p.libraries->len)
 		g_string_append(s, "sed 's|.*|file & & 0755 0 0|' \"$dir/needs\" >> \"$dir/list\"\n");
 	for (guint i = 0; i < p.module_files->len; i++) {
 		g_autofree char *name = module_archive_path(&p, p.module_files->pdata[i]);
@@ -801,6 +964,28 @@ char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n,
 		g_string_append_printf(s, "echo \"file /%s $dir/module-%u.ko 0644 0 0\" "
 					  ">> \"$dir/list\"\n", name, i);
 	}
+	if (kernel && kernel->kselftest_dir)
+		g_string_append(s,
+			"# The selftests the kernel's tree installed (make -C tools/testing/selftests\n"
+			"# O=BUILD-DIR INSTALL_PATH=BUILD-DIR/kselftest-install install), under /kselftest.\n"
+			"kselftest=${KSELFTEST:-$build/kselftest-install}\n"
+			"if [ ! -d \"$kselftest\" ]; then\n"
+			"\techo \"initramfs.sh: no selftests in $kselftest: none packed\" >&2\n"
+			"\tkselftest=$dir/no-kselftest\n"
+			"\tmkdir \"$kselftest\"\n"
+			"fi\n"
+			"echo \"dir /kselftest 0755 0 0\" >> \"$dir/list\"\n"
+			"(cd \"$kselftest\" && find . -mindepth 1 \\( -type d -o -type f \\) | LC_ALL=C sort) |\n"
+			"while read -r f; do\n"
+			"\tf=${f#./}\n"
+			"\tif [ -d \"$kselftest/$f\" ]; then\n"
+			"\t\techo \"dir /kselftest/$f 0755 0 0\"\n"
+			"\telif [ -x \"$kselftest/$f\" ]; then\n"
+			"\t\techo \"file /kselftest/$f $kselftest/$f 0755 0 0\"\n"
+			"\telse\n"
+			"\t\techo \"file /kselftest/$f $kselftest/$f 0644 0 0\"\n"
+			"\tfi\n"
+			"done >> \"$dir/list\"\n");
 	g_string_append(s, "\"$build/usr/gen_init_cpio\" \"$dir/list\" > \"$dir/cpio\"\n"
 			   "gzip -9 < \"$dir/cpio\"\n");
 	return g_string_free(g_steal_pointer(&s), FALSE);
@@ -849,6 +1034,8 @@ bool initramfs_build(const char *out_path, const char *busybox,
 		cpio_file(&c, name, 0755, text, len);
 	}
 	if (!pack_needs(&c, &p, kernel, error))
+		return false;
+	if (kernel && kernel->kselftest_dir && !pack_kselftests(&c, kernel->kselftest_dir, error))
 		return false;
 	cpio_entry(&c, "TRAILER!!!", 0, 0, 0, NULL, 0);
 

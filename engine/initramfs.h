@@ -25,6 +25,13 @@ struct initramfs_payload {
  *                                            /usr/sbin and /sbin
  *   # zeroday-modules: virtio_blk ext4      kernel modules to load first
  *   # zeroday-scratch-mb: 512               a scratch disk, /dev/vda
+ *   # zeroday-libraries: libm.so.6 libnuma.so.1
+ *                                            host shared libraries, found in
+ *                                            the host's library directories,
+ *                                            packed with their own closure:
+ *                                            for programs of the kernel's tree
+ *                                            (the selftests), on which ldd is
+ *                                            never run
  *
  * A key may repeat (its words add up); any other "zeroday-" key is an
  * error, so a typo does not silently drop a need.
@@ -32,6 +39,7 @@ struct initramfs_payload {
 struct initramfs_needs {
 	char **programs;     /* NULL-terminated, never NULL */
 	char **modules;      /* likewise, module names as modules.dep spells them */
+	char **libraries;    /* likewise, library file names ("libm.so.6") */
 	unsigned scratch_mb; /* 0: none */
 };
 
@@ -48,6 +56,14 @@ void initramfs_needs_release(struct initramfs_needs *needs);
 struct initramfs_kernel {
 	const char *arch;        /* kernel ARCH (boot_arch_find()); NULL: x86_64 */
 	const char *modules_dir; /* /lib/modules/VERSION of the booted kernel, or NULL */
+	/*
+	 * NULL, or the selftest tree the kernel's build installed, as zeroday
+	 * kept it (directories and plain files only): packed under
+	 * /kselftest as it is, files 0755 or 0644 as they are there. Its
+	 * programs are never run here (no ldd): the payload that runs them
+	 * declares their libraries (zeroday-libraries).
+	 */
+	const char *kselftest_dir;
 };
 
 /*
@@ -65,7 +81,9 @@ char *initramfs_modules_dir(const char *image);
  * shared libraries and their ELF interpreter, each file once; its
  * zeroday-modules, when @kernel (NULL: x86_64, no modules) has a modules
  * directory, with their dependencies (modules.dep), uncompressed, and
- * the init loads them before the first payload. Refuses (INVALID) host
+ * the init loads them before the first payload; @kernel's kselftest_dir
+ * under /kselftest. The init links /dev/fd and /dev/std{in,out,err}
+ * (scripts write to /dev/stdout). Refuses (INVALID) host
  * programs for a kernel whose arch is not this machine's, and fails
  * (NOT_FOUND) when a program is not installed.
  */
@@ -83,9 +101,11 @@ bool initramfs_build(const char *out_path, const char *busybox,
  *   sh initramfs.sh build > initramfs.cpio.gz
  *
  * Text payloads are written as they are, readable in the script; others
- * in base64. The payloads' host programs are found on the developer's
- * machine and packed with what its ldd lists; their modules are copied
- * from $MODULES (default the modules directory @kernel names).
+ * in base64. The payloads' host programs and libraries are found on the
+ * developer's machine and packed with what its ldd lists; their modules
+ * are copied from $MODULES (default the modules directory @kernel
+ * names); with @kernel's kselftest_dir, the selftests the developer
+ * installed from $KSELFTEST (default BUILD-DIR/kselftest-install).
  */
 char *initramfs_recipe(const struct initramfs_payload *payloads, size_t n_payloads,
 		       const struct initramfs_kernel *kernel, GError **error);

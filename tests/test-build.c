@@ -145,6 +145,84 @@ static void expect(const char *oid, const char *parent, const char *spec,
 	testlib_check_diags(got, fresh, show);
 }
 
+/*
+ * kselftest=NAME check words: repeatable, x86_64 only, names checked;
+ * they bring the shipped kselftest.config after the target's fragments,
+ * and vm and mm name whichever directory the tree has.
+ */
+static void test_kselftest_targets(void)
+{
+	static const struct { const char *spec; bool ok; } cases[] = {
+		{ "x86_64:tinyconfig+serial:kselftest=vm,kselftest=size", true },
+		{ "x86_64:defconfig:W=1,kselftest=mm", true },
+		{ "x86_64:tinyconfig:kselftest=", false },
+		{ "x86_64:tinyconfig:kselftest=VM", false },
+		{ "x86_64:tinyconfig:kselftest=../vm", false },
+		{ "x86_64:tinyconfig:kselftest=vm/../..", false },
+		{ "x86_64:tinyconfig:kselftest=$(reboot)", false },
+		{ "arm64:tinyconfig+serial:kselftest=vm", false },
+		{ "riscv:tinyconfig:kselftest=size", false },
+	};
+	g_autofree char *tree = testlib_mkdir("kselftest-tree");
+	g_autofree char *mm = g_build_filename(tree, "tools/testing/selftests/mm", NULL);
+	g_autofree char *size = g_build_filename(tree, "tools/testing/selftests/size", NULL);
+	g_autofree char *timers = g_build_filename(tree, "tools/testing/selftests/timers", NULL);
+	g_autofree char *dir = NULL;
+	struct build_target t;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+
+		g_test_message("target %s", cases[i].spec);
+		g_assert_cmpint(build_target_parse(&t, cases[i].spec, fragments, &error), ==,
+				cases[i].ok);
+		if (!cases[i].ok) {
+			g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+			g_test_message("  %s", error->message);
+		}
+		build_target_clear(&t);
+	}
+	{
+		g_autoptr(GError) error = NULL;
+
+		g_assert_false(build_target_parse(&t, "arm64:tinyconfig:kselftest=vm", fragments,
+						  &error));
+		g_assert_nonnull(strstr(error->message, "x86_64 targets only"));
+	}
+	g_assert_true(build_target_parse(&t, "x86_64:tinyconfig+serial:kselftest=vm,kselftest=size,"
+					 "kselftest=vm", fragments, NULL));
+	g_assert_cmpuint(g_strv_length(t.kselftests), ==, 2);
+	g_assert_cmpstr(t.kselftests[0], ==, "vm");
+	g_assert_cmpstr(t.kselftests[1], ==, "size");
+	g_assert_cmpuint(g_strv_length(t.fragments), ==, 2);
+	g_assert_true(g_str_has_suffix(t.fragments[0], "/serial.config"));
+	g_assert_true(g_str_has_suffix(t.fragments[1], "/kselftest.config"));
+	g_assert_cmpint(t.checks, ==, 0);
+	build_target_clear(&t);
+	g_assert_true(build_target_parse(&t, "x86_64:tinyconfig", fragments, NULL));
+	g_assert_nonnull(t.kselftests);
+	g_assert_null(t.kselftests[0]);
+	g_assert_cmpuint(g_strv_length(t.fragments), ==, 0);
+	build_target_clear(&t);
+
+	/* 6.3 renamed vm to mm: either name finds the one the tree has. */
+	g_assert_cmpint(g_mkdir_with_parents(mm, 0755), ==, 0);
+	g_assert_cmpint(g_mkdir_with_parents(size, 0755), ==, 0);
+	dir = build_kselftest_dir(tree, "vm");
+	g_assert_cmpstr(dir, ==, "mm");
+	g_clear_pointer(&dir, g_free);
+	dir = build_kselftest_dir(tree, "mm");
+	g_assert_cmpstr(dir, ==, "mm");
+	g_clear_pointer(&dir, g_free);
+	dir = build_kselftest_dir(tree, "size");
+	g_assert_cmpstr(dir, ==, "size");
+	g_clear_pointer(&dir, g_free);
+	g_assert_null(build_kselftest_dir(tree, "net"));
+	/* A link in the tree is not a selftest directory. */
+	g_assert_cmpint(symlink("/etc", timers), ==, 0);
+	g_assert_null(build_kselftest_dir(tree, "timers"));
+}
+
 static void test_targets(void)
 {
 	static const struct { const char *spec; bool ok; } cases[] = {
@@ -499,6 +577,7 @@ int main(int argc, char **argv)
 	g_assert_no_error(error);
 
 	g_test_add_func("/build/targets", test_targets);
+	g_test_add_func("/build/kselftest-targets", test_kselftest_targets);
 	g_test_add_func("/build/new-warning", test_new_warning);
 	g_test_add_func("/build/moved-warning", test_moved_warning);
 	g_test_add_func("/build/error-one-config", test_error_one_config);

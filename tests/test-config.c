@@ -220,7 +220,7 @@ static const struct bad_case {
 	  "no such config fragment" },
 	{ "[build]\ntargets=x86_64:defconfig:W=2\n",
 	  "test.conf: [build] targets: bad build target 'x86_64:defconfig:W=2': "
-	  "unknown check (W=1, sparse, sparse-all, coccinelle, LLVM=1, heads)" },
+	  "unknown check (W=1, sparse, sparse-all, coccinelle, LLVM=1, heads, kselftest=NAME)" },
 	{ "[build]\ntargets=x86_64:defconfig\\nreboot\n",
 	  "test.conf: [build] targets: control character in the value" },
 	/* Boot hosts: the slot count as bot/lab/booter.c reads it, and a libvirt URI. */
@@ -307,7 +307,7 @@ static void test_payload_declarations(void)
 	g_autofree char *want = g_strdup_printf("test.conf: [boot] payloads: %s: unknown "
 						"declaration 'zeroday-need'", bad);
 	g_autoptr(GError) error = NULL;
-	zd_autoptr(config) good = config_load_data("[boot]\npayloads=smoke;trinity;fs-stress\n",
+	zd_autoptr(config) good = config_load_data("[boot]\npayloads=smoke;trinity;fs-stress;kselftest\n",
 						   "test.conf", &error);
 	zd_autoptr(config) c = NULL;
 
@@ -326,7 +326,8 @@ static void test_good_values(void)
 {
 	static const char text[] =
 		"[build]\ntargets=x86_64:randconfig@daily;x86_64:randconfig@42+serial:W=1;"
-		"x86_64:file=/etc/kernel.config;arm:multi_v7_defconfig\n"
+		"x86_64:file=/etc/kernel.config;arm:multi_v7_defconfig;"
+		"x86_64:tinyconfig+serial:kselftest=vm,kselftest=size\n"
 		"[boot]\nhosts=qemu:///system?socket=/run/libvirt/sock*1024;test:///default;"
 		"qemu+tcp://127.0.0.1:16509/system;qemu+ssh://root@[::1]:22/system*3\n"
 		"payloads=smoke;/opt/ltp/runltp\n";
@@ -336,7 +337,7 @@ static void test_good_values(void)
 	g_assert_no_error(error);
 	if (!c)
 		return;
-	g_assert_cmpuint(g_strv_length(c->build_targets), ==, 4);
+	g_assert_cmpuint(g_strv_length(c->build_targets), ==, 5);
 	g_assert_cmpuint(g_strv_length(c->boot_hosts), ==, 4);
 	g_assert_cmpstr(c->boot_hosts[0], ==, "qemu:///system?socket=/run/libvirt/sock*1024");
 }

@@ -96,11 +96,137 @@ static void test_read_and_copy(void)
 	}
 }
 
+/* Makes @rel below @root: a directory when it ends in '/', else a file with @text. */
+static void make_entry(const char *root, const char *rel, const char *text, mode_t mode)
+{
+	g_autofree char *path = g_build_filename(root, rel, NULL);
+
+	if (g_str_has_suffix(rel, "/")) {
+		g_assert_cmpint(g_mkdir_with_parents(path, 0755), ==, 0);
+		return;
+	}
+	{
+		g_autofree char *parent = g_path_get_dirname(path);
+
+		g_assert_cmpint(g_mkdir_with_parents(parent, 0755), ==, 0);
+	}
+	g_assert_true(g_file_set_contents(path, text, -1, NULL));
+	g_assert_cmpint(chmod(path, mode), ==, 0);
+}
+
+static const struct hostile_tree_caps caps = { .max_files = 100, .max_depth = 4,
+					       .max_bytes = 4096 };
+
+/* A tree copy refused for @why; nothing is left at @dest or beside it. */
+static void tree_refused(const char *top, int code, const char *why)
+{
+	g_autofree char *dest = g_build_filename(testlib_scratch(), "tree-refused", NULL);
+	g_autoptr(GError) error = NULL;
+
+	g_assert_false(hostile_copy_tree(dir, top, dest, &caps, &error));
+	g_assert_error(error, ENGINE_ERROR, code);
+	g_test_message("%s: %s", top, error->message);
+	g_assert_nonnull(strstr(error->message, why));
+	g_assert_false(g_file_test(dest, G_FILE_TEST_EXISTS));
+	{
+		g_autoptr(GDir) d = g_dir_open(testlib_scratch(), 0, NULL);
+		const char *name;
+
+		while ((name = g_dir_read_name(d)))
+			g_assert_false(g_str_has_prefix(name, "tree-refused.tmp-"));
+	}
+}
+
+static void test_tree(void)
+{
+	g_autofree char *dest = g_build_filename(testlib_scratch(), "tree-copy", NULL);
+	g_autofree char *path = NULL;
+	g_autofree char *text = NULL;
+	g_autofree char *blob = g_strnfill(3000, 'x');
+	g_autoptr(GError) error = NULL;
+	struct stat st;
+
+	/* A good tree: the executable bit kept, nothing else of the modes (group write). */
+	make_entry(dir, "t-kst/vm/", NULL, 0);
+	make_entry(dir, "t-kst/run_kselftest.sh", "#!/bin/sh\n", 0775);
+	make_entry(dir, "t-kst/vm/settings", "timeout=45\n", 0664);
+	make_entry(dir, "t-kst/vm/map_fixed_noreplace", "ELF", 0775);
+	make_entry(dir, "t-kst/empty/", NULL, 0);
+	g_assert_true(hostile_copy_tree(dir, "t-kst", dest, &caps, &error));
+	g_assert_no_error(error);
+	path = g_build_filename(dest, "vm", "map_fixed_noreplace", NULL);
+	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "ELF");
+	g_assert_cmpint(stat(path, &st), ==, 0);
+	g_assert_cmpint(st.st_mode & 07777, ==, 0755);
+	g_clear_pointer(&path, g_free);
+	path = g_build_filename(dest, "vm", "settings", NULL);
+	g_assert_cmpint(stat(path, &st), ==, 0);
+	g_assert_cmpint(st.st_mode & 07777, ==, 0644);
+	g_clear_pointer(&path, g_free);
+	path = g_build_filename(dest, "empty", NULL);
+	g_assert_true(g_file_test(path, G_FILE_TEST_IS_DIR));
+	g_clear_pointer(&path, g_free);
+	/* Copied again, over the last copy. */
+	make_entry(dir, "t-kst/vm/settings", "timeout=30\n", 0644);
+	g_assert_true(hostile_copy_tree(dir, "t-kst", dest, &caps, &error));
+	g_clear_pointer(&text, g_free);
+	path = g_build_filename(dest, "vm", "settings", NULL);
+	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "timeout=30\n");
+	g_clear_pointer(&path, g_free);
+
+	/* A link anywhere, at the top or on the way, a FIFO, a hard link. */
+	make_entry(dir, "t-symlink/a/", NULL, 0);
+	path = g_build_filename(dir, "t-symlink", "a", "shadow", NULL);
+	g_assert_cmpint(symlink("/etc/shadow", path), ==, 0);
+	g_clear_pointer(&path, g_free);
+	tree_refused("t-symlink", ENGINE_ERROR_INVALID, "a symbolic link");
+	path = g_build_filename(dir, "t-linktop", NULL);
+	g_assert_cmpint(symlink("t-kst", path), ==, 0);
+	g_clear_pointer(&path, g_free);
+	tree_refused("t-linktop", ENGINE_ERROR_INVALID, "link");
+	make_entry(dir, "t-fifo/", NULL, 0);
+	path = g_build_filename(dir, "t-fifo", "pipe", NULL);
+	g_assert_cmpint(mkfifo(path, 0644), ==, 0);
+	g_clear_pointer(&path, g_free);
+	tree_refused("t-fifo", ENGINE_ERROR_INVALID, "not a regular file");
+	make_entry(dir, "t-hard/one", "x", 0644);
+	{
+		g_autofree char *one = g_build_filename(dir, "t-hard", "one", NULL);
+
+		path = g_build_filename(dir, "t-hard", "two", NULL);
+		g_assert_cmpint(link(one, path), ==, 0);
+		g_clear_pointer(&path, g_free);
+	}
+	tree_refused("t-hard", ENGINE_ERROR_INVALID, "hard links");
+	/* Too big (one file, or all together), too deep, too many. */
+	make_entry(dir, "t-big/a", blob, 0644);
+	make_entry(dir, "t-big/b", blob, 0644);
+	tree_refused("t-big", ENGINE_ERROR_LIMIT, "over the cap");
+	make_entry(dir, "t-deep/1/2/3/4/5/", NULL, 0);
+	tree_refused("t-deep", ENGINE_ERROR_LIMIT, "deeper than");
+	make_entry(dir, "t-many/", NULL, 0);
+	for (int i = 0; i < 120; i++) {
+		g_autofree char *name = g_strdup_printf("t-many/f%d", i);
+
+		make_entry(dir, name, "", 0644);
+	}
+	tree_refused("t-many", ENGINE_ERROR_LIMIT, "entries");
+	tree_refused("t-kst/run_kselftest.sh", ENGINE_ERROR_INVALID, "not a directory");
+	tree_refused("t-missing", ENGINE_ERROR_NOT_FOUND, "No such file");
+	tree_refused("t-kst/../good", ENGINE_ERROR_INVALID, "'..' refused");
+	g_assert_true(hostile_is_dir(dir, "t-kst/vm"));
+	g_assert_false(hostile_is_dir(dir, "t-linktop"));
+	g_assert_false(hostile_is_dir(dir, "t-kst/run_kselftest.sh"));
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
 	dir = testlib_mkdir("build");
 	g_test_add_func("/hostile/refused", test_refused);
 	g_test_add_func("/hostile/read-and-copy", test_read_and_copy);
+	g_test_add_func("/hostile/tree", test_tree);
 	return g_test_run();
 }

@@ -60,6 +60,7 @@ static void test_needs_read(void)
 					   "#zeroday-needs: e2fsck stress-ng\n"
 					   "# zeroday-modules: virtio_blk ext4\n"
 					   "# zeroday-scratch-mb: 64\n"
+					   "# zeroday-libraries: libnuma.so.1 libm.so.6\n"
 					   "echo hi\n"
 					   "# zeroday-needs: after-the-header\n");
 	g_autofree char *typo = scratch_file("typo", "#!/bin/sh\n# zeroday-need: trinity\n");
@@ -78,7 +79,23 @@ static void test_needs_read(void)
 	g_assert_cmpuint(g_strv_length(n.modules), ==, 2);
 	g_assert_cmpstr(n.modules[1], ==, "ext4");
 	g_assert_cmpuint(n.scratch_mb, ==, 64);
+	g_assert_cmpuint(g_strv_length(n.libraries), ==, 2);
+	g_assert_cmpstr(n.libraries[0], ==, "libnuma.so.1");
 	initramfs_needs_release(&n);
+	/* A library is a file name of a shared library, not a path. */
+	{
+		g_autofree char *lpath = scratch_file("lpath", "#!/bin/sh\n"
+						      "# zeroday-libraries: /lib/libm.so.6\n");
+		g_autofree char *lname = scratch_file("lname", "#!/bin/sh\n"
+						      "# zeroday-libraries: libm\n");
+
+		g_assert_false(initramfs_needs_read(&n, lpath, &error));
+		g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+		g_clear_error(&error);
+		g_assert_false(initramfs_needs_read(&n, lname, &error));
+		g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+		g_clear_error(&error);
+	}
 
 	g_assert_true(initramfs_needs_read(&n, binary, &error));
 	g_assert_null(n.programs[0]);
@@ -351,6 +368,74 @@ static void test_recipe_order(void)
 	g_assert_nonnull(strstr(built, "\nlib64\n"));
 }
 
+/*
+ * A kept selftest tree goes under /kselftest, directories and plain files
+ * with their executable bit, links left out; the libraries a payload
+ * declares come from the host's library directories with their closure
+ * (no ldd on the tree's programs); the init links /dev/stdout; and
+ * initramfs.sh lists the same entries in the same order.
+ */
+static void test_kselftest(void)
+{
+	g_autofree char *tree = testlib_mkdir("kst-install/vm");
+	g_autofree char *top = g_path_get_dirname(tree);
+	g_autofree char *payload = scratch_file("kst", "#!/bin/sh\n"
+						"# zeroday-needs: timeout\n"
+						"# zeroday-libraries: libm.so.6 libgcc_s.so.1\n");
+	g_autofree char *usr = testlib_mkdir("kbuild/usr");
+	g_autofree char *tool = g_build_filename(usr, "gen_init_cpio", NULL);
+	g_autofree char *out = g_build_filename(testlib_scratch(), "kst.gz", NULL);
+	struct initramfs_payload p[] = { { "kselftest", payload, 10 } };
+	struct initramfs_kernel k = { .kselftest_dir = top };
+	g_autoptr(GError) error = NULL;
+	g_autofree char *cmd = NULL;
+	g_autofree char *recipe = NULL;
+	g_autofree char *script = NULL;
+	g_autofree char *listed = NULL;
+	g_autofree char *built = NULL;
+	g_autofree char *init = NULL;
+	g_autofree char *modes = NULL;
+
+	cmd = g_strdup_printf("cd '%s' && printf '#!/bin/sh\\n' > run_kselftest.sh && "
+			      "chmod 755 run_kselftest.sh && echo ELF > vm/map_fixed_noreplace && "
+			      "chmod 755 vm/map_fixed_noreplace && echo timeout=45 > vm/settings && "
+			      "mkdir vm-extra && echo x > vm-extra/a && ln -s /etc/shadow vm/shadow",
+			      top);
+	g_free(sh(cmd));
+	g_assert_true(initramfs_build(out, "/bin/busybox", p, 1, &k, &error));
+	g_assert_no_error(error);
+	archive_list(out, &built, &init);
+	g_assert_nonnull(strstr(built, "\nkselftest\nkselftest/run_kselftest.sh\nkselftest/vm\n"
+					"kselftest/vm-extra\nkselftest/vm-extra/a\n"
+					"kselftest/vm/map_fixed_noreplace\nkselftest/vm/settings\n"));
+	g_assert_null(strstr(built, "shadow"));
+	g_assert_nonnull(strstr(built, "\nlib/x86_64-linux-gnu/libm.so.6\n"));
+	g_assert_nonnull(strstr(built, "\nlib/x86_64-linux-gnu/libgcc_s.so.1\n"));
+	g_assert_nonnull(strstr(built, "\nlib/x86_64-linux-gnu/libc.so.6\n"));
+	g_assert_nonnull(strstr(built, "bin/timeout\n"));
+	g_assert_nonnull(strstr(init, "ln -s fd/1 /dev/stdout"));
+	g_free(cmd);
+	cmd = g_strdup_printf("gzip -dc < '%s' | cpio -itv --quiet | "
+			      "awk '/kselftest\\/vm\\// { print $1, $NF }'", out);
+	modes = sh(cmd);
+	g_assert_cmpstr(modes, ==, "-rwxr-xr-x kselftest/vm/map_fixed_noreplace\n"
+				   "-rw-r--r-- kselftest/vm/settings\n");
+
+	/* initramfs.sh packs the developer's install ($KSELFTEST) the same way. */
+	g_assert_true(g_file_set_contents(tool, "#!/bin/sh\n"
+					  "awk '{ sub(\"^/\", \"\", $2); print $2 }' \"$1\"\n",
+					  -1, NULL));
+	g_assert_cmpint(g_chmod(tool, 0755), ==, 0);
+	g_free(cmd);
+	recipe = initramfs_recipe(p, 1, &k, &error);
+	g_assert_no_error(error);
+	script = scratch_file("kinitramfs.sh", recipe);
+	cmd = g_strdup_printf("KSELFTEST='%s' BUSYBOX=/bin/busybox sh '%s' kbuild | gzip -dc", top,
+			      script);
+	listed = sh(cmd);
+	g_assert_cmpstr(listed, ==, built);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -361,5 +446,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/initramfs/modules-dir", test_modules_dir);
 	g_test_add_func("/initramfs/recipe-needs", test_recipe_needs);
 	g_test_add_func("/initramfs/recipe-order", test_recipe_order);
+	g_test_add_func("/initramfs/kselftest", test_kselftest);
 	return g_test_run();
 }

@@ -16,6 +16,7 @@
 
 #include "bot/bot.h"
 #include "bot/lab/booter.h"
+#include "bot/lab/builder.h"
 #include "engine/boot.h"
 #include "engine/initramfs.h"
 
@@ -542,6 +543,7 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	g_autofree char *host_id = boot_host_id(config->state_dir);
 	g_autofree char *busybox = NULL;
 	g_autofree char *modules_dir = NULL;
+	g_autofree char *kselftest_dir = NULL;
 	bool needs = false;
 	const char *arch = req->arch ? req->arch : boot_arch_of_image(req->image);
 	GArray *payloads = NULL;
@@ -602,16 +604,21 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 							    i).path, error))
 			goto done;
 		p.scratch_mb = MAX(p.scratch_mb, n.scratch_mb);
-		needs |= n.programs[0] || n.modules[0] || n.scratch_mb;
+		needs |= n.programs[0] || n.modules[0] || n.libraries[0] || n.scratch_mb;
 		initramfs_needs_release(&n);
 	}
 	/* A kernel whose modules are on this machine (a distribution's) gets them packed. */
 	if (boot_arch_native(p.arch))
 		modules_dir = initramfs_modules_dir(req->image);
+	/* A build with kselftest= words kept its selftests beside its image. */
+	kselftest_dir = builder_kselftest_path(req->image);
+	if (kselftest_dir && !g_file_test(kselftest_dir, G_FILE_TEST_IS_DIR))
+		g_clear_pointer(&kselftest_dir, g_free);
 	if (!initramfs_build(initrd, busybox,
 			     (const struct initramfs_payload *)payloads->data, payloads->len,
 			     &(struct initramfs_kernel){ .arch = p.arch->arch,
-							 .modules_dir = modules_dir },
+							 .modules_dir = modules_dir,
+							 .kselftest_dir = kselftest_dir },
 			     error))
 		goto done;
 	/* Domains a crashed zeroday left behind go first. */

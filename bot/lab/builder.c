@@ -37,6 +37,7 @@ void builder_result_free(struct builder_result *r)
 
 #define IMAGE_SUFFIX ".image"
 #define VMLINUX_SUFFIX ".vmlinux"
+#define KSELFTEST_SUFFIX ".kselftest"
 
 char *builder_vmlinux_path(const char *image_path)
 {
@@ -63,6 +64,48 @@ static void keep_vmlinux(const char *builddir, const char *image)
 		g_info("no vmlinux kept beside %s: %s", image, local->message);
 	else
 		g_message("no vmlinux kept beside %s: %s", image, local->message);
+}
+
+char *builder_kselftest_path(const char *image_path)
+{
+	if (!image_path || !g_str_has_suffix(image_path, IMAGE_SUFFIX))
+		return NULL;
+	return g_strconcat(image_path, KSELFTEST_SUFFIX, NULL);
+}
+
+/* What a selftest install tree taken out of a build may hold. */
+static const struct hostile_tree_caps kselftest_caps = {
+	.max_files = 20000, .max_depth = 16, .max_bytes = 512ULL * 1024 * 1024,
+};
+
+/*
+ * Keeps the selftests the build installed beside its image @image, for its
+ * boots to pack (engine/initramfs.h): copied out of the build directory
+ * as hostile files (hostile_copy_tree()). When they did not build, or
+ * cannot be taken out, the kept directory holds only the note
+ * KSELFTEST_FAILED with why: the kselftest payload reports it as a failed
+ * test, and the kernel's build stays good.
+ */
+static void keep_kselftests(const char *builddir, const char *image,
+			    const struct build_output *out)
+{
+	g_autofree char *kept = builder_kselftest_path(image);
+	g_autofree char *note = NULL;
+	g_autofree char *why = NULL;
+	g_autoptr(GError) local = NULL;
+
+	if (!kept || out->kselftest == BUILD_KSELFTEST_NONE)
+		return;
+	if (out->kselftest == BUILD_KSELFTEST_OK &&
+	    hostile_copy_tree(builddir, BUILD_KSELFTEST_INSTALL, kept, &kselftest_caps, &local))
+		return;
+	why = local ? g_strdup_printf("taking the selftests out: %s", local->message)
+		    : g_strdup(out->kselftest_reason ? out->kselftest_reason : "unknown");
+	g_message("%s: %s", image, why);
+	note = g_build_filename(kept, BUILDER_KSELFTEST_FAILED, NULL);
+	if (g_mkdir_with_parents(kept, 0755) < 0 ||
+	    !g_file_set_contents(note, why, -1, NULL))
+		g_warning("%s: %s", kept, g_strerror(errno));
 }
 
 struct progress {
@@ -192,6 +235,7 @@ static struct build_row *build_in(const struct config *config, const struct buil
 				 &local)) {
 			row->image_path = g_steal_pointer(&kept);
 			keep_vmlinux(builddir, row->image_path);
+			keep_kselftests(builddir, row->image_path, &out);
 		} else if (!g_error_matches(local, ENGINE_ERROR, ENGINE_ERROR_NOT_FOUND)) {
 			g_free(row->reason);
 			row->status = BUILD_INFRA;

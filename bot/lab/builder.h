@@ -71,6 +71,20 @@ struct builder_site {
  */
 char *builder_vmlinux_path(const char *image_path);
 
+/*
+ * The selftest tree kept beside the image @image_path (STAMP.image ->
+ * STAMP.image.kselftest, a directory: the install tree of a target with
+ * kselftest= words), or NULL when @image_path is NULL or not an image's
+ * name (caller frees). It may be missing: a target without selftests.
+ */
+char *builder_kselftest_path(const char *image_path);
+
+/*
+ * The file that stands alone in a kept selftest directory when the
+ * selftests did not build: its text says why.
+ */
+#define BUILDER_KSELFTEST_FAILED "zeroday-build-failed"
+
 /* A name for @source (a tree, or "path:" and a repository) safe as a directory name. */
 char *builder_source_key(const char *source);
 

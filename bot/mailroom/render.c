@@ -79,6 +79,8 @@ static const struct template_field report_fields[] = {
 	{ "test_alone", TEMPLATE_TEXT, true, NULL }, /* "kunit.filter_glob=SUITE.TEST" */
 	/* A boot report's other failures of the same culprit (failed tests, say). */
 	{ "more_failures", TEMPLATE_LIST, true, more_failure_fields },
+	/* A command line that runs it alone: "make ... && ./kselftest/run_kselftest.sh -t vm:foo" */
+	{ "test_alone_command", TEMPLATE_TEXT, true, NULL },
 	{ "title", TEMPLATE_TEXT, false, NULL },
 	{ "diags", TEMPLATE_LIST, true, diag_fields },
 	{ "several", TEMPLATE_TEXT, true, NULL }, /* how many diagnostics, when more than one */

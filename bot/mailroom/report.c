@@ -550,6 +550,18 @@ static void fill_series(struct template_values *v, const struct bot *c,
  * own KUnit suites, how to run it alone (KUnit's kunit.filter_glob takes
  * SUITE.TEST from the kernel command line).
  */
+/* A selftest collection's or program's name, safe in a command line. */
+static bool kselftest_word_ok(const char *w)
+{
+	if (!*w || *w == '-')
+		return false;
+	for (; *w; w++) {
+		if (!g_ascii_isalnum(*w) && !strchr("._-", *w))
+			return false;
+	}
+	return true;
+}
+
 static void fill_test(struct template_values *v, const char *title)
 {
 	g_autofree char *test = diag_console_test_of(title);
@@ -562,6 +574,19 @@ static void fill_test(struct template_values *v, const char *title)
 	if (g_strv_length(parts) >= 3 && strcmp(parts[0], "kunit") == 0)
 		template_values_printf(v, "test_alone", "kunit.filter_glob=%s.%s", parts[1],
 				       parts[2]);
+	/*
+	 * A selftest (payload kselftest, "kselftest/COLLECTION/PROGRAM"):
+	 * built from the checkout as the target built it, where initramfs.sh
+	 * packs it from, then run by its runner alone, on the booted kernel.
+	 */
+	if (g_strv_length(parts) >= 3 && strcmp(parts[0], "kselftest") == 0 &&
+	    kselftest_word_ok(parts[1]) && kselftest_word_ok(parts[2]))
+		template_values_printf(v, "test_alone_command",
+				       "make O=build headers && make -C tools/testing/selftests "
+				       "O=$PWD/build TARGETS=%s "
+				       "INSTALL_PATH=$PWD/build/kselftest-install install && "
+				       "./build/kselftest-install/run_kselftest.sh -t %s:%s",
+				       parts[1], parts[1], parts[2]);
 }
 
 static char *headline(const struct finding_row *f)
@@ -860,7 +885,12 @@ void report_boot_reproduce(struct reply *out, struct template_values *v, const s
 	if (chosen)
 		recipe = initramfs_recipe((const struct initramfs_payload *)chosen->data,
 					  chosen->len,
-					  &(struct initramfs_kernel){ .arch = t->arch }, &error);
+					  &(struct initramfs_kernel){
+						  .arch = t->arch,
+						  /* initramfs.sh packs the developer's own install. */
+						  .kselftest_dir = t->kselftests && t->kselftests[0]
+								   ? "build/kselftest-install" : NULL,
+					  }, &error);
 	/* The scratch disk the payloads declare, as their boots had it. */
 	for (guint i = 0; recipe && i < chosen->len; i++) {
 		struct initramfs_needs n;
