@@ -210,6 +210,40 @@ bool hostile_read(char **contents, gsize *len, const char *dir, const char *relp
 	return true;
 }
 
+/*
+ * Copies @in to @out up to its end, adding what it copies to *@used,
+ * which may not pass @cap (a file may grow after its fstat: the cap holds
+ * all the same). Returns 0; 1 when the cap was passed; -1 with errno set
+ * when a read or a write failed.
+ */
+static int copy_capped(int in, int out, guint64 *used, guint64 cap)
+{
+	for (;;) {
+		char chunk[65536];
+		ssize_t n = read(in, chunk, sizeof(chunk));
+		ssize_t done = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return 0;
+		*used += (guint64)n;
+		if (*used > cap)
+			return 1;
+		while (done < n) {
+			ssize_t w = write(out, chunk + done, (size_t)(n - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -1;
+			done += w;
+		}
+	}
+}
+
 bool hostile_copy(const char *dir, const char *relpath, guint64 max, const char *dest,
 		  mode_t mode, GError **error)
 {
@@ -228,34 +262,13 @@ bool hostile_copy(const char *dir, const char *relpath, guint64 max, const char 
 		close(in);
 		return false;
 	}
-	for (;;) {
-		char chunk[65536];
-		ssize_t n = read(in, chunk, sizeof(chunk));
-		ssize_t done = 0;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n < 0)
-				goto io_error;
-			break;
-		}
-		copied += (guint64)n;
-		if (copied > max) {
-			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
-				    "%s/%s: over the cap of %" G_GUINT64_FORMAT " bytes", dir,
-				    relpath, max);
-			goto fail;
-		}
-		while (done < n) {
-			ssize_t w = write(out, chunk + done, (size_t)(n - done));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				goto io_error;
-			done += w;
-		}
+	switch (copy_capped(in, out, &copied, max)) {
+	case -1:
+		goto io_error;
+	case 1:
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
+			    "%s/%s: over the cap of %" G_GUINT64_FORMAT " bytes", dir, relpath, max);
+		goto fail;
 	}
 	if (fchmod(out, mode) < 0 || fsync(out) < 0 || close(out) < 0) {
 		out = -1;
@@ -334,43 +347,18 @@ static bool tree_copy_file(struct tree_copy *t, int in, const struct stat *st, c
 			    g_strerror(errno));
 		return false;
 	}
-	for (;;) {
-		char chunk[65536];
-		ssize_t n = read(in, chunk, sizeof(chunk));
-		ssize_t done = 0;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s/%s: %s", t->top,
-				    rel, g_strerror(errno));
-			close(out);
-			return false;
-		}
-		if (n == 0)
-			break;
-		/* The file may grow after fstat: the cap holds all the same. */
-		t->bytes += (guint64)n;
-		if (t->bytes > t->caps->max_bytes) {
-			close(out);
-			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
-				    "%s/%s: the tree is over the cap of %" G_GUINT64_FORMAT " bytes",
-				    t->top, rel, t->caps->max_bytes);
-			return false;
-		}
-		while (done < n) {
-			ssize_t w = write(out, chunk + done, (size_t)(n - done));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s",
-					    out_path, g_strerror(errno));
-				close(out);
-				return false;
-			}
-			done += w;
-		}
+	switch (copy_capped(in, out, &t->bytes, t->caps->max_bytes)) {
+	case -1:
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "copying %s/%s to %s: %s",
+			    t->top, rel, out_path, g_strerror(errno));
+		close(out);
+		return false;
+	case 1:
+		close(out);
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_LIMIT,
+			    "%s/%s: the tree is over the cap of %" G_GUINT64_FORMAT " bytes",
+			    t->top, rel, t->caps->max_bytes);
+		return false;
 	}
 	if (fchmod(out, mode) < 0 || close(out) < 0) {
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", out_path,
