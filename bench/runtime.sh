@@ -32,9 +32,9 @@ boot_time() {
 	best_t=""
 	for _ in 1 2; do
 		t0=$(now)
-		z boot "$image" -n 1 "$@" > "$work/out" 2>&1 || { cat "$work/out"; exit 1; }
+		z boot "$image" -n 1 "$@" > "$work/out" 2>&1 || { cat "$work/out" >&2; exit 1; }
 		t1=$(now)
-		grep -q "all 1 conclusive boots ok" "$work/out" || { cat "$work/out"; exit 1; }
+		grep -q "all 1 conclusive boots ok" "$work/out" || { cat "$work/out" >&2; exit 1; }
 		best_t="$best_t $(elapsed "$t0" "$t1")"
 	done
 	# shellcheck disable=SC2086
