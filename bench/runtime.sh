@@ -25,7 +25,8 @@ z() { "$zd" --config="$work/z.conf" --state-dir="$work/state" "$@"; }
 z init >/dev/null
 
 # boot_time IMAGE ARGS...: the best of 2 wall-clock times of one boot to
-# its end; the boot must be conclusive and its payloads' tests pass.
+# its end; the boot must be conclusive (a test's result is not the
+# figure's business: trinity killed by the OOM killer still took its time).
 boot_time() {
 	image=$1
 	shift
@@ -34,7 +35,8 @@ boot_time() {
 		t0=$(now)
 		z boot "$image" -n 1 "$@" > "$work/out" 2>&1 || { cat "$work/out" >&2; exit 1; }
 		t1=$(now)
-		grep -q "all 1 conclusive boots ok" "$work/out" || { cat "$work/out" >&2; exit 1; }
+		grep -q "^seed 1: infra-error" "$work/out" && { cat "$work/out" >&2; exit 1; }
+		sed -n 's/^    trinity\/trinity: fail/# (trinity failed in this boot: &)/p' "$work/out" >&2
 		best_t="$best_t $(elapsed "$t0" "$t1")"
 	done
 	# shellcheck disable=SC2086
