@@ -25,8 +25,8 @@ z() { "$zd" --config="$work/z.conf" --state-dir="$work/state" "$@"; }
 z init >/dev/null
 
 # boot_time IMAGE ARGS...: the best of 2 wall-clock times of one boot to
-# its end; the boot must be conclusive (a test's result is not the
-# figure's business: trinity killed by the OOM killer still took its time).
+# its end; the boot must be conclusive (what its tests said is not the
+# figure's business: a trinity that died early is said on stderr).
 boot_time() {
 	image=$1
 	shift
