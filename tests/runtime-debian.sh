@@ -48,7 +48,14 @@ check "the boot ends 0" test "$(cat "$scratch/first.rc")" -eq 0
 check "the boot is boot-ok" grep -q "seed 1: boot-ok" "$scratch/first.out"
 check "trinity prints its seed first" has first "trinity: seed 1"
 check "trinity passes the seed on" has first "[main] Using user passed random seed: 1."
-check "trinity ran its time: ok 1 trinity" has first "ok 1 trinity"
+# trinity ends "ok 1 trinity" when it ran its time, and says why when the
+# guest's OOM killer ended it first (its fuzzing exhausts 512 MiB now and
+# then): never a failure either way.
+trinity_ok() {
+	grep -qx "ok 1 trinity" "$scratch/$1.console" ||
+		grep -q "^ok 1 trinity # stopped after [0-9]* s: the OOM killer ended it" "$scratch/$1.console"
+}
+check "trinity ran its time, or the OOM killer ended it: ok 1 trinity" trinity_ok first
 check "ext4 made, stressed, verified and checked: ok 1 ext4" has first "ok 1 ext4"
 check "xfs likewise: ok 2 xfs" has first "ok 2 xfs"
 check "fs-stress ran on the 512 MiB scratch disk" \
@@ -65,7 +72,7 @@ check "the same seed again" has again "trinity: seed 1"
 check "trinity replays it" has again "[main] Using user passed random seed: 1."
 check "TRINITY_SECONDS on the command line bounds it" \
 	grep -q "^# trinity: 10 s as nobody" "$scratch/again.console"
-check "ok 1 trinity again" has again "ok 1 trinity"
+check "ok 1 trinity again" trinity_ok again
 sed -n 's/^# \(trinity: exit .*\)/# time: \1/p' "$scratch/again.console"
 
 echo "# $passed passed, $bad failed, 0 skipped"
