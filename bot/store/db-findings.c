@@ -370,16 +370,23 @@ static void *text_read(sqlite3_stmt *stmt)
 	return db_col_text(stmt, 0);
 }
 
+/*
+ * The culprits of tree ?1's findings, open or inconclusive, that no report
+ * mentions: none of their own queued, carried by none. The callers add
+ * which kinds, and GROUP BY f.culprit.
+ */
+#define UNREPORTED_CULPRITS \
+	"SELECT f.culprit FROM findings f WHERE f.tree_id = ?1 " \
+	"AND f.report_finding IS NULL AND f.state IN ('open', 'inconclusive') " \
+	"AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.finding_id = f.id " \
+	"AND o.kind = 'report') "
+
 GPtrArray *db_finding_report_due(struct db *db, gint64 tree_id, GError **error)
 {
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
 
 	if (!db_list(db, out, text_read, error,
-		     "SELECT f.culprit FROM findings f WHERE f.tree_id = ?1 "
-		     "AND f.kind IN ('build-error', 'build-warning') "
-		     "AND f.report_finding IS NULL AND f.state IN ('open', 'inconclusive') "
-		     "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.finding_id = f.id "
-		     "AND o.kind = 'report') "
+		     UNREPORTED_CULPRITS "AND f.kind IN ('build-error', 'build-warning') "
 		     "AND NOT EXISTS (SELECT 1 FROM findings g JOIN jobs j ON j.tree_id = g.tree_id "
 		     "AND j.commit_id = g.head AND j.kind = 'build' "
 		     "AND j.state IN ('queued', 'running') WHERE g.tree_id = f.tree_id "
@@ -395,11 +402,7 @@ GPtrArray *db_finding_boot_report_due(struct db *db, gint64 tree_id, GError **er
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
 
 	if (!db_list(db, out, text_read, error,
-		     "SELECT f.culprit FROM findings f WHERE f.tree_id = ?1 "
-		     "AND f.kind LIKE 'boot-%' "
-		     "AND f.report_finding IS NULL AND f.state IN ('open', 'inconclusive') "
-		     "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.finding_id = f.id "
-		     "AND o.kind = 'report') "
+		     UNREPORTED_CULPRITS "AND f.kind LIKE 'boot-%' "
 		     "GROUP BY f.culprit ORDER BY min(f.id)", "i", tree_id))
 		return NULL;
 	return g_steal_pointer(&out);
