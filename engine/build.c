@@ -1120,10 +1120,12 @@ static char *kselftest_configs(const struct build_target *t, const char *srcdir)
  * After the kernel: its uapi headers into the build directory, then the
  * target's selftests installed into BUILD_KSELFTEST_INSTALL, by the same
  * make() (sandbox, limits) with its output in the selftests' own log.
- * Sets out->kselftest; a failure here leaves out->status alone: it is the
- * selftests', not the kernel's, and the boot says so (the builder keeps
- * no tree but a note, and the kselftest payload reports it as a failed
- * test). Returns false only for a setup error, with @error set.
+ * Sets out->kselftest; a make that ran and failed leaves out->status
+ * alone: it is the selftests', not the kernel's, and the boot says so (the
+ * builder keeps no tree but a note, and the kselftest payload reports it
+ * as a failed test). A make the machine stopped (killed, out of time or
+ * disk, the sandbox) sets out->status to BUILD_INFRA, retried like the
+ * kernel's. Returns false only for a setup error, with @error set.
  */
 static bool build_kselftests(struct build_output *out, struct make_call *kernel_m,
 			     const struct build_target *t, const struct build_env *env,
@@ -1152,14 +1154,18 @@ static bool build_kselftests(struct build_output *out, struct make_call *kernel_
 	}
 	/* The last commit's tree goes: what is there now is this commit's, or nothing. */
 	if (g_file_test(install, G_FILE_TEST_EXISTS) && !run_remove_tree(install, &local)) {
-		out->kselftest = BUILD_KSELFTEST_FAILED;
-		out->kselftest_reason = g_strdup(local->message);
+		out->status = BUILD_INFRA;
+		out->reason = g_strdup_printf("removing the last selftests: %s", local->message);
 		return true;
 	}
 	m.log_path = log;
 	if (!make(&m, (const char *[]){ "headers", jobs, NULL }, NULL, error))
 		return false;
-	if (m.result.outcome != RUN_EXITED || m.result.status != 0) {
+	if (m.result.outcome != RUN_EXITED) {
+		make_done(out, &m, "make headers");
+		return true;
+	}
+	if (m.result.status != 0) {
 		out->kselftest = BUILD_KSELFTEST_FAILED;
 		out->kselftest_reason = g_strdup_printf("make headers failed (see %s)", log);
 		return true;
@@ -1173,11 +1179,19 @@ static bool build_kselftests(struct build_output *out, struct make_call *kernel_
 		return false;
 	g_info("%s: selftests built in %.1f s", t->spec,
 	       (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC);
-	if (m.result.outcome != RUN_EXITED || m.result.status != 0) {
+	/*
+	 * Killed, out of time, out of disk or the sandbox's failure is the
+	 * machine's (retried, as the kernel's make's is); a make that ran and
+	 * failed is the tree's, and its boots say so.
+	 */
+	if (m.result.outcome != RUN_EXITED) {
+		make_done(out, &m, "the selftests' make");
+		return true;
+	}
+	if (m.result.status != 0) {
 		out->kselftest = BUILD_KSELFTEST_FAILED;
-		out->kselftest_reason = g_strdup_printf("the selftests did not build (%s; see %s)",
-							m.result.outcome == RUN_TIMEOUT
-							? "timed out" : "make failed", log);
+		out->kselftest_reason = g_strdup_printf("the selftests did not build (make failed; "
+							"see %s)", log);
 		return true;
 	}
 	out->kselftest = BUILD_KSELFTEST_OK;
@@ -1387,9 +1401,12 @@ configured:
 				goto done;
 		}
 	}
-	if (target->kselftests && target->kselftests[0] &&
-	    !build_kselftests(out, &m, target, env, error))
-		return false;
+	if (target->kselftests && target->kselftests[0]) {
+		if (!build_kselftests(out, &m, target, env, error))
+			return false;
+		if (out->status == BUILD_INFRA)
+			goto done;
+	}
 	out->status = BUILD_OK;
 done:
 	out->seconds = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
