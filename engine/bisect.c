@@ -15,6 +15,12 @@
  * group's posterior mean rate, over SCORE_ROUNDS rounds). On a linear
  * range (the common case) containment is an order, and the per-commit
  * sums are prefix sums; a DAG takes a walk of ancestors per commit.
+ * The likelihood of a group sums its rate grid once per value of C(k).
+ *
+ * A round's further runs are scored jointly with its first: the
+ * hypotheses fall in classes by which of the round's commits contain
+ * them, and the outcomes of the round's commits are scored together
+ * (round_information()).
  */
 #define G_LOG_DOMAIN "engine"
 
@@ -35,6 +41,9 @@
 #define REVERT_AT 0.99
 /* The most runs of one revert check. */
 #define REVERT_RUNS_MAX 64
+/* The floor of a revert check: see revert_floor(). */
+#define REVERT_MISS 0.02
+#define REVERT_RATE_QUANTILE 0.001
 /*
  * Its runs are as many as, all clean, would make the culprit this many
  * times surer than the confidence: the check stops right at the line,
@@ -46,10 +55,25 @@
  * commit may say little while the rate is unsure, a few say much more;
  * this also weighs the cost of a build against the rounds it serves.
  */
-#define SCORE_ROUNDS 3
+#define SCORE_ROUNDS 5
+/* The candidates for a round's further runs: the best single probes. */
+#define ROUND_CANDIDATES 6
+/*
+ * A round's further run is booted only when it tells at least this share
+ * of what the round's first run tells per boot.
+ */
+#define ROUND_WORTH 0.5
 /* A DAG larger than this scores a sample of its commits per step. */
 #define FULL_SCORING_MAX 2048
 #define SAMPLE 256
+/*
+ * An unknown rate is integrated over a grid of rates, evenly spaced in
+ * logit(p) from about 1e-4 to 0.9991, plus p = 1 exactly (a failure that
+ * shows every time is common, and no grid point would stand for it).
+ */
+#define RATE_POINTS 80
+#define RATE_LOGIT_MIN (-9.0)
+#define RATE_LOGIT_MAX 7.0
 /* The share of the posterior the suspects of an inconclusive outcome cover. */
 #define SUSPECTS_COVER 0.99
 #define SUSPECTS_MAX 32
@@ -81,7 +105,21 @@ struct bisect {
 	struct bisect_params p;
 	guint *order;      /* relevant nodes, parents first */
 	guint n_order;
+	guint *pos;        /* node -> its index in order, G_MAXUINT when not relevant */
 	bool chain;        /* order[i]'s only parent is order[i - 1] */
+
+	/*
+	 * The rate: grid points, their logs, and the log of their prior
+	 * weight times the evidence that bears on the rate alone (that the
+	 * triggering runs showed the failure at least once).
+	 */
+	guint n_rates;
+	double *rate;
+	double *log_rate;
+	double *log_miss;  /* log(1 - rate): -INFINITY at 1 */
+	double *log_rate_weight;
+	double *by_clean;  /* update(): the log-likelihood of C(k) clean runs, NAN until needed */
+	unsigned n_by_clean;
 
 	/* The posterior, as update() leaves it. */
 	double *w;
@@ -166,9 +204,15 @@ void bisect_free(struct bisect *b)
 	g_free(b->nodes);
 	g_hash_table_unref(b->index);
 	g_free(b->order);
+	g_free(b->pos);
 	g_free(b->w);
 	g_free(b->c);
 	g_free(b->viable);
+	g_free(b->rate);
+	g_free(b->log_rate);
+	g_free(b->log_miss);
+	g_free(b->log_rate_weight);
+	g_free(b->by_clean);
 	g_free(b->stamp);
 	g_array_unref(b->stack);
 	g_free(b->reason);
@@ -256,6 +300,11 @@ static void sort_nodes(struct bisect *b)
 				g_array_append_val(ready, child);
 		}
 	}
+	b->pos = g_new(guint, b->n);
+	for (guint i = 0; i < b->n; i++)
+		b->pos[i] = G_MAXUINT;
+	for (guint r = 0; r < b->n_order; r++)
+		b->pos[b->order[r]] = r;
 	b->chain = b->n_order > 0 && b->nodes[b->order[0]].n_parents == 0;
 	for (guint r = 1; b->chain && r < b->n_order; r++) {
 		const struct node *n = &b->nodes[b->order[r]];
@@ -263,6 +312,47 @@ static void sort_nodes(struct bisect *b)
 		b->chain = n->n_parents == 1 && n->parents[0] == b->order[r - 1];
 	}
 	}
+
+/*
+ * The rate's grid and prior: the known rate alone, or Beta(a, b) over
+ * the grid (its density times the spacing, p(1 - p) in logit) beside
+ * the share prior_always at p = 1.
+ */
+static void rates_init(struct bisect *b)
+{
+	const struct bisect_params *p = &b->p;
+	guint n = p->rate > 0.0 ? 1 : RATE_POINTS + (p->prior_always > 0.0);
+	double flaky = 0.0;
+
+	b->n_rates = n;
+	b->rate = g_new0(double, n);
+	b->log_rate = g_new0(double, n);
+	b->log_miss = g_new0(double, n);
+	b->log_rate_weight = g_new0(double, n);
+	if (p->rate > 0.0) {
+		b->rate[0] = p->rate;
+	} else {
+		for (guint g = 0; g < RATE_POINTS; g++) {
+			double x = RATE_LOGIT_MIN +
+				   (RATE_LOGIT_MAX - RATE_LOGIT_MIN) * g / (RATE_POINTS - 1);
+			double r = 1.0 / (1.0 + exp(-x));
+
+			b->rate[g] = r;
+			b->log_rate_weight[g] = p->prior_a * log(r) + p->prior_b * log1p(-r);
+			flaky += exp(b->log_rate_weight[g]);
+		}
+		for (guint g = 0; g < RATE_POINTS; g++)
+			b->log_rate_weight[g] += log1p(-p->prior_always) - log(flaky);
+		if (n > RATE_POINTS) {
+			b->rate[RATE_POINTS] = 1.0;
+			b->log_rate_weight[RATE_POINTS] = log(p->prior_always);
+		}
+	}
+	for (guint g = 0; g < n; g++) {
+		b->log_rate[g] = log(b->rate[g]);
+		b->log_miss[g] = b->rate[g] >= 1.0 ? -INFINITY : log1p(-b->rate[g]);
+	}
+}
 
 struct bisect *bisect_new(const struct bisect_commit *commits, size_t n_commits,
 			  const struct bisect_boundary *good, size_t n_good, const char *bad,
@@ -275,7 +365,9 @@ struct bisect *bisect_new(const struct bisect_commit *commits, size_t n_commits,
 
 	g_return_val_if_fail(params->rate >= 0.0 && params->rate <= 1.0, NULL);
 	g_return_val_if_fail(params->confidence > 0.5 && params->confidence < 1.0, NULL);
-	g_return_val_if_fail(params->rate > 0.0 || (params->prior_a > 0.0 && params->prior_b > 0.0),
+	g_return_val_if_fail(params->rate > 0.0 ||
+			     (params->prior_a >= 0.0 && params->prior_b >= 0.0 &&
+			      params->prior_always >= 0.0 && params->prior_always < 1.0),
 			     NULL);
 	b->p = *params;
 	if (b->p.slots == 0 || b->p.rate >= 1.0)
@@ -344,6 +436,7 @@ struct bisect *bisect_new(const struct bisect_commit *commits, size_t n_commits,
 			     : log((1.0 - predates) / n_candidates);
 	}
 	sort_nodes(b);
+	rates_init(b);
 	b->w = g_new0(double, b->n);
 	b->c = g_new0(unsigned, b->n);
 	b->viable = g_new0(guint8, b->n);
@@ -369,17 +462,22 @@ void bisect_observe(struct bisect *b, const char *id, unsigned runs, unsigned fa
 
 void bisect_observe_trigger(struct bisect *b, const char *id, const bool *shows, size_t n)
 {
-	size_t first = 0;
 	unsigned failures = 0;
 
-	while (first < n && !shows[first])
-		first++;
-	for (size_t i = first + 1; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		failures += shows[i];
-	if (first + 1 < n)
-		bisect_observe(b, id, (unsigned)(n - first - 1), failures);
-	else
+	if (!failures) {
+		/* Started by something else: these runs do not bear on it. */
 		bisect_mark_built(b, id);
+		return;
+	}
+	/*
+	 * All of them count, given what made them a trigger: that at least
+	 * one of the n showed it, which is likelier the higher the rate.
+	 */
+	for (guint g = 0; g < b->n_rates; g++)
+		b->log_rate_weight[g] -= b->rate[g] >= 1.0 ? 0.0 : log(-expm1(n * b->log_miss[g]));
+	bisect_observe(b, id, (unsigned)n, failures);
 }
 
 void bisect_mark_built(struct bisect *b, const char *id)
@@ -390,19 +488,39 @@ void bisect_mark_built(struct bisect *b, const char *id)
 		b->nodes[i].built = true;
 }
 
-/* Per unit of C(k): the log-likelihood of the clean runs, for a known rate. */
-static double known_log_clean(const struct bisect *b, unsigned clean)
+/* The log of the rate's weight at grid point @g, given F failing runs and @clean clean ones. */
+static double rate_log_weight(const struct bisect *b, guint g, unsigned clean)
 {
-	if (clean == 0)
-		return 0.0;
-	return b->p.rate >= 1.0 ? -INFINITY : clean * log1p(-b->p.rate);
+	double lw = b->log_rate_weight[g] + b->fails * b->log_rate[g];
+
+	return clean ? lw + clean * b->log_miss[g] : lw;
+}
+
+/*
+ * The log-likelihood of the runs under a hypothesis whose commits saw
+ * @clean clean runs (and all the failing ones): the rate integrated out.
+ */
+static double log_likelihood(struct bisect *b, unsigned clean)
+{
+	double top = -INFINITY, sum = 0.0;
+
+	if (clean < b->n_by_clean && !isnan(b->by_clean[clean]))
+		return b->by_clean[clean];
+	for (guint g = 0; g < b->n_rates; g++)
+		top = MAX(top, rate_log_weight(b, g, clean));
+	for (guint g = 0; isfinite(top) && g < b->n_rates; g++)
+		sum += exp(rate_log_weight(b, g, clean) - top);
+	sum = isfinite(top) ? top + log(sum) : -INFINITY;
+	if (clean < b->n_by_clean)
+		b->by_clean[clean] = sum;
+	return sum;
 }
 
 /* Recomputes the posterior from the counts. */
 static void update(struct bisect *b)
 {
-	double a = b->p.prior_a, beta = b->p.prior_b, top = -INFINITY, sum = 0.0;
-	unsigned n_failing = 0;
+	double top = -INFINITY, sum = 0.0;
+	unsigned n_failing = 0, most = 0;
 	g_autofree unsigned *reach = NULL;
 
 	b->fails = b->revert_fails;
@@ -445,16 +563,22 @@ static void update(struct bisect *b)
 		for (guint i = 0; i < b->n; i++)
 			b->viable[i] = reach[i] == n_failing;
 	}
+	/* The likelihood depends on C(k) alone: computed once per value. */
+	for (guint i = 0; i < b->n; i++)
+		most = MAX(most, b->c[i]);
+	if (most + 1 > b->n_by_clean) {
+		b->n_by_clean = MAX(most + 1, 2 * b->n_by_clean);
+		b->by_clean = g_renew(double, b->by_clean, b->n_by_clean);
+	}
+	for (guint i = 0; i < b->n_by_clean; i++)
+		b->by_clean[i] = NAN;
 	for (guint i = 0; i < b->n; i++) {
 		const struct node *n = &b->nodes[i];
 		double lw = -INFINITY;
 
 		/* A revert that still shows it: the head without it contains the culprit. */
-		if (n->hypothesis && b->viable[i] && !n->revert_failed) {
-			lw = n->log_prior + (b->p.rate > 0.0
-				? known_log_clean(b, b->c[i])
-				: lgamma(beta + b->c[i]) - lgamma(a + beta + b->fails + b->c[i]));
-		}
+		if (n->hypothesis && b->viable[i] && !n->revert_failed)
+			lw = n->log_prior + log_likelihood(b, b->c[i]);
 		b->w[i] = lw;
 		top = MAX(top, lw);
 	}
@@ -491,12 +615,31 @@ static void log_entry(struct bisect *b, enum bisect_role role, const char *commi
 	g_ptr_array_add(b->log, e);
 }
 
+/* The rate's posterior over the grid (@post), given @clean clean runs and all failing ones. */
+static void rate_posterior(const struct bisect *b, unsigned clean, double *post)
+{
+	double top = -INFINITY, sum = 0.0;
+
+	for (guint g = 0; g < b->n_rates; g++)
+		top = MAX(top, rate_log_weight(b, g, clean));
+	for (guint g = 0; g < b->n_rates; g++) {
+		post[g] = isfinite(top) ? exp(rate_log_weight(b, g, clean) - top) : 0.0;
+		sum += post[g];
+	}
+	for (guint g = 0; g < b->n_rates; g++)
+		post[g] = sum > 0.0 ? post[g] / sum : 1.0 / b->n_rates;
+}
+
 /* The rate's posterior, given hypothesis @h: its mean. */
 static double rate_given(const struct bisect *b, guint h)
 {
-	if (b->p.rate > 0.0)
-		return b->p.rate;
-	return (b->p.prior_a + b->fails) / (b->p.prior_a + b->p.prior_b + b->fails + b->c[h]);
+	g_autofree double *post = g_new0(double, b->n_rates);
+	double mean = 0.0;
+
+	rate_posterior(b, b->c[h], post);
+	for (guint g = 0; g < b->n_rates; g++)
+		mean += post[g] * b->rate[g];
+	return mean;
 }
 
 /*
@@ -506,11 +649,11 @@ static double rate_given(const struct bisect *b, guint h)
 static unsigned revert_runs(struct bisect *b, guint k)
 {
 	struct node *n = &b->nodes[k];
-	unsigned r = b->p.slots;
+	unsigned r = 1;
 
 	if (b->p.rate >= 1.0)
 		return 1;
-	for (; r < REVERT_RUNS_MAX; r += b->p.slots) {
+	for (; r < REVERT_RUNS_MAX; r++) {
 		bool enough;
 
 		n->revert_clean += r;
@@ -524,6 +667,42 @@ static unsigned revert_runs(struct bisect *b, guint k)
 	}
 	update(b);
 	return r;
+}
+
+/*
+ * The revert check's floor: runs enough that, were @k not the culprit,
+ * the reverted head would have shown the failure with probability 1 -
+ * REVERT_MISS at a rate as low as the runs leave plausible (the
+ * REVERT_RATE_QUANTILE quantile of the rate given @k, under a uniform
+ * prior without the point at rate 1). A posterior sure of a high rate
+ * after a lucky run of failures would otherwise settle for a revert
+ * check too short to catch a wrong culprit at the true rate.
+ */
+static unsigned revert_floor(const struct bisect *b, guint k)
+{
+	double lw[RATE_POINTS], top = -INFINITY, sum = 0.0, below = 0.0;
+	double low = 1.0;
+
+	if (b->p.rate > 0.0)
+		return 1; /* a known rate: the posterior is all there is to it */
+	for (guint g = 0; g < RATE_POINTS; g++) {
+		double x = RATE_LOGIT_MIN + (RATE_LOGIT_MAX - RATE_LOGIT_MIN) * g / (RATE_POINTS - 1);
+		double r = 1.0 / (1.0 + exp(-x));
+
+		lw[g] = (b->fails + 1.0) * log(r) + (b->c[k] + 1.0) * log1p(-r);
+		top = MAX(top, lw[g]);
+	}
+	for (guint g = 0; g < RATE_POINTS; g++)
+		sum += lw[g] = exp(lw[g] - top);
+	for (guint g = 0; g < RATE_POINTS; g++) {
+		below += lw[g] / sum;
+		if (below >= REVERT_RATE_QUANTILE) {
+			low = 1.0 / (1.0 + exp(-(RATE_LOGIT_MIN + (RATE_LOGIT_MAX - RATE_LOGIT_MIN) *
+								     g / (RATE_POINTS - 1))));
+			break;
+		}
+	}
+	return MIN(bisect_runs_to_show(low, REVERT_MISS), REVERT_RUNS_MAX);
 }
 
 static double entropy(const double *p, unsigned n)
@@ -545,6 +724,7 @@ struct groups {
 	double *law;     /* n x (m + 1) */
 	double *entropy; /* n */
 	guint *of;       /* node -> group */
+	double *post;    /* n x n_rates: the rate's posterior in each group */
 };
 
 static void groups_clear(struct groups *g)
@@ -553,6 +733,7 @@ static void groups_clear(struct groups *g)
 	g_free(g->law);
 	g_free(g->entropy);
 	g_free(g->of);
+	g_free(g->post);
 }
 
 static int cmp_unsigned(const void *x, const void *y)
@@ -564,7 +745,6 @@ static int cmp_unsigned(const void *x, const void *y)
 
 static void groups_init(struct groups *g, const struct bisect *b)
 {
-	double a = b->p.prior_a + b->fails;
 	guint k = 0;
 
 	memset(g, 0, sizeof(*g));
@@ -589,16 +769,25 @@ static void groups_init(struct groups *g, const struct bisect *b)
 	}
 	g->law = g_new0(double, (gsize)MAX(g->n, 1) * (g->m + 1));
 	g->entropy = g_new0(double, MAX(g->n, 1));
+	g->post = g_new0(double, (gsize)MAX(g->n, 1) * b->n_rates);
 	for (guint q = 0; q < g->n; q++) {
 		double *law = &g->law[q * (g->m + 1)];
-		/* The group's rate: its posterior mean (the scoring's only shortcut). */
-		double r = b->p.rate > 0.0 ? b->p.rate : a / (a + b->p.prior_b + g->c[q]);
+		double *post = &g->post[q * b->n_rates];
+		double mean = 0.0;
 
+		rate_posterior(b, g->c[q], post);
+		/*
+		 * The group's rate: its posterior mean. (The law mixed over the
+		 * rate's posterior is the exact one; scored with it, the search
+		 * took 3% more boots in bench/bisect.)
+		 */
+		for (guint r = 0; r < b->n_rates; r++)
+			mean += post[r] * b->rate[r];
 		for (unsigned j = 0; j <= g->m; j++) {
 			double choose = lgamma(g->m + 1.0) - lgamma(j + 1.0) - lgamma(g->m - j + 1.0);
 
-			law[j] = r >= 1.0 ? (j == g->m)
-					  : exp(choose + j * log(r) + (g->m - j) * log1p(-r));
+			law[j] = mean >= 1.0 ? (j == g->m)
+					     : exp(choose + j * log(mean) + (g->m - j) * log1p(-mean));
 		}
 		g->entropy[q] = entropy(law, g->m + 1);
 	}
@@ -639,14 +828,15 @@ static bool probe_candidate(const struct bisect *b, guint i)
 	return n->relevant && !n->untestable && (!n->boundary || n->hypothesis);
 }
 
-/* The best probe by information per cost; -1 when none tells anything. */
-static gint choose(struct bisect *b)
+/*
+ * The best probes by information per cost, best first, into @top (room
+ * for @n_top); returns how many tell anything at all.
+ */
+static guint choose(struct bisect *b, gint *top, double *scores, guint n_top)
 {
 	g_autofree double *within = NULL;
 	struct groups g;
-	double best_score = 0.0;
-	gint best = -1;
-	guint stride = 1;
+	guint stride = 1, found = 0;
 
 	groups_init(&g, b);
 	within = g_new0(double, MAX(g.n, 1));
@@ -656,6 +846,7 @@ static gint choose(struct bisect *b)
 		guint i = b->order[r];
 		const struct node *n = &b->nodes[i];
 		double info, score;
+		guint at;
 
 		if (b->chain) {
 			/* Containment is the order: accumulate. */
@@ -675,13 +866,22 @@ static gint choose(struct bisect *b)
 			continue;
 		info = information(&g, within);
 		score = info / cost(b, n);
-		if (info > MIN_INFORMATION && score > best_score) {
-			best = (gint)i;
-			best_score = score;
+		if (info <= MIN_INFORMATION)
+			continue;
+		/* Into the short list, best first; the last drops out when it is full. */
+		if (found < n_top)
+			found++;
+		else if (score <= scores[n_top - 1])
+			continue;
+		for (at = found - 1; at > 0 && scores[at - 1] < score; at--) {
+			top[at] = top[at - 1];
+			scores[at] = scores[at - 1];
 		}
+		top[at] = (gint)i;
+		scores[at] = score;
 	}
 	groups_clear(&g);
-	return best;
+	return found;
 }
 
 /* Ends the bisection inconclusive, for @reason. */
@@ -693,22 +893,213 @@ static void give_up(struct bisect *b, char *reason)
 	b->phase = PHASE_DONE;
 }
 
-bool bisect_next(struct bisect *b, struct bisect_step *step)
-{
-	gint next;
+/* A round: commits to run at once, and the runs of each. */
+struct round {
+	guint n;
+	guint node[BISECT_ROUND_MAX];
+	unsigned runs[BISECT_ROUND_MAX];
+};
 
-	memset(step, 0, sizeof(*step));
-	if (b->phase == PHASE_DONE)
-		return false;
-	if (b->phase == PHASE_REVERT) {
-		step->role = BISECT_ROLE_REVERT;
-		step->commit = b->nodes[b->named].id;
-		step->head = b->nodes[b->bad].id;
-		step->runs = revert_runs(b, b->named);
-		step->build = true;
-		return true;
+/*
+ * The information (bits) about the hypothesis in the outcomes of @r's
+ * runs together: the hypotheses fall in classes by which of the round's
+ * commits contain them (and by their group's rate posterior); under each
+ * class the failures of each commit that contains it are binomial with
+ * one rate, mixed over that rate's posterior, and the others show none.
+ */
+static double round_information(struct bisect *b, const struct groups *g, const struct round *r)
+{
+	guint masks = 1u << r->n, outcomes = 1;
+	g_autofree double *weight = g_new0(double, (gsize)masks * MAX(g->n, 1));
+	g_autofree guint8 *mask = g_new0(guint8, b->n);
+	double *bin[BISECT_ROUND_MAX] = { NULL };
+	g_autofree double *total = NULL, *law = NULL;
+	double conditional = 0.0;
+
+	for (guint i = 0; i < r->n; i++) {
+		if (b->chain) {
+			for (guint h = 0; h < b->n; h++)
+				mask[h] |= (guint8)((b->pos[h] <= b->pos[r->node[i]]) << i);
+		} else {
+			walk_start(b, r->node[i]);
+			for (gint h; (h = walk_next(b)) >= 0;)
+				mask[h] |= (guint8)(1u << i);
+		}
+		outcomes *= r->runs[i] + 1;
+		/* bin[i][j * n_rates + t]: j failures of its runs at rate t. */
+		bin[i] = g_new0(double, (gsize)(r->runs[i] + 1) * b->n_rates);
+		for (unsigned j = 0; j <= r->runs[i]; j++) {
+			double choose = lgamma(r->runs[i] + 1.0) - lgamma(j + 1.0) -
+					lgamma(r->runs[i] - j + 1.0);
+
+			for (guint t = 0; t < b->n_rates; t++) {
+				double lp = choose + (j ? j * b->log_rate[t] : 0.0) +
+					    (r->runs[i] - j ? (r->runs[i] - j) * b->log_miss[t] : 0.0);
+
+				bin[i][j * b->n_rates + t] = exp(lp);
+			}
+		}
 	}
+	for (guint h = 0; h < b->n; h++) {
+		if (b->w[h] > 0.0)
+			weight[mask[h] * g->n + g->of[h]] += b->w[h];
+	}
+	total = g_new0(double, outcomes);
+	law = g_new0(double, outcomes);
+	for (guint m = 0; m < masks; m++) {
+		for (guint q = 0; q < g->n; q++) {
+			const double *post = &g->post[q * b->n_rates];
+			double wq = weight[m * g->n + q];
+
+			if (wq <= 0.0)
+				continue;
+			for (guint o = 0; o < outcomes; o++) {
+				unsigned j[BISECT_ROUND_MAX];
+				guint rest = o;
+				bool possible = true;
+
+				for (guint i = 0; i < r->n; i++) {
+					j[i] = rest % (r->runs[i] + 1);
+					rest /= r->runs[i] + 1;
+					possible = possible && (j[i] == 0 || (m >> i & 1));
+				}
+				law[o] = 0.0;
+				for (guint t = 0; possible && t < b->n_rates; t++) {
+					double pr = post[t];
+
+					for (guint i = 0; i < r->n && pr > 1e-15; i++) {
+						if (m >> i & 1)
+							pr *= bin[i][j[i] * b->n_rates + t];
+					}
+					law[o] += pr;
+				}
+				total[o] += wq * law[o];
+			}
+			conditional += wq * entropy(law, outcomes);
+		}
+	}
+	for (guint i = 0; i < r->n; i++)
+		g_free(bin[i]);
+	return entropy(total, outcomes) - conditional;
+}
+
+/*
+ * The round: one run of the best probe; then, while slots are free, the
+ * run (of a commit of the round, or of the next best probes) that adds
+ * most to what the round's runs tell together, per cost, as long as that
+ * is at least ROUND_WORTH of what the first run tells per boot: a slot
+ * left idle serves another job.
+ */
+static void fill_round(struct bisect *b, struct round *r, const gint *top, guint n_top, guint max)
+{
+	struct groups g;
+	double told, first;
+
+	r->n = 1;
+	r->node[0] = (guint)top[0];
+	r->runs[0] = 1;
+	if (b->p.slots == 1)
+		return;
+	if (b->p.rate > 0.0) {
+		/* A known rate: no rate to learn, the same commit on every slot. */
+		r->runs[0] = b->p.slots;
+		return;
+	}
+	groups_init(&g, b);
+	told = first = round_information(b, &g, r);
+	for (unsigned used = 1; used < b->p.slots; used++) {
+		double best = 0.0, best_gain = 0.0;
+		struct round pick = *r;
+
+		for (guint c = 0; c < r->n + n_top; c++) {
+			guint x = c < r->n ? r->node[c] : (guint)top[c - r->n];
+			struct round trial = *r;
+			double extra = 1.0, gain;
+			guint at = 0;
+
+			while (at < trial.n && trial.node[at] != x)
+				at++;
+			if (c >= r->n && at < r->n)
+				continue; /* a commit of the round: tried already */
+			if (at == trial.n) {
+				if (trial.n == MIN(max, BISECT_ROUND_MAX))
+					continue;
+				trial.node[trial.n] = x;
+				trial.runs[trial.n++] = 0;
+				if (!b->nodes[x].built)
+					extra += b->p.build_cost / MAX(b->p.run_cost, 1e-3);
+			}
+			trial.runs[at]++;
+			gain = round_information(b, &g, &trial) - told;
+			if (gain / extra > best) {
+				best = gain / extra;
+				best_gain = gain;
+				pick = trial;
+			}
+		}
+		if (best < ROUND_WORTH * first)
+			break;
+		*r = pick;
+		told += best_gain;
+	}
+	groups_clear(&g);
+}
+
+/* Names the culprit (or the boundary that has it) and ends. */
+static void conclude(struct bisect *b, enum bisect_verdict verdict, guint named, double confidence)
+{
+	b->verdict = verdict;
+	b->named = named;
+	b->confidence = confidence;
+	b->reverted = verdict == BISECT_FOUND && b->nodes[named].revert_clean > 0;
+	b->phase = PHASE_DONE;
+}
+
+/* The next round of the revert check of the named commit; 0 when it is over. */
+static guint next_revert(struct bisect *b, struct bisect_step *steps)
+{
+	struct node *n = &b->nodes[b->named];
+	unsigned floor = revert_floor(b, b->named), need;
+
+	if (b->w[b->named] >= b->p.confidence && n->revert_clean >= floor) {
+		conclude(b, BISECT_FOUND, b->named, b->w[b->named]);
+		return 0;
+	}
+	if (n->revert_clean >= REVERT_RUNS_MAX) {
+		/* It will not get there by reverts: the search goes on. */
+		b->phase = PHASE_SEARCH;
+		return 0;
+	}
+	need = MAX(revert_runs(b, b->named), floor > n->revert_clean ? floor - n->revert_clean : 0);
+	steps[0].role = BISECT_ROLE_REVERT;
+	steps[0].commit = n->id;
+	steps[0].head = b->nodes[b->bad].id;
+	steps[0].runs = MAX(1, MIN(need, b->p.slots));
+	steps[0].build = !n->revert_tried;
+	n->revert_tried = true;
+	return 1;
+}
+
+guint bisect_next(struct bisect *b, struct bisect_step *steps, guint max)
+{
+	gint top[ROUND_CANDIDATES];
+	double scores[ROUND_CANDIDATES];
+	struct round r = { 0 };
+	guint n_top;
+
+	g_return_val_if_fail(max >= 1, 0);
+	memset(steps, 0, max * sizeof(*steps));
+	if (b->phase == PHASE_DONE)
+		return 0;
 	update(b);
+	if (b->phase == PHASE_REVERT) {
+		guint n = next_revert(b, steps);
+
+		if (n || b->phase == PHASE_DONE) {
+			b->rounds += n;
+			return n;
+		}
+	}
 	if (!b->explained) {
 		/* Only after reverts that still show it, or runs no single culprit explains. */
 		give_up(b, b->failed_reverts
@@ -716,68 +1107,68 @@ bool bisect_next(struct bisect *b, struct bisect_step *step)
 					  b->nodes[b->named].id)
 			: g_strdup("no single commit explains the runs"));
 		b->confidence = 0.0;
-		return false;
+		return 0;
 	}
 	if (b->p.revert_check && b->w[b->best] >= MIN(REVERT_AT, b->p.confidence) &&
 	    !b->nodes[b->best].boundary && b->best != b->bad && !b->nodes[b->best].revert_tried) {
 		b->named = b->best;
 		b->phase = PHASE_REVERT;
-		return bisect_next(b, step);
+		return bisect_next(b, steps, max);
 	}
 	if (b->predates >= b->p.confidence) {
-		b->verdict = BISECT_PREDATES;
-		b->named = b->best;
-		b->confidence = b->predates;
-		b->phase = PHASE_DONE;
-		return false;
+		conclude(b, BISECT_PREDATES, b->best, b->predates);
+		return 0;
 	}
 	if (b->w[b->best] >= b->p.confidence) {
-		b->verdict = BISECT_FOUND;
-		b->named = b->best;
-		b->confidence = b->w[b->best];
-		b->reverted = b->nodes[b->named].revert_clean > 0;
-		b->phase = PHASE_DONE;
-		return false;
+		conclude(b, BISECT_FOUND, b->best, b->w[b->best]);
+		return 0;
 	}
 	if (b->runs >= b->p.max_runs) {
 		give_up(b, g_strdup_printf("no culprit at %.1f%% after %u runs", 100.0 * b->p.confidence,
 					   b->runs));
-		return false;
+		return 0;
 	}
-	next = choose(b);
-	if (next < 0) {
+	n_top = choose(b, top, scores, G_N_ELEMENTS(top));
+	if (!n_top) {
 		give_up(b, g_strdup("no commit left to test can tell the suspects apart"));
-		return false;
+		return 0;
 	}
-	step->role = b->nodes[next].boundary ? BISECT_ROLE_BOUNDARY : BISECT_ROLE_SEARCH;
-	step->commit = b->nodes[next].id;
-	step->runs = b->p.slots;
-	step->build = !b->nodes[next].built;
-	return true;
+	fill_round(b, &r, top, n_top, max);
+	for (guint i = 0; i < r.n; i++) {
+		const struct node *n = &b->nodes[r.node[i]];
+
+		steps[i].role = n->boundary ? BISECT_ROLE_BOUNDARY : BISECT_ROLE_SEARCH;
+		steps[i].commit = n->id;
+		steps[i].runs = r.runs[i];
+		steps[i].build = !n->built;
+	}
+	b->rounds++;
+	return r.n;
 }
 
 void bisect_record(struct bisect *b, const struct bisect_step *step, const char *tested,
 		   enum bisect_result result, unsigned runs, unsigned failures)
 {
 	g_return_if_fail(failures <= runs);
-	b->rounds++;
 	b->runs += runs;
 	b->builds += step->build;
 	if (step->role == BISECT_ROLE_REVERT) {
 		struct node *n = &b->nodes[b->named];
 
 		g_return_if_fail(b->phase == PHASE_REVERT);
-		n->revert_tried = true;
-		b->phase = PHASE_SEARCH;
-		if (result == BISECT_GOOD) {
-			n->revert_clean += runs;
-			b->reverts += runs;
+		/* Its clean runs count against every other hypothesis: that commit contains them. */
+		if (result != BISECT_SKIP) {
+			n->revert_clean += runs - failures;
+			b->reverts += runs - failures;
 		}
 		/*
-		 * Still showing it: it is not the culprit, and the search goes on.
-		 * A second such revert means no single commit explains the
-		 * failure: nobody is named.
+		 * Does not revert cleanly: the search goes on, and it is named
+		 * unchecked if it gets there. Still showing it: it is not the
+		 * culprit. A second such revert means no single commit explains
+		 * the failure: nobody is named.
 		 */
+		if (result != BISECT_GOOD)
+			b->phase = PHASE_SEARCH;
 		if (result == BISECT_BAD) {
 			n->revert_failed = true;
 			b->revert_fails += failures;

@@ -12,29 +12,41 @@
  * one that does not never shows it. A boundary b that needs verifying
  * adds the hypothesis "it predates the range, at b already" with a small
  * prior. Per commit the clean runs and the failing runs are kept; with p
- * integrated out under a Beta(a, b) prior, the posterior of k is
+ * integrated out over a grid of rates, the posterior of k is
  *
- *   log w(k) = log prior(k) + lgamma(b + C(k)) - lgamma(a + b + f + C(k)) + const
+ *   w(k) ~ prior(k) * sum over p of prior(p) E(p) p^f (1 - p)^C(k)
  *
  * where f is all failing runs and C(k) the clean runs at commits that
  * contain k; w(k) = 0 when some commit seen failing does not contain k.
+ * The rate's prior is Beta(a, b) beside a share at p = 1 exactly (a
+ * failure that shows every time is common, and is then named after few
+ * runs). E(p) is what bears on the rate alone: the head's routine runs
+ * all count, given that at least one of them showed it (that is what
+ * started the bisection), which the higher rates explain better.
+ *
  * A hypothesis whose posterior reaches the confidence is named. Until
- * then the next probe is the commit with the most expected information
- * about k per second of cost (a commit not built yet costs a build; F,
- * the lowest commit seen failing, and the head are probes too: they
- * teach p), run as many times at once as there are slots. A failure
- * that shows every time needs no special case: the same rule stops
- * after a few runs. With a known rate (a build diagnostic shows every
- * time: rate 1) clean runs rule hypotheses out, as in git bisect.
+ * then each round's first probe is the commit with the most expected
+ * information about k per second of cost (a commit not built yet costs a
+ * build; F, the lowest commit seen failing, and the head are probes too:
+ * they teach p), run once; the round's other slots each take the run,
+ * of a commit already in the round or of the next best probes, that adds
+ * most to what the round's runs tell together, when that is worth at
+ * least half of a run of the first (else the slot is left to other jobs).
+ * With a known rate (a build diagnostic shows every time: rate 1) clean
+ * runs rule hypotheses out, as in git bisect.
  *
  * The revert check: once a commit k of the range reaches a posterior of
- * 0.99, the head with k reverted is tested, as many times as, all
- * clean, would bring k to the confidence. Those runs are evidence like
- * any other (that commit contains every hypothesis but k). One that
- * still shows the failure rules k out and the search goes on; a second
- * one means no single commit explains it, and nobody is named. No
- * commit of the range is named without a clean revert, unless it does
- * not revert cleanly (then it is named, unchecked).
+ * 0.99, the head with k reverted is tested, a round of slots at a time,
+ * until k reaches the confidence and the check has run at least its
+ * floor: runs enough that a failure showing at the lowest rate the runs
+ * leave plausible would have shown (a lucky streak of failures makes a
+ * flaky failure look like one that always shows). Those runs are
+ * evidence like any other (that commit contains every hypothesis but k).
+ * One that shows the failure ends the check: k is ruled out and the
+ * search goes on; a second such check means no single commit explains
+ * it, and nobody is named. No commit of the range is named without a
+ * clean revert, unless it does not revert cleanly (then it is named,
+ * unchecked).
  */
 #ifndef ZERODAY_BISECT_H
 #define ZERODAY_BISECT_H
@@ -66,8 +78,9 @@ struct bisect_boundary {
 struct bisect_params {
 	unsigned slots;        /* runs of one step, at once; 1 when the rate is 1 */
 	double rate;           /* > 0: the known rate (1: it always shows); 0: unknown */
-	double prior_a;        /* the Beta prior of an unknown rate */
+	double prior_a;        /* an unknown rate: Beta(a, b) ... */
 	double prior_b;
+	double prior_always;   /* ... beside this share at rate 1 exactly */
 	double predates_prior; /* the prior that it predates the range (verify boundaries) */
 	double confidence;     /* a hypothesis is named at this posterior */
 	double build_cost;     /* seconds: a build of a commit not built yet */
@@ -83,8 +96,8 @@ struct bisect_params {
  */
 #define BISECT_PARAMS_BOOT                                                                   \
 	((struct bisect_params){ .slots = 1, .rate = 0.0, .prior_a = 0.05, .prior_b = 1.0,   \
-				 .predates_prior = 0.02, .confidence = 0.999,                \
-				 .build_cost = 120.0, .run_cost = 60.0, .max_runs = 1500,    \
+				 .prior_always = 0.1, .predates_prior = 0.02,                \
+				 .confidence = 0.999, .build_cost = 120.0, .run_cost = 60.0, .max_runs = 1500,    \
 				 .revert_check = true })
 /* Build diagnostics: they show every time. */
 #define BISECT_PARAMS_BUILD                                                                  \
@@ -141,8 +154,16 @@ struct bisect_step {
 	bool build;         /* @commit is not built yet */
 };
 
-/* Fills @step with the next probe; false when the bisection is over. */
-bool bisect_next(struct bisect *b, struct bisect_step *step);
+/* The most commits one round probes at once. */
+#define BISECT_ROUND_MAX 3
+
+/*
+ * Fills @steps (room for @max, at least 1) with the next round: probes to
+ * run at once, their runs together at most the slots. Returns how many; 0
+ * when the bisection is over. Record every step of a round (in any order)
+ * before asking for the next.
+ */
+guint bisect_next(struct bisect *b, struct bisect_step *steps, guint max);
 
 enum bisect_result {
 	BISECT_GOOD, /* every run clean of this failure */
@@ -191,7 +212,7 @@ struct bisect_outcome {
 	bool reverted;     /* the culprit's revert check ran clean */
 	unsigned runs;     /* runs of the bisection's own steps */
 	unsigned builds;   /* commits it built */
-	unsigned rounds;   /* steps */
+	unsigned rounds;   /* rounds */
 	GPtrArray *log;    /* struct bisect_entry, in order */
 };
 

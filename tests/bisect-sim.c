@@ -117,7 +117,7 @@ void sim_bisect(struct sim *s, const struct bisect_params *params, struct sim_ru
 	g_autofree bool *shows = NULL;
 	unsigned slots = params->slots ? params->slots : 1;
 	unsigned n_commits = 0, routine = run->routine;
-	struct bisect_step step;
+	struct bisect_step steps[BISECT_ROUND_MAX];
 	struct bisect *b;
 
 	for (guint i = 0; i < s->ids->len; i++) {
@@ -151,29 +151,35 @@ void sim_bisect(struct sim *s, const struct bisect_params *params, struct sim_ru
 		bisect_observe(b, id, run->base_runs,
 			       runs_of(s, s->bad[sim_index(id)], run->base_runs));
 	}
-	while (bisect_next(b, &step)) {
-		guint i = sim_index(step.commit);
-		unsigned failures;
+	for (guint n; (n = bisect_next(b, steps, BISECT_ROUND_MAX));) {
+		unsigned round = 0;
 
-		if (step.role == BISECT_ROLE_REVERT) {
-			if (run->no_revert) {
-				bisect_record(b, &step, NULL, BISECT_SKIP, 0, 0);
+		for (guint k = 0; k < n; k++) {
+			const struct bisect_step *step = &steps[k];
+			guint i = sim_index(step->commit);
+			unsigned failures;
+
+			if (step->role == BISECT_ROLE_REVERT) {
+				if (run->no_revert) {
+					bisect_record(b, step, NULL, BISECT_SKIP, 0, 0);
+					continue;
+				}
+				/* The head without the named commit still has the real culprit unless it is it. */
+				failures = runs_of(s, i != s->culprit && s->bad[head], step->runs);
+				bisect_record(b, step, "revert", failures ? BISECT_BAD : BISECT_GOOD,
+					      step->runs, failures);
+			} else if (g_hash_table_contains(s->skip, step->commit)) {
+				bisect_record(b, step, NULL, BISECT_SKIP, 0, 0);
 				continue;
+			} else {
+				failures = runs_of(s, s->bad[i], step->runs);
+				bisect_record(b, step, NULL, failures ? BISECT_BAD : BISECT_GOOD,
+					      step->runs, failures);
 			}
-			/* The head without the named commit still has the real culprit unless it is it. */
-			failures = runs_of(s, i != s->culprit && s->bad[head], step.runs);
-			bisect_record(b, &step, "revert", failures ? BISECT_BAD : BISECT_GOOD,
-				      step.runs, failures);
-		} else if (g_hash_table_contains(s->skip, step.commit)) {
-			bisect_record(b, &step, NULL, BISECT_SKIP, 0, 0);
-			continue;
-		} else {
-			failures = runs_of(s, s->bad[i], step.runs);
-			bisect_record(b, &step, NULL, failures ? BISECT_BAD : BISECT_GOOD,
-				      step.runs, failures);
+			run->boots += step->runs;
+			round += step->runs;
 		}
-		run->boots += step.runs;
-		run->rounds += (step.runs + slots - 1) / slots;
+		run->rounds += (round + slots - 1) / slots;
 	}
 	bisect_outcome(b, out);
 	bisect_free(b);

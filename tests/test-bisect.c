@@ -4,7 +4,8 @@
  * (builds) on linear histories and merge DAGs, skips, flaky boot failures
  * over many seeds (no wrong culprit at the stated confidence), a failure
  * that predates the range, boundaries that are not ancestors (force-push
- * bases), the revert check, and the routine runs that triggered it.
+ * bases), the revert check (its floor, and its stop at a failure), the
+ * routine runs that triggered it, and rounds over several commits.
  */
 #include "autoconfig.h"
 
@@ -213,7 +214,7 @@ static void test_force_push(void)
 		       NULL);
 	g_assert_nonnull(b);
 	/* n2 brought it. */
-	while (bisect_next(b, &step)) {
+	while (bisect_next(b, &step, 1)) {
 		bool bad;
 
 		g_ptr_array_add(asked, (gpointer)step.commit);
@@ -257,7 +258,7 @@ static void test_revert(void)
 			commits[i - 1].parents = (const char *const *)s->parents->pdata[i];
 		}
 		b = bisect_new(commits, 16, good, 1, "c16", &params, NULL);
-		while (bisect_next(b, &step)) {
+		while (bisect_next(b, &step, 1)) {
 			bool bad = step.role != BISECT_ROLE_REVERT && s->bad[sim_index(step.commit)];
 
 			if (step.role == BISECT_ROLE_REVERT && variant == 0)
@@ -300,9 +301,9 @@ static void test_trigger(void)
 	struct bisect_step step;
 	struct bisect *b = bisect_new(commits, 1, good, 1, "c1", &params, NULL);
 
-	/* The boots up to the first failure are dropped: 3 runs, 1 failure remain. */
+	/* Every routine boot counts, given that one of them showed it. */
 	bisect_observe_trigger(b, "c1", routine, G_N_ELEMENTS(routine));
-	while (bisect_next(b, &step)) {
+	while (bisect_next(b, &step, 1)) {
 		bool head = strcmp(step.commit, "c1") == 0;
 
 		/* Only the boundary is in question; the head teaches the rate. */
@@ -313,13 +314,129 @@ static void test_trigger(void)
 	bisect_outcome(b, &o);
 	e = o.log->pdata[0];
 	g_assert_cmpint(e->role, ==, BISECT_ROLE_ROUTINE);
-	g_assert_cmpuint(e->runs, ==, 3);
-	g_assert_cmpuint(e->failures, ==, 1);
+	g_assert_cmpuint(e->runs, ==, 5);
+	g_assert_cmpuint(e->failures, ==, 2);
 	g_assert_cmpint(o.verdict, ==, BISECT_FOUND);
 	g_assert_cmpstr(o.culprit, ==, "c1");
 	g_assert_cmpfloat(o.rate, >, 0.0);
 	bisect_outcome_clear(&o);
 	bisect_free(b);
+}
+
+/*
+ * Runs a bisection of @s with @params, the head's three routine boots all
+ * showing it, every probe answered by the simulation; @revert_bad: the
+ * first revert round still shows it. Returns the outcome; *@multi counts
+ * the rounds with two or more commits, *@revert_runs the runs of reverts.
+ */
+static void scripted(struct sim *s, const struct bisect_params *params, bool revert_bad,
+		     struct bisect_outcome *o, unsigned *multi, unsigned *revert_runs)
+{
+	guint n = s->ids->len - 1;
+	const char *head = s->ids->pdata[n];
+	g_autofree struct bisect_commit *commits = g_new0(struct bisect_commit, n);
+	const struct bisect_boundary good = { "c0", true };
+	const bool shows[] = { true, true, true };
+	struct bisect_step steps[BISECT_ROUND_MAX];
+	struct bisect *b;
+
+	for (guint i = 1; i <= n; i++) {
+		commits[i - 1].id = s->ids->pdata[i];
+		commits[i - 1].parents = (const char *const *)s->parents->pdata[i];
+	}
+	b = bisect_new(commits, n, &good, 1, head, params, NULL);
+	bisect_observe_trigger(b, head, shows, G_N_ELEMENTS(shows));
+	*multi = *revert_runs = 0;
+	for (guint k; (k = bisect_next(b, steps, BISECT_ROUND_MAX));) {
+		unsigned runs = 0;
+
+		*multi += k > 1;
+		for (guint i = 0; i < k; i++) {
+			bool revert = steps[i].role == BISECT_ROLE_REVERT;
+			bool bad = revert ? revert_bad : s->bad[sim_index(steps[i].commit)];
+
+			/* One round: its commits differ, its runs fit the slots. */
+			for (guint j = 0; j < i; j++)
+				g_assert_cmpstr(steps[j].commit, !=, steps[i].commit);
+			runs += steps[i].runs;
+			*revert_runs += revert ? steps[i].runs : 0;
+			bisect_record(b, &steps[i], revert ? "reverted" : NULL,
+				      bad ? BISECT_BAD : BISECT_GOOD, steps[i].runs,
+				      bad ? steps[i].runs : 0);
+		}
+		g_assert_cmpuint(runs, <=, params->slots);
+	}
+	bisect_outcome(b, o);
+	bisect_free(b);
+}
+
+/* A round spends its slots on different commits when that tells more. */
+static void test_rounds(void)
+{
+	struct bisect_params params = BISECT_PARAMS_BOOT;
+	unsigned multi = 0;
+
+	params.slots = 2;
+	for (guint culprit = 1; culprit <= 128; culprit += 9) {
+		struct sim *s = sim_linear(128, culprit, 1.0, culprit);
+		struct bisect_outcome o;
+		unsigned m, reverts;
+
+		scripted(s, &params, false, &o, &m, &reverts);
+		g_assert_cmpint(o.verdict, ==, BISECT_FOUND);
+		g_assert_cmpuint(sim_index(o.culprit), ==, culprit);
+		multi += m;
+		bisect_outcome_clear(&o);
+		sim_free(s);
+	}
+	g_assert_cmpuint(multi, >, 0);
+}
+
+/*
+ * A failure that showed in every run so far may still be flaky, lucky: its
+ * culprit is named only after a revert check long enough that a failure
+ * showing in half the boots would have shown there (with 95%).
+ */
+static void test_revert_floor(void)
+{
+	struct bisect_params params = BISECT_PARAMS_BOOT;
+	struct sim *s = sim_linear(128, 53, 1.0, 1);
+	struct bisect_outcome o;
+	unsigned multi, reverts;
+
+	params.slots = 2;
+	scripted(s, &params, false, &o, &multi, &reverts);
+	g_assert_cmpint(o.verdict, ==, BISECT_FOUND);
+	g_assert_cmpstr(o.culprit, ==, "c53");
+	g_assert_cmpuint(reverts, >=, bisect_runs_to_show(0.5, 0.05));
+	bisect_outcome_clear(&o);
+	sim_free(s);
+}
+
+/* A revert check stops at its first round that still shows the failure. */
+static void test_revert_stops(void)
+{
+	struct bisect_params params = BISECT_PARAMS_BOOT;
+	struct sim *s = sim_linear(16, 9, 1.0, 1);
+	struct bisect_outcome o;
+	unsigned multi, reverts, c9 = 0;
+
+	params.slots = 2;
+	scripted(s, &params, true, &o, &multi, &reverts);
+	/* Every revert still shows it: nobody is named. */
+	g_assert_cmpint(o.verdict, ==, BISECT_INCONCLUSIVE);
+	g_assert_nonnull(strstr(o.reason, "reverted"));
+	/* c9's check was one round. */
+	for (guint i = 0; i < o.log->len; i++) {
+		const struct bisect_entry *e = o.log->pdata[i];
+
+		if (e->role == BISECT_ROLE_REVERT && strcmp(e->commit, "c9") == 0)
+			c9 += e->runs;
+	}
+	g_assert_cmpuint(c9, >, 0);
+	g_assert_cmpuint(c9, <=, params.slots);
+	bisect_outcome_clear(&o);
+	sim_free(s);
 }
 
 static void test_runs_to_show(void)
@@ -342,6 +459,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/bisect/force-push", test_force_push);
 	g_test_add_func("/bisect/revert", test_revert);
 	g_test_add_func("/bisect/trigger", test_trigger);
+	g_test_add_func("/bisect/rounds", test_rounds);
+	g_test_add_func("/bisect/revert-floor", test_revert_floor);
+	g_test_add_func("/bisect/revert-stops", test_revert_stops);
 	g_test_add_func("/bisect/runs-to-show", test_runs_to_show);
 	return g_test_run();
 }

@@ -141,6 +141,32 @@ static struct seen *seen_of(GHashTable *seen, const char *commit)
 	return s;
 }
 
+/*
+ * The head with @step's culprit reverted, made once per culprit (in
+ * @reverts: culprit -> commit), so that the revert check's later rounds
+ * boot the same build. False when it does not revert cleanly.
+ */
+static bool revert_of(const struct bot *c, const struct probe *probe, GHashTable *reverts,
+		      const struct bisect_step *step, const char **tested)
+{
+	g_autoptr(GError) why = NULL;
+	char *reverted = g_hash_table_lookup(reverts, step->commit);
+	int rc;
+
+	if (!reverted) {
+		rc = repo_revert_on(c->repo, step->head, step->commit, &reverted, &why);
+		if (rc <= 0) {
+			g_message("bisect %s: %.12s does not revert cleanly on the head%s%s",
+				  probe->fingerprint, step->commit, why ? ": " : "",
+				  why ? why->message : "");
+			return false;
+		}
+		g_hash_table_insert(reverts, g_strdup(step->commit), reverted);
+	}
+	*tested = reverted;
+	return true;
+}
+
 /* What a bisection starts from, besides its boundaries. */
 struct start {
 	GPtrArray *head_runs;    /* the head's routine boots (struct booter_run), or NULL */
@@ -166,8 +192,9 @@ static bool bisect_failure(const struct bot *c, const struct job_row *job,
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	g_autofree struct bisect_commit *commits = NULL;
 	g_autoptr(GPtrArray) walked = NULL;
+	g_autoptr(GHashTable) reverts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	zd_autoptr(bisect) b = NULL;
-	struct bisect_step step;
+	struct bisect_step steps[BISECT_ROUND_MAX];
 	bool truncated;
 
 	for (size_t i = 0; i < n_good; i++) {
@@ -233,34 +260,32 @@ static bool bisect_failure(const struct bot *c, const struct job_row *job,
 		if (s->runs)
 			bisect_observe(b, start->base, s->runs, s->failures);
 	}
-	while (bisect_next(b, &step)) {
-		g_autofree char *reverted = NULL;
-		enum bisect_result result;
-		unsigned runs, failures;
-		const char *tested = step.commit;
-		struct seen fresh = { 0 };
+	for (guint n; (n = bisect_next(b, steps, BISECT_ROUND_MAX));) {
+		/*
+		 * A round's probes run one after the other here; their boots
+		 * are what the engine counts, whichever slots they take.
+		 */
+		for (guint k = 0; k < n; k++) {
+			const struct bisect_step *step = &steps[k];
+			enum bisect_result result;
+			unsigned runs, failures;
+			const char *tested = step->commit;
 
-		if (step.role == BISECT_ROLE_REVERT) {
-			g_autoptr(GError) why = NULL;
-			int rc = repo_revert_on(c->repo, step.head, step.commit, &reverted, &why);
-
-			if (rc <= 0) {
-				g_message("bisect %s: %.12s does not revert cleanly on the head%s%s",
-					  probe->fingerprint, step.commit, why ? ": " : "",
-					  why ? why->message : "");
-				bisect_record(b, &step, NULL, BISECT_SKIP, 0, 0);
-				continue;
+			if (step->role == BISECT_ROLE_REVERT) {
+				if (!revert_of(c, probe, reverts, step, &tested)) {
+					bisect_record(b, step, NULL, BISECT_SKIP, 0, 0);
+					continue;
+				}
 			}
-			tested = reverted;
+			if (!probe_commit(c, job, probe, tested, step->runs, seen_of(seen, tested),
+					  &result, &runs, &failures, error))
+				return false;
+			g_message("bisect %s (%s): %.12s %s %u/%u", probe->fingerprint,
+				  bisect_role_name(step->role), tested, bisect_result_name(result),
+				  failures, runs);
+			bisect_record(b, step, step->role == BISECT_ROLE_REVERT ? tested : NULL,
+				      result, runs, failures);
 		}
-		if (!probe_commit(c, job, probe, tested, step.runs,
-				  step.role == BISECT_ROLE_REVERT ? &fresh : seen_of(seen, tested),
-				  &result, &runs, &failures, error))
-			return false;
-		g_message("bisect %s (%s): %.12s %s %u/%u", probe->fingerprint,
-			  bisect_role_name(step.role), tested, bisect_result_name(result), failures,
-			  runs);
-		bisect_record(b, &step, reverted, result, runs, failures);
 	}
 	bisect_outcome(b, out);
 	if (truncated && out->verdict == BISECT_FOUND) {
