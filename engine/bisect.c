@@ -42,7 +42,7 @@
 /* The most runs of one revert check. */
 #define REVERT_RUNS_MAX 64
 /* The floor of a revert check: see revert_floor(). */
-#define REVERT_MISS 0.02
+#define REVERT_MISS 0.05
 #define REVERT_RATE_QUANTILE 0.001
 /*
  * Its runs are as many as, all clean, would make the culprit this many
@@ -670,21 +670,24 @@ static unsigned revert_runs(struct bisect *b, guint k)
 }
 
 /*
- * The revert check's floor: runs enough that, were @k not the culprit,
- * the reverted head would have shown the failure with probability 1 -
- * REVERT_MISS at a rate as low as the runs leave plausible (the
- * REVERT_RATE_QUANTILE quantile of the rate given @k, under a uniform
- * prior without the point at rate 1). A posterior sure of a high rate
- * after a lucky run of failures would otherwise settle for a revert
- * check too short to catch a wrong culprit at the true rate.
+ * The revert check's floor, while the runs still allow a failure that
+ * always shows (no commit that contains @k ran clean): runs enough that,
+ * were @k not the culprit, the reverted head would have shown the failure
+ * with probability 1 - REVERT_MISS at a rate as low as the runs leave
+ * plausible (the REVERT_RATE_QUANTILE quantile of the rate given @k,
+ * under a uniform prior without the point at rate 1). Else a lucky
+ * streak of a flaky failure, taken for one that always shows, would
+ * settle for a revert check too short to catch a wrong culprit at its
+ * true rate. Once a clean run says the failure is flaky, the posterior
+ * weighs that by itself.
  */
 static unsigned revert_floor(const struct bisect *b, guint k)
 {
 	double lw[RATE_POINTS], top = -INFINITY, sum = 0.0, below = 0.0;
 	double low = 1.0;
 
-	if (b->p.rate > 0.0)
-		return 1; /* a known rate: the posterior is all there is to it */
+	if (b->p.rate > 0.0 || b->c[k] > 0)
+		return 1; /* a known rate, or one below 1: the posterior is all there is to it */
 	for (guint g = 0; g < RATE_POINTS; g++) {
 		double x = RATE_LOGIT_MIN + (RATE_LOGIT_MAX - RATE_LOGIT_MIN) * g / (RATE_POINTS - 1);
 		double r = 1.0 / (1.0 + exp(-x));

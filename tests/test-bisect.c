@@ -150,19 +150,19 @@ static void flaky(struct sim *(*make)(guint, guint, double, guint32), guint n, d
 
 static void test_flaky(void)
 {
-	flaky(sim_linear, 128, 0.3, 200, 200);
-	flaky(sim_linear, 64, 0.1, 40, 600);
+	flaky(sim_linear, 128, 0.3, 200, 150);
+	flaky(sim_linear, 64, 0.1, 40, 450);
 }
 
 static void test_flaky_merges(void)
 {
-	flaky(sim_merges, 60, 0.5, 100, 150);
+	flaky(sim_merges, 60, 0.5, 100, 90);
 }
 
 static void test_always(void)
 {
 	/* A boot failure that shows every time needs no special case: a few boots a step. */
-	flaky(sim_linear, 128, 1.0, 100, 40);
+	flaky(sim_linear, 128, 1.0, 100, 24);
 }
 
 static void test_predates(void)
