@@ -313,6 +313,14 @@ static void sort_nodes(struct bisect *b)
 	}
 	}
 
+/* The rate at point @g of the grid. */
+static double grid_rate(guint g)
+{
+	double x = RATE_LOGIT_MIN + (RATE_LOGIT_MAX - RATE_LOGIT_MIN) * g / (RATE_POINTS - 1);
+
+	return 1.0 / (1.0 + exp(-x));
+}
+
 /*
  * The rate's grid and prior: the known rate alone, or Beta(a, b) over
  * the grid (its density times the spacing, p(1 - p) in logit) beside
@@ -333,9 +341,7 @@ static void rates_init(struct bisect *b)
 		b->rate[0] = p->rate;
 	} else {
 		for (guint g = 0; g < RATE_POINTS; g++) {
-			double x = RATE_LOGIT_MIN +
-				   (RATE_LOGIT_MAX - RATE_LOGIT_MIN) * g / (RATE_POINTS - 1);
-			double r = 1.0 / (1.0 + exp(-x));
+			double r = grid_rate(g);
 
 			b->rate[g] = r;
 			b->log_rate_weight[g] = p->prior_a * log(r) + p->prior_b * log1p(-r);
@@ -689,8 +695,7 @@ static unsigned revert_floor(const struct bisect *b, guint k)
 	if (b->p.rate > 0.0 || b->c[k] > 0)
 		return 1; /* a known rate, or one below 1: the posterior is all there is to it */
 	for (guint g = 0; g < RATE_POINTS; g++) {
-		double x = RATE_LOGIT_MIN + (RATE_LOGIT_MAX - RATE_LOGIT_MIN) * g / (RATE_POINTS - 1);
-		double r = 1.0 / (1.0 + exp(-x));
+		double r = grid_rate(g);
 
 		lw[g] = (b->fails + 1.0) * log(r) + (b->c[k] + 1.0) * log1p(-r);
 		top = MAX(top, lw[g]);
@@ -700,8 +705,7 @@ static unsigned revert_floor(const struct bisect *b, guint k)
 	for (guint g = 0; g < RATE_POINTS; g++) {
 		below += lw[g] / sum;
 		if (below >= REVERT_RATE_QUANTILE) {
-			low = 1.0 / (1.0 + exp(-(RATE_LOGIT_MIN + (RATE_LOGIT_MAX - RATE_LOGIT_MIN) *
-								     g / (RATE_POINTS - 1))));
+			low = grid_rate(g);
 			break;
 		}
 	}
