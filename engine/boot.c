@@ -687,6 +687,10 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 	virStorageVolPtr scratch = NULL;
 	struct console con = { .fd = -1 };
 	gint64 start = 0;
+	/* Where the time went, for G_MESSAGES_DEBUG=engine: set as each step ends. */
+	gint64 t_begin = g_get_monotonic_time(), t_stored = 0, t_started = 0, t_ended = 0;
+	gint64 t_drained = 0;
+	bool gone = false; /* QEMU ended the console: libvirt is stopping the domain */
 
 	memset(out, 0, sizeof(*out));
 	if (!g_file_test(req->kernel, G_FILE_TEST_IS_REGULAR)) {
@@ -715,6 +719,7 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 		infra_take(out, "storing the boot files on the host", why);
 		goto done;
 	}
+	t_stored = g_get_monotonic_time();
 	if (req->scratch_mb) {
 		g_autofree char *vol = boot_scratch_volume(name);
 
@@ -740,11 +745,23 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 		infra(out, "resuming the domain");
 		goto done;
 	}
-	start = g_get_monotonic_time();
+	start = t_started = g_get_monotonic_time();
 	for (;;) {
 		int active;
 
 		console_drain(&con);
+		/*
+		 * The console's end: QEMU closed the pty, which it does only as
+		 * it exits (the guest rebooted, powered off or crashed it). The
+		 * boot is over; libvirt stops the domain by itself, only later
+		 * where the host's init reaps the process late (seconds, in a
+		 * container), and that wait is no part of the boot.
+		 */
+		if (con.eof && !req->scratch_mb) {
+			/* (A scratch disk goes after its domain: that boot waits for it.) */
+			gone = true;
+			break;
+		}
 		active = virDomainIsActive(dom);
 		if (active == 0)
 			break;
@@ -770,12 +787,17 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 		}
 		g_usleep(100000);
 	}
+	t_ended = g_get_monotonic_time();
 	console_finish(&con);
+	t_drained = g_get_monotonic_time();
 done:
 	out->seconds = start ? (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC : 0;
 	if (dom) {
-		/* Whatever happened, no domain outlives its boot. */
-		if (virDomainIsActive(dom) == 1)
+		/*
+		 * Whatever happened, no domain outlives its boot: one whose QEMU
+		 * is gone is libvirt's to stop, as it does when QEMU exits.
+		 */
+		if (!gone && virDomainIsActive(dom) == 1)
 			virDomainDestroy(dom);
 		virDomainFree(dom);
 	}
@@ -805,6 +827,14 @@ done:
 		virStoragePoolFree(pool);
 	if (conn)
 		virConnectClose(conn);
+	if (t_drained)
+		g_debug("%s: files stored in %.2f s, domain started in %.2f s, ran %.2f s, "
+			"console drained in %.2f s, torn down in %.2f s", name,
+			(double)(t_stored - t_begin) / G_USEC_PER_SEC,
+			(double)(t_started - t_stored) / G_USEC_PER_SEC,
+			(double)(t_ended - t_started) / G_USEC_PER_SEC,
+			(double)(t_drained - t_ended) / G_USEC_PER_SEC,
+			(double)(g_get_monotonic_time() - t_drained) / G_USEC_PER_SEC);
 	return true;
 }
 
@@ -913,22 +943,13 @@ static void prune_volumes(virConnectPtr conn, const char *host_id, bool all)
 	virStoragePoolFree(pool);
 }
 
-int boot_reap(const char *uri, const char *host_id, bool all, GError **error)
+/* Destroys @host_id's orphaned domains on @conn (see boot_reap_domains()). */
+static int reap_domains(virConnectPtr conn, const char *uri, const char *host_id, bool all,
+			GError **error)
 {
-	g_autofree char *own_id = host_id ? NULL : boot_host_id(NULL);
-	virConnectPtr conn;
 	virDomainPtr *doms = NULL;
 	int n, reaped = 0;
 
-	if (!host_id)
-		host_id = own_id;
-	conn = connect_open(uri);
-	if (!conn) {
-		g_autofree char *why = last_error();
-
-		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", uri, why);
-		return -1;
-	}
 	n = virConnectListAllDomains(conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 	for (int i = 0; i < n; i++) {
 		const char *name = virDomainGetName(doms[i]);
@@ -947,10 +968,40 @@ int boot_reap(const char *uri, const char *host_id, bool all, GError **error)
 		g_autofree char *why = last_error();
 
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", uri, why);
-		virConnectClose(conn);
 		return -1;
 	}
-	prune_volumes(conn, host_id, all);
+	return reaped;
+}
+
+/* boot_reap() with @volumes, or boot_reap_domains() without. */
+static int reap(const char *uri, const char *host_id, bool all, bool volumes, GError **error)
+{
+	g_autofree char *own_id = host_id ? NULL : boot_host_id(NULL);
+	virConnectPtr conn;
+	int reaped;
+
+	if (!host_id)
+		host_id = own_id;
+	conn = connect_open(uri);
+	if (!conn) {
+		g_autofree char *why = last_error();
+
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", uri, why);
+		return -1;
+	}
+	reaped = reap_domains(conn, uri, host_id, all, error);
+	if (reaped >= 0 && volumes)
+		prune_volumes(conn, host_id, all);
 	virConnectClose(conn);
 	return reaped;
+}
+
+int boot_reap(const char *uri, const char *host_id, bool all, GError **error)
+{
+	return reap(uri, host_id, all, true, error);
+}
+
+int boot_reap_domains(const char *uri, const char *host_id, bool all, GError **error)
+{
+	return reap(uri, host_id, all, false, error);
 }
