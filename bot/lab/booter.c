@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -317,6 +319,38 @@ static void boot_worker(gpointer data, gpointer user_data)
 		run->attempts = 1 + RETRIES;
 }
 
+/*
+ * How often a host's volumes are looked over for clean-up (boot_reap()):
+ * asking after each volume takes the host a call per volume, hundreds
+ * where kernels are booted all day, and the volumes' own policy counts
+ * in hours (a day unused, an hour incomplete). Every boot still reaps the
+ * domains (boot_reap_domains()).
+ */
+#define PRUNE_EVERY_S 3600
+
+/*
+ * Whether @h's volumes are due for clean-up: the mtime of a stamp beside
+ * its slots' locks says when they last were (by any zeroday of this state
+ * directory); when due, the stamp is renewed at once.
+ */
+static bool prune_due(const struct host *h)
+{
+	g_autofree char *stamp = g_strconcat(h->lock_prefix, ".pruned", NULL);
+	struct stat st;
+	int fd;
+
+	if (stat(stamp, &st) == 0 && st.st_mtime <= time(NULL) &&
+	    time(NULL) - st.st_mtime < PRUNE_EVERY_S)
+		return false;
+	fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		if (futimens(fd, NULL) < 0)
+			g_message("%s: %s", stamp, g_strerror(errno));
+		close(fd);
+	}
+	return true;
+}
+
 /* [boot] kvm = auto: one boot with KVM must reach its end marker. */
 static bool probe_kvm(struct pool *p)
 {
@@ -621,11 +655,14 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 							 .kselftest_dir = kselftest_dir },
 			     error))
 		goto done;
-	/* Domains a crashed zeroday left behind go first. */
+	/* Domains a crashed zeroday left behind go first; unused volumes, now and then. */
 	for (guint i = 0; i < p.n_hosts; i++) {
 		g_autoptr(GError) local = NULL;
+		const char *uri = p.hosts[i].uri;
+		int reaped = prune_due(&p.hosts[i]) ? boot_reap(uri, host_id, false, &local)
+						    : boot_reap_domains(uri, host_id, false, &local);
 
-		if (boot_reap(p.hosts[i].uri, host_id, false, &local) < 0)
+		if (reaped < 0)
 			g_message("cannot reap on %s: %s", p.hosts[i].uri, local->message);
 		slots += p.hosts[i].slots;
 	}
