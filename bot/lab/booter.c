@@ -386,6 +386,64 @@ static bool probe_kvm(struct pool *p)
 }
 
 /*
+ * The key of an initramfs that packs nothing of this machine's: a hash of
+ * all it is made of (busybox, and each payload's name, timeout and bytes,
+ * for @kernel's arch), or NULL when a file cannot be read.
+ */
+static char *initrd_key(const char *busybox, GArray *payloads,
+			const struct initramfs_kernel *kernel)
+{
+	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+
+	g_checksum_update(sum, (const guchar *)"initrd v1\n", -1);
+	g_checksum_update(sum, (const guchar *)kernel->arch, -1);
+	for (guint i = 0; i <= payloads->len; i++) {
+		const struct initramfs_payload *pl =
+			i < payloads->len ? &g_array_index(payloads, struct initramfs_payload, i)
+					  : NULL;
+		g_autofree char *head = pl ? g_strdup_printf("\npayload %s %u\n", pl->name,
+							     pl->timeout_s)
+					   : g_strdup("\nbusybox\n");
+		g_autofree char *data = NULL;
+		gsize len;
+
+		if (!g_file_get_contents(pl ? pl->path : busybox, &data, &len, NULL))
+			return NULL;
+		g_checksum_update(sum, (const guchar *)head, -1);
+		g_checksum_update(sum, (const guchar *)data, (gssize)len);
+	}
+	return g_strdup(g_checksum_get_string(sum));
+}
+
+/*
+ * Writes the boot's initramfs to @out. One that packs nothing of this
+ * machine's (not @local: no payload needs a program, library or module
+ * of the host, and no selftests) is the same bytes for the same busybox
+ * and payloads: built once, kept in @bootdir/initrd/ by initrd_key(), and
+ * linked from there by every later boot (a bisection boots one seed a
+ * call, each call an initramfs).
+ */
+static bool initrd_make(const char *out, const char *bootdir, const char *busybox,
+			GArray *payloads, bool local, const struct initramfs_kernel *kernel,
+			GError **error)
+{
+	g_autofree char *key = local ? NULL : initrd_key(busybox, payloads, kernel);
+	g_autofree char *dir = key ? g_build_filename(bootdir, "initrd", NULL) : NULL;
+	g_autofree char *kept = key ? g_strdup_printf("%s/%s.gz", dir, key) : NULL;
+
+	if (kept && link(kept, out) == 0)
+		return true;
+	if (!initramfs_build(out, busybox, (const struct initramfs_payload *)payloads->data,
+			     payloads->len, kernel, error))
+		return false;
+	/* Complete before it is linked: another boot never takes half of one. */
+	if (kept && g_mkdir_with_parents(dir, 0755) == 0 && link(out, kept) < 0 &&
+	    errno != EEXIST)
+		g_message("%s: %s", kept, g_strerror(errno));
+	return true;
+}
+
+/*
  * What a boot's result depends on besides the kernel: the initramfs
  * (busybox and every payload, by content), the command line, memory,
  * timeouts and the accelerator. Stored boots are reused only under the
@@ -648,12 +706,11 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	kselftest_dir = builder_kselftest_path(req->image);
 	if (kselftest_dir && !g_file_test(kselftest_dir, G_FILE_TEST_IS_DIR))
 		g_clear_pointer(&kselftest_dir, g_free);
-	if (!initramfs_build(initrd, busybox,
-			     (const struct initramfs_payload *)payloads->data, payloads->len,
-			     &(struct initramfs_kernel){ .arch = p.arch->arch,
-							 .modules_dir = modules_dir,
-							 .kselftest_dir = kselftest_dir },
-			     error))
+	if (!initrd_make(initrd, bootdir, busybox, payloads, needs || kselftest_dir,
+			 &(struct initramfs_kernel){ .arch = p.arch->arch,
+						     .modules_dir = modules_dir,
+						     .kselftest_dir = kselftest_dir },
+			 error))
 		goto done;
 	/* Domains a crashed zeroday left behind go first; unused volumes, now and then. */
 	for (guint i = 0; i < p.n_hosts; i++) {
