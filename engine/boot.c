@@ -20,6 +20,7 @@
 
 #include "autoconfig.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -412,11 +413,28 @@ static virStoragePoolPtr pool_ensure(virConnectPtr conn, char **why)
 	return pool;
 }
 
+/*
+ * The hashes file_sha256() computed, by file identity (device, inode,
+ * size, modification time): a kernel booted again, or an initramfs linked
+ * from the kept one, is not read again. For the process's life.
+ */
+static GMutex known_lock;
+static GHashTable *known_sums; /* "DEV:INO:SIZE:MTIME" -> hex SHA-256 */
+
+static char *identity_of(const struct stat *st)
+{
+	return g_strdup_printf("%ju:%ju:%jd:%jd.%09ld", (uintmax_t)st->st_dev,
+			       (uintmax_t)st->st_ino, (intmax_t)st->st_size,
+			       (intmax_t)st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+}
+
 /* The lowercase hex SHA-256 of the file at @path (caller frees), or NULL with *@why. */
 static char *file_sha256(const char *path, guint64 *size, char **why)
 {
 	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+	g_autofree char *identity = NULL;
 	guchar buf[65536];
+	struct stat st;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -424,6 +442,22 @@ static char *file_sha256(const char *path, guint64 *size, char **why)
 	if (fd < 0) {
 		*why = g_strdup_printf("%s: %s", path, g_strerror(errno));
 		return NULL;
+	}
+	if (fstat(fd, &st) == 0) {
+		const char *known;
+
+		identity = identity_of(&st);
+		g_mutex_lock(&known_lock);
+		known = known_sums ? g_hash_table_lookup(known_sums, identity) : NULL;
+		if (known) {
+			char *copy = g_strdup(known);
+
+			g_mutex_unlock(&known_lock);
+			close(fd);
+			*size = (guint64)st.st_size;
+			return copy;
+		}
+		g_mutex_unlock(&known_lock);
 	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		g_checksum_update(sum, buf, n);
@@ -435,6 +469,15 @@ static char *file_sha256(const char *path, guint64 *size, char **why)
 		return NULL;
 	}
 	close(fd);
+	/* Kept only when what was read is what fstat() saw: a file still being written is not. */
+	if (identity && *size == (guint64)st.st_size) {
+		g_mutex_lock(&known_lock);
+		if (!known_sums)
+			known_sums = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+		g_hash_table_replace(known_sums, g_steal_pointer(&identity),
+				     g_strdup(g_checksum_get_string(sum)));
+		g_mutex_unlock(&known_lock);
+	}
 	return g_strdup(g_checksum_get_string(sum));
 }
 

@@ -329,6 +329,36 @@ static void boot_worker(gpointer data, gpointer user_data)
 #define PRUNE_EVERY_S 3600
 
 /*
+ * How often, at most, one process reaps a host's orphaned domains: a
+ * bisection boots one seed a call, and a crashed zeroday's domain can
+ * wait a minute.
+ */
+#define REAP_EVERY_S 60
+
+/* Whether this process's reaping of @h's orphaned domains is due; if so, it is noted. */
+static bool reap_due(const struct host *h)
+{
+	static GMutex lock;
+	static GHashTable *last; /* URI -> gint64 *, the monotonic time of the last */
+	gint64 now = g_get_monotonic_time();
+	gint64 *at;
+	bool due;
+
+	g_mutex_lock(&lock);
+	if (!last)
+		last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	at = g_hash_table_lookup(last, h->uri);
+	due = !at || now - *at >= (gint64)REAP_EVERY_S * G_USEC_PER_SEC;
+	if (due) {
+		at = g_new(gint64, 1);
+		*at = now;
+		g_hash_table_replace(last, g_strdup(h->uri), at);
+	}
+	g_mutex_unlock(&lock);
+	return due;
+}
+
+/*
  * Whether @h's volumes are due for clean-up: the mtime of a stamp beside
  * its slots' locks says when they last were (by any zeroday of this state
  * directory); when due, the stamp is renewed at once.
@@ -712,16 +742,22 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 						     .kselftest_dir = kselftest_dir },
 			 error))
 		goto done;
-	/* Domains a crashed zeroday left behind go first; unused volumes, now and then. */
+	/*
+	 * Domains a crashed zeroday left behind go first (once a minute in
+	 * one process); unused volumes, hourly.
+	 */
 	for (guint i = 0; i < p.n_hosts; i++) {
 		g_autoptr(GError) local = NULL;
 		const char *uri = p.hosts[i].uri;
-		int reaped = prune_due(&p.hosts[i]) ? boot_reap(uri, host_id, false, &local)
-						    : boot_reap_domains(uri, host_id, false, &local);
+		int reaped = 0;
 
+		slots += p.hosts[i].slots;
+		if (!reap_due(&p.hosts[i]))
+			continue;
+		reaped = prune_due(&p.hosts[i]) ? boot_reap(uri, host_id, false, &local)
+						: boot_reap_domains(uri, host_id, false, &local);
 		if (reaped < 0)
 			g_message("cannot reap on %s: %s", p.hosts[i].uri, local->message);
-		slots += p.hosts[i].slots;
 	}
 	/* The KVM probe boots this machine's own arch only. */
 	p.kvm = strcmp(config->boot_kvm, "true") == 0 ||
