@@ -20,6 +20,7 @@
 
 #include "autoconfig.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -412,11 +413,28 @@ static virStoragePoolPtr pool_ensure(virConnectPtr conn, char **why)
 	return pool;
 }
 
+/*
+ * The hashes file_sha256() computed, by file identity (device, inode,
+ * size, modification time): a kernel booted again, or an initramfs linked
+ * from the kept one, is not read again. For the process's life.
+ */
+static GMutex known_lock;
+static GHashTable *known_sums; /* "DEV:INO:SIZE:MTIME" -> hex SHA-256 */
+
+static char *identity_of(const struct stat *st)
+{
+	return g_strdup_printf("%ju:%ju:%jd:%jd.%09ld", (uintmax_t)st->st_dev,
+			       (uintmax_t)st->st_ino, (intmax_t)st->st_size,
+			       (intmax_t)st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+}
+
 /* The lowercase hex SHA-256 of the file at @path (caller frees), or NULL with *@why. */
 static char *file_sha256(const char *path, guint64 *size, char **why)
 {
 	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+	g_autofree char *identity = NULL;
 	guchar buf[65536];
+	struct stat st;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -424,6 +442,22 @@ static char *file_sha256(const char *path, guint64 *size, char **why)
 	if (fd < 0) {
 		*why = g_strdup_printf("%s: %s", path, g_strerror(errno));
 		return NULL;
+	}
+	if (fstat(fd, &st) == 0) {
+		const char *known;
+
+		identity = identity_of(&st);
+		g_mutex_lock(&known_lock);
+		known = known_sums ? g_hash_table_lookup(known_sums, identity) : NULL;
+		if (known) {
+			char *copy = g_strdup(known);
+
+			g_mutex_unlock(&known_lock);
+			close(fd);
+			*size = (guint64)st.st_size;
+			return copy;
+		}
+		g_mutex_unlock(&known_lock);
 	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		g_checksum_update(sum, buf, n);
@@ -435,6 +469,15 @@ static char *file_sha256(const char *path, guint64 *size, char **why)
 		return NULL;
 	}
 	close(fd);
+	/* Kept only when what was read is what fstat() saw: a file still being written is not. */
+	if (identity && *size == (guint64)st.st_size) {
+		g_mutex_lock(&known_lock);
+		if (!known_sums)
+			known_sums = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+		g_hash_table_replace(known_sums, g_steal_pointer(&identity),
+				     g_strdup(g_checksum_get_string(sum)));
+		g_mutex_unlock(&known_lock);
+	}
 	return g_strdup(g_checksum_get_string(sum));
 }
 
@@ -687,6 +730,10 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 	virStorageVolPtr scratch = NULL;
 	struct console con = { .fd = -1 };
 	gint64 start = 0;
+	/* Where the time went, for G_MESSAGES_DEBUG=engine: set as each step ends. */
+	gint64 t_begin = g_get_monotonic_time(), t_stored = 0, t_started = 0, t_ended = 0;
+	gint64 t_drained = 0;
+	bool gone = false; /* QEMU ended the console: libvirt is stopping the domain */
 
 	memset(out, 0, sizeof(*out));
 	if (!g_file_test(req->kernel, G_FILE_TEST_IS_REGULAR)) {
@@ -715,6 +762,7 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 		infra_take(out, "storing the boot files on the host", why);
 		goto done;
 	}
+	t_stored = g_get_monotonic_time();
 	if (req->scratch_mb) {
 		g_autofree char *vol = boot_scratch_volume(name);
 
@@ -740,11 +788,23 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 		infra(out, "resuming the domain");
 		goto done;
 	}
-	start = g_get_monotonic_time();
+	start = t_started = g_get_monotonic_time();
 	for (;;) {
 		int active;
 
 		console_drain(&con);
+		/*
+		 * The console's end: QEMU closed the pty, which it does only as
+		 * it exits (the guest rebooted, powered off or crashed it). The
+		 * boot is over; libvirt stops the domain by itself, only later
+		 * where the host's init reaps the process late (seconds, in a
+		 * container), and that wait is no part of the boot.
+		 */
+		if (con.eof && !req->scratch_mb) {
+			/* (A scratch disk goes after its domain: that boot waits for it.) */
+			gone = true;
+			break;
+		}
 		active = virDomainIsActive(dom);
 		if (active == 0)
 			break;
@@ -770,12 +830,17 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 		}
 		g_usleep(100000);
 	}
+	t_ended = g_get_monotonic_time();
 	console_finish(&con);
+	t_drained = g_get_monotonic_time();
 done:
 	out->seconds = start ? (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC : 0;
 	if (dom) {
-		/* Whatever happened, no domain outlives its boot. */
-		if (virDomainIsActive(dom) == 1)
+		/*
+		 * Whatever happened, no domain outlives its boot: one whose QEMU
+		 * is gone is libvirt's to stop, as it does when QEMU exits.
+		 */
+		if (!gone && virDomainIsActive(dom) == 1)
 			virDomainDestroy(dom);
 		virDomainFree(dom);
 	}
@@ -805,6 +870,14 @@ done:
 		virStoragePoolFree(pool);
 	if (conn)
 		virConnectClose(conn);
+	if (t_drained)
+		g_debug("%s: files stored in %.2f s, domain started in %.2f s, ran %.2f s, "
+			"console drained in %.2f s, torn down in %.2f s", name,
+			(double)(t_stored - t_begin) / G_USEC_PER_SEC,
+			(double)(t_started - t_stored) / G_USEC_PER_SEC,
+			(double)(t_ended - t_started) / G_USEC_PER_SEC,
+			(double)(t_drained - t_ended) / G_USEC_PER_SEC,
+			(double)(g_get_monotonic_time() - t_drained) / G_USEC_PER_SEC);
 	return true;
 }
 
@@ -913,22 +986,13 @@ static void prune_volumes(virConnectPtr conn, const char *host_id, bool all)
 	virStoragePoolFree(pool);
 }
 
-int boot_reap(const char *uri, const char *host_id, bool all, GError **error)
+/* Destroys @host_id's orphaned domains on @conn (see boot_reap_domains()). */
+static int reap_domains(virConnectPtr conn, const char *uri, const char *host_id, bool all,
+			GError **error)
 {
-	g_autofree char *own_id = host_id ? NULL : boot_host_id(NULL);
-	virConnectPtr conn;
 	virDomainPtr *doms = NULL;
 	int n, reaped = 0;
 
-	if (!host_id)
-		host_id = own_id;
-	conn = connect_open(uri);
-	if (!conn) {
-		g_autofree char *why = last_error();
-
-		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", uri, why);
-		return -1;
-	}
 	n = virConnectListAllDomains(conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 	for (int i = 0; i < n; i++) {
 		const char *name = virDomainGetName(doms[i]);
@@ -947,10 +1011,40 @@ int boot_reap(const char *uri, const char *host_id, bool all, GError **error)
 		g_autofree char *why = last_error();
 
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", uri, why);
-		virConnectClose(conn);
 		return -1;
 	}
-	prune_volumes(conn, host_id, all);
+	return reaped;
+}
+
+/* boot_reap() with @volumes, or boot_reap_domains() without. */
+static int reap(const char *uri, const char *host_id, bool all, bool volumes, GError **error)
+{
+	g_autofree char *own_id = host_id ? NULL : boot_host_id(NULL);
+	virConnectPtr conn;
+	int reaped;
+
+	if (!host_id)
+		host_id = own_id;
+	conn = connect_open(uri);
+	if (!conn) {
+		g_autofree char *why = last_error();
+
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", uri, why);
+		return -1;
+	}
+	reaped = reap_domains(conn, uri, host_id, all, error);
+	if (reaped >= 0 && volumes)
+		prune_volumes(conn, host_id, all);
 	virConnectClose(conn);
 	return reaped;
+}
+
+int boot_reap(const char *uri, const char *host_id, bool all, GError **error)
+{
+	return reap(uri, host_id, all, true, error);
+}
+
+int boot_reap_domains(const char *uri, const char *host_id, bool all, GError **error)
+{
+	return reap(uri, host_id, all, false, error);
 }

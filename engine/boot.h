@@ -151,6 +151,13 @@ bool boot_run(struct boot_outcome *out, const char *uri, const struct boot_reque
 int boot_reap(const char *uri, const char *host_id, bool all, GError **error);
 
 /*
+ * boot_reap() without the volumes: the domains only, one call to the
+ * host, where the volumes' clean-up asks after each volume (hundreds of
+ * calls, which a boot need not wait for every time).
+ */
+int boot_reap_domains(const char *uri, const char *host_id, bool all, GError **error);
+
+/*
  * The kernel command line of every boot, after "console=DEVICE " (the
  * arch's) and the arch's early console words; a request's own words
  * follow it.

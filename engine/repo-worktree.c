@@ -7,6 +7,7 @@
 #include "autoconfig.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/repo-private.h"
 
@@ -158,13 +159,23 @@ static char **index_changes(git_repository *git, git_index *index, git_commit *c
 	return paths ? g_strv_builder_end(paths) : NULL;
 }
 
-bool repo_worktree_checkout(struct worktree *wt, const char *oid, char ***changed,
-			    GError **error)
+/*
+ * In the work tree's git directory while it may differ from its index: a
+ * checkout under way (or cut short), or one whose caller lets others
+ * write in the tree.
+ */
+#define CHECKOUT_MARKER "zeroday-checkout"
+
+bool repo_worktree_checkout(struct worktree *wt, const char *oid, enum repo_checkout_flags flags,
+			    char ***changed, GError **error)
 {
 	git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;
 	git_commit *commit = worktree_commit(wt, oid, error);
+	g_autofree char *marker = g_build_filename(git_repository_path(wt->git), CHECKOUT_MARKER,
+						   NULL);
 	git_index *index = NULL;
 	char **paths = NULL;
+	bool only_changes = false;
 	int rc;
 
 	if (changed)
@@ -179,9 +190,22 @@ bool repo_worktree_checkout(struct worktree *wt, const char *oid, char ***change
 	 * object source that changed).
 	 */
 	rc = git_repository_index(&index, wt->git);
-	if (rc == 0 && changed)
+	if (rc == 0 && (flags & REPO_CHECKOUT_ONLY_CHANGES) &&
+	    !g_file_test(marker, G_FILE_TEST_EXISTS) && git_index_entrycount(index) > 0)
+		only_changes = true;
+	if (rc == 0 && (changed || only_changes))
 		paths = index_changes(wt->git, index, commit, &rc);
-	if (rc == 0) {
+	if (rc == 0 && !g_file_set_contents(marker, oid, -1, NULL)) {
+		git_error_set_str(GIT_ERROR_OS, "cannot mark the checkout as under way");
+		rc = -1;
+	}
+	if (rc == 0 && only_changes) {
+		/* Exact paths, so that only they are looked at on disk; none: nothing to do. */
+		opts.paths.strings = paths;
+		opts.paths.count = paths ? g_strv_length(paths) : 0;
+		opts.checkout_strategy |= GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
+	}
+	if (rc == 0 && (!only_changes || opts.paths.count > 0)) {
 		opts.baseline_index = index;
 		rc = git_checkout_tree(wt->git, (git_object *)commit, &opts);
 	}
@@ -194,8 +218,16 @@ bool repo_worktree_checkout(struct worktree *wt, const char *oid, char ***change
 		repo_git_error(error, rc, oid);
 		return false;
 	}
+	/*
+	 * Complete: the next may look at the changes only, unless this caller
+	 * lets others write in the work tree (the marker stays).
+	 */
+	if (flags & REPO_CHECKOUT_ONLY_CHANGES)
+		unlink(marker);
 	if (changed)
 		*changed = paths;
+	else
+		g_strfreev(paths);
 	return true;
 }
 

@@ -294,14 +294,27 @@ char *repo_worktree_resolve(struct worktree *wt, const char *rev, GError **error
 /* Returns the first parent of @oid, or NULL (no error) for a root commit. */
 char *repo_worktree_parent(struct worktree *wt, const char *oid, GError **error);
 
+enum repo_checkout_flags {
+	/*
+	 * Nothing but checkouts writes in the work tree (its builds see it
+	 * read-only): only the paths where its index and @oid differ are
+	 * looked at and written, not the whole tree's files. After a
+	 * checkout cut short, or one without this flag (a marker in the work
+	 * tree's git directory says so), the whole tree is all the same.
+	 */
+	REPO_CHECKOUT_ONLY_CHANGES = (1 << 0),
+};
+
 /*
  * Makes the work tree exactly @oid: changed files rewritten, removed ones
- * deleted, untracked ones removed, unchanged ones untouched. With @changed
- * non-NULL, *@changed receives the paths that differed (NULL-terminated,
- * caller frees), or NULL when the work tree was empty.
+ * deleted, untracked ones removed, unchanged ones untouched (with
+ * REPO_CHECKOUT_ONLY_CHANGES, untracked ones only among the changed
+ * paths). With @changed non-NULL, *@changed receives the paths that
+ * differed (NULL-terminated, caller frees), or NULL when the work tree
+ * was empty.
  */
-bool repo_worktree_checkout(struct worktree *wt, const char *oid, char ***changed,
-			    GError **error);
+bool repo_worktree_checkout(struct worktree *wt, const char *oid, enum repo_checkout_flags flags,
+			    char ***changed, GError **error);
 
 /*
  * Returns the paths that differ between commits @a and @b (NULL-terminated,

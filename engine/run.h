@@ -118,7 +118,10 @@ bool run_remove_changed_since(const char *dir, gint64 since, guint *removed, GEr
  */
 int run_lock(const char *path, GError **error);
 
-/* Returns whether the sandbox works on this machine; if not, why in @error. */
+/*
+ * Returns whether the sandbox works on this machine; if not, why in @error.
+ * Once it worked, the process takes it as working without asking again.
+ */
 bool run_sandbox_available(GError **error);
 
 /* Returns the full path of @program found in PATH, or NULL (caller frees). */

@@ -100,7 +100,7 @@ static struct built *build(const char *oid, const char *spec)
 
 	g_assert_true(build_target_parse(&t, spec, fragments, &error));
 	g_assert_no_error(error);
-	g_assert_true(repo_worktree_checkout(wt, oid, NULL, &error));
+	g_assert_true(repo_worktree_checkout(wt, oid, 0, NULL, &error));
 	dirname = build_target_dirname(&t);
 	builddir = g_build_filename(testlib_scratch(), "build", dirname, NULL);
 	b->log = g_strdup_printf("%s/log-%d", testlib_scratch(), ++n);

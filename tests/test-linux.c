@@ -112,7 +112,7 @@ static struct build_output build_in(const char *oid, const char *target, const c
 
 	g_assert_true(build_target_parse(&t, target, fragments, &error));
 	g_assert_true(build_install_tools(tools, &error));
-	g_assert_true(repo_worktree_checkout(wt, oid, NULL, &error));
+	g_assert_true(repo_worktree_checkout(wt, oid, 0, NULL, &error));
 	g_assert_no_error(error);
 	g_assert_true(build_run(&out, &t, &env, &error));
 	g_assert_no_error(error);

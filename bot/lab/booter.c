@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -317,6 +319,68 @@ static void boot_worker(gpointer data, gpointer user_data)
 		run->attempts = 1 + RETRIES;
 }
 
+/*
+ * How often a host's volumes are looked over for clean-up (boot_reap()):
+ * asking after each volume takes the host a call per volume, hundreds
+ * where kernels are booted all day, and the volumes' own policy counts
+ * in hours (a day unused, an hour incomplete). Every boot still reaps the
+ * domains (boot_reap_domains()).
+ */
+#define PRUNE_EVERY_S 3600
+
+/*
+ * How often, at most, one process reaps a host's orphaned domains: a
+ * bisection boots one seed a call, and a crashed zeroday's domain can
+ * wait a minute.
+ */
+#define REAP_EVERY_S 60
+
+/* Whether this process's reaping of @h's orphaned domains is due; if so, it is noted. */
+static bool reap_due(const struct host *h)
+{
+	static GMutex lock;
+	static GHashTable *last; /* URI -> gint64 *, the monotonic time of the last */
+	gint64 now = g_get_monotonic_time();
+	gint64 *at;
+	bool due;
+
+	g_mutex_lock(&lock);
+	if (!last)
+		last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	at = g_hash_table_lookup(last, h->uri);
+	due = !at || now - *at >= (gint64)REAP_EVERY_S * G_USEC_PER_SEC;
+	if (due) {
+		at = g_new(gint64, 1);
+		*at = now;
+		g_hash_table_replace(last, g_strdup(h->uri), at);
+	}
+	g_mutex_unlock(&lock);
+	return due;
+}
+
+/*
+ * Whether @h's volumes are due for clean-up: the mtime of a stamp beside
+ * its slots' locks says when they last were (by any zeroday of this state
+ * directory); when due, the stamp is renewed at once.
+ */
+static bool prune_due(const struct host *h)
+{
+	g_autofree char *stamp = g_strconcat(h->lock_prefix, ".pruned", NULL);
+	struct stat st;
+	int fd;
+
+	if (stat(stamp, &st) == 0 && st.st_mtime <= time(NULL) &&
+	    time(NULL) - st.st_mtime < PRUNE_EVERY_S)
+		return false;
+	fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		if (futimens(fd, NULL) < 0)
+			g_message("%s: %s", stamp, g_strerror(errno));
+		close(fd);
+	}
+	return true;
+}
+
 /* [boot] kvm = auto: one boot with KVM must reach its end marker. */
 static bool probe_kvm(struct pool *p)
 {
@@ -349,6 +413,64 @@ static bool probe_kvm(struct pool *p)
 		g_once_init_leave(&once, 1);
 	}
 	return works;
+}
+
+/*
+ * The key of an initramfs that packs nothing of this machine's: a hash of
+ * all it is made of (busybox, and each payload's name, timeout and bytes,
+ * for @kernel's arch), or NULL when a file cannot be read.
+ */
+static char *initrd_key(const char *busybox, GArray *payloads,
+			const struct initramfs_kernel *kernel)
+{
+	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+
+	g_checksum_update(sum, (const guchar *)"initrd v1\n", -1);
+	g_checksum_update(sum, (const guchar *)kernel->arch, -1);
+	for (guint i = 0; i <= payloads->len; i++) {
+		const struct initramfs_payload *pl =
+			i < payloads->len ? &g_array_index(payloads, struct initramfs_payload, i)
+					  : NULL;
+		g_autofree char *head = pl ? g_strdup_printf("\npayload %s %u\n", pl->name,
+							     pl->timeout_s)
+					   : g_strdup("\nbusybox\n");
+		g_autofree char *data = NULL;
+		gsize len;
+
+		if (!g_file_get_contents(pl ? pl->path : busybox, &data, &len, NULL))
+			return NULL;
+		g_checksum_update(sum, (const guchar *)head, -1);
+		g_checksum_update(sum, (const guchar *)data, (gssize)len);
+	}
+	return g_strdup(g_checksum_get_string(sum));
+}
+
+/*
+ * Writes the boot's initramfs to @out. One that packs nothing of this
+ * machine's (not @local: no payload needs a program, library or module
+ * of the host, and no selftests) is the same bytes for the same busybox
+ * and payloads: built once, kept in @bootdir/initrd/ by initrd_key(), and
+ * linked from there by every later boot (a bisection boots one seed a
+ * call, each call an initramfs).
+ */
+static bool initrd_make(const char *out, const char *bootdir, const char *busybox,
+			GArray *payloads, bool local, const struct initramfs_kernel *kernel,
+			GError **error)
+{
+	g_autofree char *key = local ? NULL : initrd_key(busybox, payloads, kernel);
+	g_autofree char *dir = key ? g_build_filename(bootdir, "initrd", NULL) : NULL;
+	g_autofree char *kept = key ? g_strdup_printf("%s/%s.gz", dir, key) : NULL;
+
+	if (kept && link(kept, out) == 0)
+		return true;
+	if (!initramfs_build(out, busybox, (const struct initramfs_payload *)payloads->data,
+			     payloads->len, kernel, error))
+		return false;
+	/* Complete before it is linked: another boot never takes half of one. */
+	if (kept && g_mkdir_with_parents(dir, 0755) == 0 && link(out, kept) < 0 &&
+	    errno != EEXIST)
+		g_message("%s: %s", kept, g_strerror(errno));
+	return true;
 }
 
 /*
@@ -614,20 +736,28 @@ GPtrArray *booter_boot(struct db *db, const struct config *config,
 	kselftest_dir = builder_kselftest_path(req->image);
 	if (kselftest_dir && !g_file_test(kselftest_dir, G_FILE_TEST_IS_DIR))
 		g_clear_pointer(&kselftest_dir, g_free);
-	if (!initramfs_build(initrd, busybox,
-			     (const struct initramfs_payload *)payloads->data, payloads->len,
-			     &(struct initramfs_kernel){ .arch = p.arch->arch,
-							 .modules_dir = modules_dir,
-							 .kselftest_dir = kselftest_dir },
-			     error))
+	if (!initrd_make(initrd, bootdir, busybox, payloads, needs || kselftest_dir,
+			 &(struct initramfs_kernel){ .arch = p.arch->arch,
+						     .modules_dir = modules_dir,
+						     .kselftest_dir = kselftest_dir },
+			 error))
 		goto done;
-	/* Domains a crashed zeroday left behind go first. */
+	/*
+	 * Domains a crashed zeroday left behind go first (once a minute in
+	 * one process); unused volumes, hourly.
+	 */
 	for (guint i = 0; i < p.n_hosts; i++) {
 		g_autoptr(GError) local = NULL;
+		const char *uri = p.hosts[i].uri;
+		int reaped = 0;
 
-		if (boot_reap(p.hosts[i].uri, host_id, false, &local) < 0)
-			g_message("cannot reap on %s: %s", p.hosts[i].uri, local->message);
 		slots += p.hosts[i].slots;
+		if (!reap_due(&p.hosts[i]))
+			continue;
+		reaped = prune_due(&p.hosts[i]) ? boot_reap(uri, host_id, false, &local)
+						: boot_reap_domains(uri, host_id, false, &local);
+		if (reaped < 0)
+			g_message("cannot reap on %s: %s", p.hosts[i].uri, local->message);
 	}
 	/* The KVM probe boots this machine's own arch only. */
 	p.kvm = strcmp(config->boot_kvm, "true") == 0 ||

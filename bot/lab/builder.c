@@ -366,12 +366,17 @@ struct local_build {
 	const char *workdir;
 };
 
-/* Checks @commit out in @wt, saying how long it took. */
-static bool checkout(struct worktree *wt, const char *commit, GError **error)
+/*
+ * Checks @commit out in @wt, saying how long it took. A @sandboxed build
+ * sees its work tree read-only: only what differs from the last checkout
+ * is written.
+ */
+static bool checkout(struct worktree *wt, const char *commit, bool sandboxed, GError **error)
 {
 	gint64 start = g_get_monotonic_time();
 
-	if (!repo_worktree_checkout(wt, commit, NULL, error))
+	if (!repo_worktree_checkout(wt, commit, sandboxed ? REPO_CHECKOUT_ONLY_CHANGES : 0, NULL,
+				    error))
 		return false;
 	g_info("checked out %.12s after %.1f s", commit,
 	       (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC);
@@ -383,7 +388,7 @@ static struct build_row *local_build(void *data, const struct build_target *t, c
 {
 	struct local_build *l = data;
 
-	if (!checkout(l->wt, commit, error))
+	if (!checkout(l->wt, commit, l->config->build_sandbox, error))
 		return NULL;
 	return build_in(l->config, &l->site, l->req->source, l->wt, t, commit, l->workdir,
 			l->req->progress, error);
@@ -548,7 +553,7 @@ static struct worktree *open_shared_at(const char *root, const char *key,
 		if (strcmp(at, commit) == 0)
 			continue;
 		wt = repo_worktree_open(workdir, objects_from, error);
-		ok = wt && record_checkout(fd, NULL, error) && checkout(wt, commit, error) &&
+		ok = wt && record_checkout(fd, NULL, error) && checkout(wt, commit, true, error) &&
 		     record_checkout(fd, commit, error);
 		repo_worktree_free(wt);
 		if (!ok)
@@ -577,7 +582,7 @@ struct build_row *builder_build_commit(const struct config *config,
 	if (config->build_sandbox)
 		wt = open_shared_at(site->root, key, objects_from, commit, &lock, error);
 	else if ((wt = open_locked(site->root, key, objects_from, &lock, error)) &&
-		 (!record_checkout(lock, NULL, error) || !checkout(wt, commit, error)))
+		 (!record_checkout(lock, NULL, error) || !checkout(wt, commit, false, error)))
 		g_clear_pointer(&wt, repo_worktree_free);
 	if (wt)
 		row = build_in(config, site, source, wt, target, commit, workdir, false, error);

@@ -45,7 +45,21 @@ struct sched {
 	GError *error; /* the first store failure: every worker stops */
 	struct job_backoff backoff; /* of jobs that failed for infrastructure */
 	volatile sig_atomic_t readers_stop; /* the mail readers end when set */
+	/*
+	 * Set when a mail reader stored mail or a job ended (and may have
+	 * queued mail): the main thread's mail round runs at once, not at its
+	 * next tick (every second for the outbox, every other for the inbox).
+	 */
+	gint nudged;
 };
+
+/* Asks the main thread for a mail round now: a reader's wake, or a job's end. */
+static void nudge(void *data)
+{
+	struct sched *s = data;
+
+	g_atomic_int_set(&s->nudged, 1);
+}
 
 /* One worker of the pool: its own store and repository handles. */
 struct worker {
@@ -353,6 +367,7 @@ static bool run_job(struct worker *w, const struct job_row *job, GError **error)
 	if (!finish_job(w, job, result, note, booted, cause, error))
 		return false;
 	report_due(&bot, job);
+	nudge(w->s);
 	return true;
 }
 
@@ -647,7 +662,7 @@ static void reload(struct sched *s, struct ingest_readers **readers)
 	config_free(old);
 	if (fresh->mail_sources)
 		*readers = ingest_readers_start(fresh, s->db_path, s->opts->poll_interval,
-						&s->readers_stop, NULL, NULL);
+						&s->readers_stop, nudge, s);
 	g_message("config reloaded from %s", fresh->path ? fresh->path : "the built-in defaults");
 }
 
@@ -711,7 +726,7 @@ bool sched_run(struct db *db, struct repo *repo, struct config *config,
 	}
 	if (!opts->once && s.config->mail_sources)
 		readers = ingest_readers_start(s.config, s.db_path, opts->poll_interval,
-					       &s.readers_stop, NULL, NULL);
+					       &s.readers_stop, nudge, &s);
 	g_message("running %u worker%s", n, n == 1 ? "" : "s");
 	for (unsigned i = 0; i < n; i++) {
 		workers[i].s = &s;
@@ -721,14 +736,19 @@ bool sched_run(struct db *db, struct repo *repo, struct config *config,
 	/* The main thread polls and sends the mail; the workers run the jobs. */
 	while (!opts->once && !stopping(&s)) {
 		gint64 now;
+		bool nudged;
 
 		if (opts->reload && *opts->reload && opts->reload_config)
 			reload(&s, &readers);
 		now = g_get_real_time() / G_USEC_PER_SEC;
+		nudged = g_atomic_int_compare_and_exchange(&s.nudged, 1, 0);
 
-		if (now != last_send) {
+		if (now != last_send || nudged) {
+			bool tick = now != last_send;
+
 			last_send = now;
-			if (now % 2 == 0 && !read_mail(&s, db, repo, false, &local)) {
+			if ((nudged || (tick && now % 2 == 0)) &&
+			    !read_mail(&s, db, repo, false, &local)) {
 				if (g_error_matches(local, BOT_ERROR, BOT_ERROR_TEMPORARY)) {
 					g_warning("mail: %s; trying again later", local->message);
 					g_clear_error(&local);
