@@ -53,10 +53,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP Postfix, Dovecot and libvirt need root; run the suite as root (./quickstart check)"
 	exit 0
 fi
-sh "$ZERODAY_SRCDIR/tests/linux-import.sh" "$cache" > /dev/null || {
-	echo "1..0 # SKIP linux-source-6.1 is not installed"
-	exit 0
-}
+import_linux "$cache"
 missing=
 git send-email -h 2>&1 | grep -q -- --smtp-server || missing="$missing git-send-email(git-email)"
 git daemon -h 2>&1 | grep -q -- --base-path || missing="$missing git-daemon"

@@ -30,6 +30,22 @@ tap_end() {
 	echo "1..$n"
 	exit $failed
 }
+# import_linux CACHE: Debian's linux-source-6.1 imported into CACHE
+# (tests/linux-import.sh). Only a machine without the package skips the
+# test; an import that fails there (a full disk, a broken tarball) is a
+# failure, with the importer's words.
+import_linux() {
+	st=0
+	sh "$ZERODAY_SRCDIR/tests/linux-import.sh" "$1" > "$scratch/import.log" 2>&1 || st=$?
+	if [ "$st" -eq 77 ]; then
+		echo "1..0 # SKIP linux-source-6.1 is not installed"
+		exit 0
+	elif [ "$st" -ne 0 ]; then
+		tail -20 "$scratch/import.log" | sed 's/^/# /'
+		echo "Bail out! importing linux-source-6.1 into $1 failed (status $st)"
+		exit 1
+	fi
+}
 # kbuild_repo DIR MESSAGE: a git repository at DIR holding the kbuild-like
 # fixture tree (tests/data/kbuild), committed on master with MESSAGE.
 kbuild_repo() {
