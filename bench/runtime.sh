@@ -59,9 +59,13 @@ echo "fs-stress (ext4 and xfs, 30 s each): $(minus "$fs" "$base") s a boot;" \
 	"ratio / baseline: $(ratio "$fs" "$base")"
 
 # The real tree's kernels, built here with ccache (warm after the first).
-if ! sh "$srcdir/tests/linux-import.sh" "$cache" >/dev/null 2>&1; then
+st=0
+sh "$srcdir/tests/linux-import.sh" "$cache" > /dev/null || st=$?
+if [ "$st" -eq 77 ]; then
 	echo "KUnit, kselftests: skipped: linux-source-6.1 is not installed"
 	exit 0
+elif [ "$st" -ne 0 ]; then
+	exit 1
 fi
 git clone -q --bare --shared "$cache" "$work/linux.git"
 head=$(git -C "$work/linux.git" rev-parse master)
@@ -99,11 +103,17 @@ if z build "$work/linux.git" "$head" --target x86_64:tinyconfig+serial:kselftest
 		 AND target = 'x86_64:tinyconfig+serial:kselftest=vm,kselftest=size'
 		 AND image_path IS NOT NULL ORDER BY id DESC LIMIT 1")
 	t0=$(now)
-	z boot "$ks" -n 1 --payload smoke --payload kselftest > "$work/out" 2>&1 || :
+	# A selftest that fails is a verdict and still a boot to time (the
+	# exit status says so); a boot that could not run is not.
+	z boot "$ks" -n 1 --payload smoke --payload kselftest > "$work/ks.out" 2>&1 || :
 	t1=$(now)
+	if ! grep -q "^seed 1: " "$work/ks.out" || grep -q "^seed 1: infra-error" "$work/ks.out"; then
+		cat "$work/ks.out" >&2
+		exit 1
+	fi
 	tks=$(elapsed "$t0" "$t1")
 	ksp=$(boot_time "$ks" --payload smoke)
-	echo "kselftests (vm and size: $(sed -n 's/^    tests: //p' "$work/out" | head -1)):" \
+	echo "kselftests (vm and size: $(sed -n 's/^    tests: //p' "$work/ks.out" | head -1)):" \
 		"$(minus "$tks" "$ksp") s a boot over the same kernel without; ratio: $(ratio "$tks" "$ksp")"
 else
 	echo "kselftests: skipped: $(grep -m1 -i 'kselftest\|unknown check' "$work/build.out" || echo 'the build failed')"
