@@ -63,6 +63,8 @@
  * of what the round's first run tells per boot.
  */
 #define ROUND_WORTH 0.5
+/* The leader's posterior from which its own runs are weighed against the search's: confirm(). */
+#define CONFIRM_AT 0.5
 /* A DAG larger than this scores a sample of its commits per step. */
 #define FULL_SCORING_MAX 2048
 #define SAMPLE 256
@@ -1052,6 +1054,150 @@ static void fill_round(struct bisect *b, struct round *r, const gint *top, guint
 	groups_clear(&g);
 }
 
+/* Whether commit @i contains hypothesis @h. */
+static bool contains(struct bisect *b, guint i, guint h)
+{
+	if (b->chain)
+		return b->pos[h] != G_MAXUINT && b->pos[i] != G_MAXUINT && b->pos[h] <= b->pos[i];
+	walk_start(b, i);
+	for (gint j; (j = walk_next(b)) >= 0;) {
+		if ((guint)j == h)
+			return true;
+	}
+	return false;
+}
+
+/* The log-odds of hypothesis @k against all the others, as update() left them. */
+static double log_odds(const struct bisect *b, guint k)
+{
+	double rest = 0.0;
+
+	for (guint i = 0; i < b->n; i++)
+		rest += i == k ? 0.0 : b->w[i];
+	return log(b->w[k]) - log(MAX(rest, 1e-300));
+}
+
+/*
+ * The gain in the log-odds of @k that round @r and @reverts runs of the
+ * head with @k reverted are expected to bring, were @k the culprit: its
+ * rate as the runs have it given @k, the round's commits that contain @k
+ * failing at that rate and the others (and the reverted head) clean.
+ */
+static double confirm_gain(struct bisect *b, guint k, const struct round *r, unsigned reverts)
+{
+	g_autofree double *post = g_new0(double, b->n_rates);
+	double base = log_odds(b, k), gain = 0.0;
+	bool in[BISECT_ROUND_MAX];
+	guint outcomes = 1;
+
+	rate_posterior(b, b->c[k], post);
+	for (guint i = 0; i < r->n; i++) {
+		in[i] = contains(b, r->node[i], k);
+		outcomes *= in[i] ? r->runs[i] + 1 : 1;
+	}
+	for (guint o = 0; o < outcomes; o++) {
+		unsigned j[BISECT_ROUND_MAX] = { 0 };
+		double pr = 0.0;
+		guint rest = o;
+
+		for (guint i = 0; i < r->n; i++) {
+			if (in[i]) {
+				j[i] = rest % (r->runs[i] + 1);
+				rest /= r->runs[i] + 1;
+			}
+		}
+		for (guint t = 0; t < b->n_rates; t++) {
+			double lp = log(post[t]);
+
+			for (guint i = 0; i < r->n; i++) {
+				unsigned m = r->runs[i];
+
+				if (!in[i])
+					continue;
+				lp += lgamma(m + 1.0) - lgamma(j[i] + 1.0) - lgamma(m - j[i] + 1.0) +
+				      (j[i] ? j[i] * b->log_rate[t] : 0.0) +
+				      (m - j[i] ? (m - j[i]) * b->log_miss[t] : 0.0);
+			}
+			pr += exp(lp);
+		}
+		if (pr < 1e-12)
+			continue;
+		for (guint i = 0; i < r->n; i++) {
+			b->nodes[r->node[i]].fails += j[i];
+			b->nodes[r->node[i]].clean += r->runs[i] - j[i];
+		}
+		b->nodes[k].revert_clean += reverts;
+		b->reverts += reverts;
+		update(b);
+		gain += pr * (log_odds(b, k) - base);
+		for (guint i = 0; i < r->n; i++) {
+			b->nodes[r->node[i]].fails -= j[i];
+			b->nodes[r->node[i]].clean -= r->runs[i] - j[i];
+		}
+		b->nodes[k].revert_clean -= reverts;
+		b->reverts -= reverts;
+	}
+	update(b);
+	return gain;
+}
+
+/* The cost of round @r and @reverts runs of the revert check of @k. */
+static double round_cost(const struct bisect *b, guint k, const struct round *r, unsigned reverts)
+{
+	double c = reverts * b->p.run_cost / b->p.slots;
+
+	for (guint i = 0; i < r->n; i++) {
+		c += r->runs[i] * b->p.run_cost / b->p.slots;
+		c += b->nodes[r->node[i]].built ? 0.0 : b->p.build_cost;
+	}
+	c += reverts && !b->nodes[k].revert_tried ? b->p.build_cost : 0.0;
+	return MAX(c, 1e-3);
+}
+
+/*
+ * Confirmation. Once a hypothesis @k leads, its rivals fall to clean runs
+ * of what does not contain @k (its parent, the head with @k reverted);
+ * but with the rate unknown, the clean runs count for less the fewer
+ * failing runs say what the rate is, and those come only from runs of
+ * what contains @k. The search's information, which takes the rate as
+ * its posterior has it, does not see that: left to it, the confirmation
+ * of a flaky failure ran five clean runs for every failing one. So the
+ * leader's own runs are weighed against the round by the gain each is
+ * expected to bring to the leader's log-odds, per cost: @r becomes the
+ * round of the most (of @k, of @k beside @r's first commit, or @r), of
+ * at most @max commits.
+ */
+static void confirm(struct bisect *b, struct round *r, guint max)
+{
+	guint k = b->best, n = 0, pick = 0;
+	unsigned total = 0;
+	struct round candidates[3];
+	double best = -INFINITY;
+
+	if (b->p.rate > 0.0 || b->w[k] < CONFIRM_AT || b->nodes[k].boundary)
+		return;
+	for (guint i = 0; i < r->n; i++) {
+		if (r->node[i] == k)
+			return; /* it is in the round already */
+		total += r->runs[i];
+	}
+	candidates[n++] = *r;
+	candidates[n++] = (struct round){ .n = 1, .node = { k }, .runs = { total } };
+	if (total >= 2 && max >= 2)
+		candidates[n++] = (struct round){ .n = 2, .node = { k, r->node[0] },
+						  .runs = { 1, total - 1 } };
+	for (guint c = 0; c < n; c++) {
+		double score = confirm_gain(b, k, &candidates[c], 0) /
+			       round_cost(b, k, &candidates[c], 0);
+
+		if (score > best) {
+			best = score;
+			pick = c;
+		}
+	}
+	*r = candidates[pick];
+}
+
 /* Names the culprit (or the boundary that has it) and ends. */
 static void conclude(struct bisect *b, enum bisect_verdict verdict, guint named, double confidence)
 {
@@ -1063,10 +1209,11 @@ static void conclude(struct bisect *b, enum bisect_verdict verdict, guint named,
 }
 
 /* The next round of the revert check of the named commit; 0 when it is over. */
-static guint next_revert(struct bisect *b, struct bisect_step *steps)
+static guint next_revert(struct bisect *b, struct bisect_step *steps, guint max)
 {
 	struct node *n = &b->nodes[b->named];
-	unsigned floor = revert_floor(b, b->named), need;
+	unsigned floor = revert_floor(b, b->named), need, runs, own = 0;
+	guint k = 0;
 
 	if (b->w[b->named] >= b->p.confidence && n->revert_clean >= floor) {
 		conclude(b, BISECT_FOUND, b->named, b->w[b->named]);
@@ -1078,13 +1225,38 @@ static guint next_revert(struct bisect *b, struct bisect_step *steps)
 		return 0;
 	}
 	need = MAX(revert_runs(b, b->named), floor > n->revert_clean ? floor - n->revert_clean : 0);
-	steps[0].role = BISECT_ROLE_REVERT;
-	steps[0].commit = n->id;
-	steps[0].head = b->nodes[b->bad].id;
-	steps[0].runs = MAX(1, MIN(need, b->p.slots));
-	steps[0].build = !n->revert_tried;
-	n->revert_tried = true;
-	return 1;
+	runs = MAX(1, MIN(need, b->p.slots));
+	/* Past the floor, a round may run the culprit itself instead: see confirm(). */
+	if (b->p.rate <= 0.0 && runs >= 2 && max >= 2 && n->revert_clean >= floor) {
+		double best = -INFINITY;
+
+		for (unsigned a = 0; a <= runs; a++) {
+			struct round r = { .n = a > 0, .node = { b->named }, .runs = { a } };
+			double score = confirm_gain(b, b->named, &r, runs - a) /
+				       round_cost(b, b->named, &r, runs - a);
+
+			if (score > best) {
+				best = score;
+				own = a;
+			}
+		}
+	}
+	if (own) {
+		steps[k].role = BISECT_ROLE_SEARCH;
+		steps[k].commit = n->id;
+		steps[k].runs = own;
+		steps[k++].build = !n->built;
+	}
+	if (runs > own) {
+		/* Last: a revert that still shows it ends the phase. */
+		steps[k].role = BISECT_ROLE_REVERT;
+		steps[k].commit = n->id;
+		steps[k].head = b->nodes[b->bad].id;
+		steps[k].runs = runs - own;
+		steps[k++].build = !n->revert_tried;
+		n->revert_tried = true;
+	}
+	return k;
 }
 
 guint bisect_next(struct bisect *b, struct bisect_step *steps, guint max)
@@ -1100,10 +1272,10 @@ guint bisect_next(struct bisect *b, struct bisect_step *steps, guint max)
 		return 0;
 	update(b);
 	if (b->phase == PHASE_REVERT) {
-		guint n = next_revert(b, steps);
+		guint n = next_revert(b, steps, max);
 
 		if (n || b->phase == PHASE_DONE) {
-			b->rounds += n;
+			b->rounds += n > 0;
 			return n;
 		}
 	}
@@ -1141,6 +1313,7 @@ guint bisect_next(struct bisect *b, struct bisect_step *steps, guint max)
 		return 0;
 	}
 	fill_round(b, &r, top, n_top, max);
+	confirm(b, &r, max);
 	for (guint i = 0; i < r.n; i++) {
 		const struct node *n = &b->nodes[r.node[i]];
 
@@ -1192,7 +1365,8 @@ void bisect_record(struct bisect *b, const struct bisect_step *step, const char 
 	}
 	gint i = find(b, step->commit);
 
-	g_return_if_fail(i >= 0 && b->phase == PHASE_SEARCH);
+	/* The revert check's rounds may run the culprit itself beside it. */
+	g_return_if_fail(i >= 0 && (b->phase == PHASE_SEARCH || b->phase == PHASE_REVERT));
 	b->nodes[i].built = true;
 	if (result == BISECT_SKIP) {
 		b->nodes[i].untestable = true;
