@@ -22,7 +22,7 @@ chmod 0711 "$work"
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/lib.sh"
 
-sh "$srcdir/tests/linux-import.sh" "$cache" >/dev/null
+import_linux "$cache" "build step"
 
 # A tree sharing the cache's objects, with a one-file commit.
 git clone -q --bare --shared "$cache" "$work/a.git"

@@ -26,3 +26,21 @@ one_file_commit() {
 	rm -f "$_index"
 	one=$(git -C "$1" commit-tree "$_tree" -p "$base" -m "panic: a one-file change")
 }
+
+# import_linux CACHE WHAT: Debian's linux-source-6.1 imported into CACHE
+# (tests/linux-import.sh), as tests/lib.sh's import_linux does for the
+# tests. Without the package, WHAT is skipped, saying why, and the bench
+# ends with status 0; an import that fails is the bench's failure, with
+# the importer's last lines. Needs $srcdir and $work.
+import_linux() {
+	_st=0
+	sh "$srcdir/tests/linux-import.sh" "$1" > "$work/import.log" 2>&1 || _st=$?
+	if [ "$_st" -eq 77 ]; then
+		echo "$2: skipped: linux-source-6.1 is not installed"
+		exit 0
+	elif [ "$_st" -ne 0 ]; then
+		tail -20 "$work/import.log"
+		echo "$2: importing linux-source-6.1 into $1 failed (status $_st)"
+		exit 1
+	fi
+}

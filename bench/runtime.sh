@@ -59,14 +59,7 @@ echo "fs-stress (ext4 and xfs, 30 s each): $(minus "$fs" "$base") s a boot;" \
 	"ratio / baseline: $(ratio "$fs" "$base")"
 
 # The real tree's kernels, built here with ccache (warm after the first).
-st=0
-sh "$srcdir/tests/linux-import.sh" "$cache" > /dev/null || st=$?
-if [ "$st" -eq 77 ]; then
-	echo "KUnit, kselftests: skipped: linux-source-6.1 is not installed"
-	exit 0
-elif [ "$st" -ne 0 ]; then
-	exit 1
-fi
+import_linux "$cache" "KUnit, kselftests"
 git clone -q --bare --shared "$cache" "$work/linux.git"
 head=$(git -C "$work/linux.git" rev-parse master)
 # image TARGET: the kept image of the build of master for TARGET.

@@ -30,7 +30,7 @@ trap 'sc_stop "$work/sc"; rm -rf "$work"' EXIT
 . "$(dirname "$0")/lib.sh"
 unset ZERODAY_CONFIG
 
-sh "$srcdir/tests/linux-import.sh" "$cache" >/dev/null
+import_linux "$cache" "slurm build step"
 sc_start "$work/sc" "$work/states" || { echo "slurm: the cluster did not start"; exit 1; }
 
 # The tree: the imported commit, then a one-file change on top.
