@@ -312,9 +312,9 @@ static void test_boot_seen(struct fixture *f, gconstpointer data)
 		unsigned culprit_shown; /* of 2 boots of the culprit */
 		const char *kind, *words;
 	} cases[] = {
-		{ 2, "boot-failure", "fail at boot, in every one of 5 boots of the commits that carry it:" },
+		{ 2, "boot-failure", "fail at boot, in every one of 6 boots of the commits that carry it:" },
 		{ 1, "boot-intermittent",
-		  "fail at boot, now and then: in 4 of 5 boots of the commits that carry it:" },
+		  "fail at boot, now and then: in 5 of 6 boots of the commits that carry it:" },
 	};
 	gint64 tree = add_tree(f, false);
 
@@ -328,7 +328,9 @@ static void test_boot_seen(struct fixture *f, gconstpointer data)
 		struct finding_step again = { BISECT_ROLE_SEARCH, f->parent, NULL, BISECT_GOOD, 2, 0 };
 		struct finding_step culprit = { BISECT_ROLE_SEARCH, f->culprit, NULL, BISECT_BAD, 2,
 						cases[i].culprit_shown };
-		struct finding_step revert = { BISECT_ROLE_REVERT, f->culprit, NULL, BISECT_GOOD, 4, 0 };
+		/* The revert check's rounds, and a boot of the culprit between them. */
+		struct finding_step revert = { BISECT_ROLE_REVERT, f->culprit, NULL, BISECT_GOOD, 2, 0 };
+		struct finding_step own = { BISECT_ROLE_SEARCH, f->culprit, NULL, BISECT_BAD, 1, 1 };
 		g_autofree char *fingerprint = g_strdup_printf("boot%zu", i);
 		struct finding_row row = {
 			.branch = (char *)"master", .culprit = f->culprit, .parent = f->parent,
@@ -347,6 +349,8 @@ static void test_boot_seen(struct fixture *f, gconstpointer data)
 		g_ptr_array_add(steps, &parent);
 		g_ptr_array_add(steps, &again);
 		g_ptr_array_add(steps, &culprit);
+		g_ptr_array_add(steps, &revert);
+		g_ptr_array_add(steps, &own);
 		g_ptr_array_add(steps, &revert);
 		g_assert_true(db_tx_begin(f->db, &error));
 		g_assert_true(db_finding_add(f->db, tree, &row, &added, &error));
@@ -368,7 +372,15 @@ static void test_boot_seen(struct fixture *f, gconstpointer data)
 
 			g_assert_nonnull(strstr(body, once));
 			g_assert_null(strstr(body, twice));
-			g_assert_nonnull(strstr(body, "in 4 steps, 13 boots"));
+			g_assert_nonnull(strstr(body, "in 6 steps, 14 boots"));
+		}
+		{
+			/* The revert check is told whole: 4 boots, not its last round's 2. */
+			g_autofree char *checked = g_strdup_printf(
+				"Checked: the head with %.12s reverted: good, 0 of 4 boots showed it",
+				f->culprit);
+
+			g_assert_nonnull(strstr(body, checked));
 		}
 		/* Its revert check came out good: the culprit is shown to be one. */
 		g_assert_nonnull(strstr(r.body, "\nFixes: "));

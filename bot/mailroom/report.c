@@ -393,6 +393,38 @@ static bool culprit_verified(const struct finding_row *f)
 	return false;
 }
 
+/*
+ * The revert check of the last commit reverted, all its rounds together:
+ * they may alternate with boots of that commit itself.
+ */
+static void fill_revert(struct template_values *v, const struct finding_row *f)
+{
+	const struct finding_step *last = NULL;
+	unsigned runs = 0, failures = 0;
+	g_autofree char *culprit = NULL;
+
+	for (guint i = 0; f->steps && i < f->steps->len; i++) {
+		const struct finding_step *st = f->steps->pdata[i];
+
+		if (st->role == BISECT_ROLE_REVERT)
+			last = st;
+	}
+	if (!last)
+		return;
+	for (guint i = 0; i < f->steps->len; i++) {
+		const struct finding_step *st = f->steps->pdata[i];
+
+		if (st->role == BISECT_ROLE_REVERT && strcmp(st->commit, last->commit) == 0) {
+			runs += st->runs;
+			failures += st->failures;
+		}
+	}
+	culprit = short_id(last->commit);
+	template_values_printf(v, "revert", "the head with %s reverted: %s, %u of %u %s showed it",
+			       culprit, bisect_result_name(failures ? BISECT_BAD : last->result),
+			       failures, runs, f->kind == FINDING_BOOT ? "boots" : "builds");
+}
+
 static void fill_steps(struct template_values *v, const struct finding_row *f)
 {
 	unsigned total = 0, shown = 0;
@@ -429,15 +461,8 @@ static void fill_steps(struct template_values *v, const struct finding_row *f)
 		template_values_set(item, "role", bisect_role_name(st->role));
 		total += runs;
 		shown++;
-		if (st->role == BISECT_ROLE_REVERT) {
-			g_autofree char *culprit = short_id(st->commit);
-
-			template_values_printf(v, "revert",
-					       "the head with %s reverted: %s, %u of %u %s showed it",
-					       culprit, bisect_result_name(st->result), failures, runs,
-					       f->kind == FINDING_BOOT ? "boots" : "builds");
-		}
 	}
+	fill_revert(v, f);
 	{
 		const char *unit = f->kind == FINDING_BOOT ? "boot" : "build";
 
