@@ -623,6 +623,14 @@ static void log_entry(struct bisect *b, enum bisect_role role, const char *commi
 	g_ptr_array_add(b->log, e);
 }
 
+/* The log-probability of @j failures in @m runs at grid point @t of the rate. */
+static double log_binomial(const struct bisect *b, guint t, unsigned m, unsigned j)
+{
+	double choose = lgamma(m + 1.0) - lgamma(j + 1.0) - lgamma(m - j + 1.0);
+
+	return choose + (j ? j * b->log_rate[t] : 0.0) + (m - j ? (m - j) * b->log_miss[t] : 0.0);
+}
+
 /* The rate's posterior over the grid (@post), given @clean clean runs and all failing ones. */
 static void rate_posterior(const struct bisect *b, unsigned clean, double *post)
 {
@@ -938,15 +946,8 @@ static double round_information(struct bisect *b, const struct groups *g, const 
 		/* bin[i][j * n_rates + t]: j failures of its runs at rate t. */
 		bin[i] = g_new0(double, (gsize)(r->runs[i] + 1) * b->n_rates);
 		for (unsigned j = 0; j <= r->runs[i]; j++) {
-			double choose = lgamma(r->runs[i] + 1.0) - lgamma(j + 1.0) -
-					lgamma(r->runs[i] - j + 1.0);
-
-			for (guint t = 0; t < b->n_rates; t++) {
-				double lp = choose + (j ? j * b->log_rate[t] : 0.0) +
-					    (r->runs[i] - j ? (r->runs[i] - j) * b->log_miss[t] : 0.0);
-
-				bin[i][j * b->n_rates + t] = exp(lp);
-			}
+			for (guint t = 0; t < b->n_rates; t++)
+				bin[i][j * b->n_rates + t] = exp(log_binomial(b, t, r->runs[i], j));
 		}
 	}
 	for (guint h = 0; h < b->n; h++) {
@@ -1078,6 +1079,22 @@ static double log_odds(const struct bisect *b, guint k)
 }
 
 /*
+ * Adds (@sign 1) or takes back (-1) an outcome of round @r, @j[i]
+ * failures of commit i's runs, and @reverts clean runs of the head with
+ * @k reverted.
+ */
+static void count_outcome(struct bisect *b, guint k, const struct round *r, const unsigned *j,
+			  unsigned reverts, int sign)
+{
+	for (guint i = 0; i < r->n; i++) {
+		b->nodes[r->node[i]].fails += sign * (int)j[i];
+		b->nodes[r->node[i]].clean += sign * (int)(r->runs[i] - j[i]);
+	}
+	b->nodes[k].revert_clean += sign * (int)reverts;
+	b->reverts += sign * (int)reverts;
+}
+
+/*
  * The gain in the log-odds of @k that round @r and @reverts runs of the
  * head with @k reverted are expected to bring, were @k the culprit: its
  * rate as the runs have it given @k, the round's commits that contain @k
@@ -1109,33 +1126,16 @@ static double confirm_gain(struct bisect *b, guint k, const struct round *r, uns
 		for (guint t = 0; t < b->n_rates; t++) {
 			double lp = log(post[t]);
 
-			for (guint i = 0; i < r->n; i++) {
-				unsigned m = r->runs[i];
-
-				if (!in[i])
-					continue;
-				lp += lgamma(m + 1.0) - lgamma(j[i] + 1.0) - lgamma(m - j[i] + 1.0) +
-				      (j[i] ? j[i] * b->log_rate[t] : 0.0) +
-				      (m - j[i] ? (m - j[i]) * b->log_miss[t] : 0.0);
-			}
+			for (guint i = 0; i < r->n; i++)
+				lp += in[i] ? log_binomial(b, t, r->runs[i], j[i]) : 0.0;
 			pr += exp(lp);
 		}
 		if (pr < 1e-12)
 			continue;
-		for (guint i = 0; i < r->n; i++) {
-			b->nodes[r->node[i]].fails += j[i];
-			b->nodes[r->node[i]].clean += r->runs[i] - j[i];
-		}
-		b->nodes[k].revert_clean += reverts;
-		b->reverts += reverts;
+		count_outcome(b, k, r, j, reverts, 1);
 		update(b);
 		gain += pr * (log_odds(b, k) - base);
-		for (guint i = 0; i < r->n; i++) {
-			b->nodes[r->node[i]].fails -= j[i];
-			b->nodes[r->node[i]].clean -= r->runs[i] - j[i];
-		}
-		b->nodes[k].revert_clean -= reverts;
-		b->reverts -= reverts;
+		count_outcome(b, k, r, j, reverts, -1);
 	}
 	update(b);
 	return gain;
@@ -1161,7 +1161,7 @@ static double round_cost(const struct bisect *b, guint k, const struct round *r,
  * failing runs say what the rate is, and those come only from runs of
  * what contains @k. The search's information, which takes the rate as
  * its posterior has it, does not see that: left to it, the confirmation
- * of a flaky failure ran five clean runs for every failing one. So the
+ * of a p = 0.3 failure ran ten clean runs for every failing one. So the
  * leader's own runs are weighed against the round by the gain each is
  * expected to bring to the leader's log-odds, per cost: @r becomes the
  * round of the most (of @k, of @k beside @r's first commit, or @r), of
