@@ -18,7 +18,10 @@
  * part of the cost that is the price of not knowing it). One line per
  * cell:
  *   flaky N=128 p=0.30: boots mean 131.2 p90 210 (goal <= 80: missed; rate told 68.8),
- *   builds 8.1, rounds 66.0, wrong 0/1000, inconclusive 0/1000, limit 39.6
+ *   builds 8.1, rounds 66.0 (0.75 of 88.0, a round's commits booted one
+ *   by one), wrong 0/1000, inconclusive 0/1000, limit 39.6
+ * A round's commits boot side by side (bot/lab/culprit.c, run_round());
+ * the ratio is its rounds against the same steps booted one by one.
  * Arguments: [SEEDS [N P]] for one cell.
  */
 #include "autoconfig.h"
@@ -49,7 +52,7 @@ static int cmp_unsigned(const void *x, const void *y)
 }
 
 struct tally {
-	double boots, builds, rounds;
+	double boots, builds, rounds, serial_rounds;
 	unsigned p90, wrong, inconclusive;
 };
 
@@ -75,6 +78,7 @@ static void run_cell(guint n, double p, unsigned seeds, bool told, struct tally 
 		t->boots += run.boots;
 		t->builds += o.builds;
 		t->rounds += run.rounds;
+		t->serial_rounds += run.serial_rounds;
 		if (o.verdict == BISECT_INCONCLUSIVE)
 			t->inconclusive++;
 		else if (o.verdict != BISECT_FOUND || sim_index(o.culprit) != culprit)
@@ -87,6 +91,7 @@ static void run_cell(guint n, double p, unsigned seeds, bool told, struct tally 
 	t->boots /= seeds;
 	t->builds /= seeds;
 	t->rounds /= seeds;
+	t->serial_rounds /= seeds;
 }
 
 static unsigned cell(guint n, double p, unsigned seeds)
@@ -97,9 +102,11 @@ static unsigned cell(guint n, double p, unsigned seeds)
 	run_cell(n, p, seeds, false, &t);
 	run_cell(n, p, seeds, true, &told);
 	printf("flaky N=%u p=%.2f: boots mean %.1f p90 %u (goal <= %.0f: %s; rate told %.1f), "
-	       "builds %.1f, rounds %.1f, wrong %u/%u (goal <= %u%s), inconclusive %u/%u, "
+	       "builds %.1f, rounds %.1f (%.2f of %.1f, a round's commits booted one by one), "
+	       "wrong %u/%u (goal <= %u%s), inconclusive %u/%u, "
 	       "limit %.1f\n", n, p, t.boots, t.p90, 2.0 * limit,
-	       t.boots <= 2.0 * limit ? "met" : "missed", told.boots, t.builds, t.rounds, t.wrong,
+	       t.boots <= 2.0 * limit ? "met" : "missed", told.boots, t.builds, t.rounds,
+	       t.rounds / t.serial_rounds, t.serial_rounds, t.wrong,
 	       seeds, MAX(seeds / 1000, 1), p >= 0.1 ? "" : ", not a goal below p = 0.1",
 	       t.inconclusive, seeds, limit);
 	fflush(stdout);

@@ -134,7 +134,7 @@ void sim_bisect(struct sim *s, const struct bisect_params *params, struct sim_ru
 		       s->ids->pdata[head], params, NULL);
 	g_assert_nonnull(b);
 	/* The routine runs of the head, given that one showed it (what triggers a bisection). */
-	run->boots = run->rounds = 0;
+	run->boots = run->rounds = run->serial_rounds = 0;
 	if (routine) {
 		shows = g_new0(bool, routine);
 		for (bool any = false; !any;) {
@@ -144,6 +144,7 @@ void sim_bisect(struct sim *s, const struct bisect_params *params, struct sim_ru
 		bisect_observe_trigger(b, s->ids->pdata[head], shows, routine);
 		run->boots += routine;
 		run->rounds += (routine + slots - 1) / slots;
+		run->serial_rounds += (routine + slots - 1) / slots;
 	}
 	for (guint g = 0; g < good->len && run->base_runs; g++) {
 		const char *id = g_array_index(good, struct bisect_boundary, g).id;
@@ -177,6 +178,7 @@ void sim_bisect(struct sim *s, const struct bisect_params *params, struct sim_ru
 					      step->runs, failures);
 			}
 			run->boots += step->runs;
+			run->serial_rounds += (step->runs + slots - 1) / slots;
 			round += step->runs;
 		}
 		run->rounds += (round + slots - 1) / slots;

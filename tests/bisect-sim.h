@@ -42,6 +42,11 @@ struct sim_run {
 	bool no_revert;       /* the culprit does not revert cleanly */
 	unsigned boots;       /* out: all runs, the routine ones included */
 	unsigned rounds;      /* out: rounds of runs, the routine ones included */
+	/*
+	 * out: the rounds had each round's commits booted one after the
+	 * other, each on the slots alone (as zeroday did before run_round())
+	 */
+	unsigned serial_rounds;
 };
 
 /*

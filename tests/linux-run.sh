@@ -3,8 +3,9 @@
 # git daemon: push 1 hides a build error under nine innocent commits; push
 # 2 reverts it and hides a boot panic under nine more; push 3 reverts the
 # panic; push 4 hides a panic that shows in about seven boots of eight
-# under three innocent commits; push 5 adds two new branches, one with
-# its own intermittent panic, one that carries push 4's. Each culprit is bisected by building (and
+# under three innocent commits; push 5 adds three new branches, one
+# with its own intermittent panic, one that carries push 4's, one whose
+# head panics in every boot. Each culprit is bisected by building (and
 # booting) the commits in between and verified by reverting it on the
 # head; each fix is found. The boots and builds of each push are printed.
 # Speaks TAP.
@@ -54,6 +55,17 @@ topic_culprit=$(flaky_panic "$topic_base" "a flaky panic of a new branch" \
 	"init: the new branch's culprit")
 topic=$(innocent "$topic_culprit" 1)
 carry=$(innocent "$push4" 1)
+# zd/top leaves master at push 3 too: an innocent commit, then its head
+# panics in every boot. The bisection's last rounds boot the head beside
+# its parent, each in a thread of its own.
+git -C "$repo" show "$push3:init/main.c" |
+	awk '{ print } /^static int __ref kernel_init\(void \*unused\)$/ { k = 1 }
+	     k && /^\tint ret;$/ { print "\tpanic(\"zeroday: a panic at the top of a branch\");"; k = 0 }' \
+	> "$scratch/file"
+git -C "$repo" show "$push3:kernel/panic.c" > "$scratch/file2"
+echo "/* innocent, under the top culprit */" >> "$scratch/file2"
+top_base=$(commit_file "$push3" kernel/panic.c "$scratch/file2" "panic: innocent, on its own branch")
+top=$(commit_file "$top_base" init/main.c "$scratch/file" "init: the top culprit")
 unset GIT_INDEX_FILE
 check "the flaky culprit adds the panic" \
 	sh -c "git -C '$repo' show '$flaky:init/main.c' | grep -q 'a flaky boot panic for the test'"
@@ -61,6 +73,8 @@ check "the new branch's culprit adds its panic" \
 	sh -c "git -C '$repo' show '$topic_culprit:init/main.c' | grep -q 'a flaky panic of a new branch'"
 check "the boot culprit adds the panic" \
 	sh -c "git -C '$repo' show '$culprit:init/main.c' | grep -q 'a boot panic for the test'"
+check "the top culprit adds its panic" \
+	sh -c "git -C '$repo' show '$top:init/main.c' | grep -q 'a panic at the top of a branch'"
 
 serve
 fresh_store
@@ -200,6 +214,7 @@ check "no innocent commit is blamed" \
 # bisected over the branch's own commits.
 git -C "$repo" update-ref refs/heads/zd/topic "$topic"
 git -C "$repo" update-ref refs/heads/zd/carry "$carry"
+git -C "$repo" update-ref refs/heads/zd/top "$top"
 push 5 "$push4"
 check "the new branch is compared with its fork point" \
 	grep -q "a new branch, from $(echo "$push3" | cut -c1-12)" "$scratch/push5.log"
@@ -217,6 +232,14 @@ check "the branch that carries its fork point's panic gets no finding" \
 	test -z "$(grep -o '"culprit": "[0-9a-f]*"' "$scratch/push5.json" | grep -e "$carry")"
 check "its job says the failure was already there, and since where" \
 	grep -q "known-failure: .*a flaky boot panic for the test.*$(echo "$push4" | cut -c1-12)" \
+	"$scratch/push5.log"
+check "the branch whose head panics blames its head" \
+	grep -q "\"culprit\": \"$top\", \"target\": \"x86_64:tinyconfig+serial\", \"kind\": \"boot-panic\"" \
+	"$scratch/push5.json"
+# A round of two commits: the first boots in a thread of its own, beside
+# the second's build and boots.
+check "and a round's commits booted side by side" \
+	grep -q "bisect [0-9a-f]* (search): [0-9a-f]* boots beside the round's next step" \
 	"$scratch/push5.log"
 
 tap_end

@@ -1,8 +1,8 @@
 /*
  * The store: schema migration from an older database, refusal of a newer
- * one, the queries the poll relies on, the job queue with its retries,
- * the text every state and kind is stored as, and what a full disk looks
- * like to a caller.
+ * one, a second connection for another thread, the queries the poll
+ * relies on, the job queue with its retries, the text every state and
+ * kind is stored as, and what a full disk looks like to a caller.
  */
 #include "autoconfig.h"
 
@@ -182,6 +182,42 @@ static void test_wal(void)
 	g_assert_true(db_tree_insert(db, t, &error));
 	g_assert_true(db_tx_commit(db, &error));
 	g_assert_true(g_file_test(wal, G_FILE_TEST_EXISTS));
+}
+
+/*
+ * A second connection for another thread: to the same file, seeing what
+ * the first committed; none for an in-memory store (it would be another
+ * database) nor inside the first's transaction (its writes would wait).
+ */
+static void test_open_again(void)
+{
+	g_autofree char *dir = testlib_mkdir("again");
+	g_autofree char *path = g_build_filename(dir, "z.db", NULL);
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(path, &error);
+	zd_autoptr(db) memory = db_open(":memory:", &error);
+	zd_autoptr(tree_row) t = g_new0(struct tree_row, 1);
+	zd_autoptr(tree_row) seen = NULL;
+	zd_autoptr(db) again = NULL;
+
+	g_assert_no_error(error);
+	g_assert_null(db_open_again(memory, &error));
+	g_assert_no_error(error);
+
+	t->name = g_strdup("x");
+	t->url = g_strdup("git://example.org/x");
+	g_assert_true(db_tx_begin(db, &error));
+	g_assert_null(db_open_again(db, &error));
+	g_assert_no_error(error);
+	g_assert_true(db_tree_insert(db, t, &error));
+	g_assert_true(db_tx_commit(db, &error));
+
+	again = db_open_again(db, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(again);
+	seen = db_tree_get(again, "x", &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(seen ? seen->url : NULL, ==, "git://example.org/x");
 }
 
 static struct tree_row *new_tree(const char *name)
@@ -1852,6 +1888,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/db/newer-schema-refused", test_newer_schema_refused);
 	g_test_add_func("/db/mail-blobs", test_mail_blobs);
 	g_test_add_func("/db/wal", test_wal);
+	g_test_add_func("/db/open-again", test_open_again);
 	g_test_add_func("/db/queries", test_queries);
 	g_test_add_func("/db/jobs", test_jobs);
 	g_test_add_func("/db/jobs/by-target", test_jobs_by_target);

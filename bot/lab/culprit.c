@@ -58,46 +58,66 @@ static unsigned tally_runs(GPtrArray *tally, unsigned asked)
 }
 
 /*
- * Runs a step's probe on @commit: builds it; for a boot failure, boots it
- * until @seen's runs and @runs more are stored. Sets the result and the
- * new runs and failures (those not in @seen, which is updated). A commit
- * that fails to build, or has no image, is a skip; a different failure is
- * not this one. False when the build cannot run at all, and, with
- * BOT_ERROR_TEMPORARY, on infrastructure errors: the job is retried
- * rather than the step skipped.
+ * A step's probe on one commit, from its build to its count: built in
+ * the caller's thread; booted there too, or in a thread of its own while
+ * the round's next step builds and its other steps boot (run_round()).
  */
-static bool probe_commit(const struct bot *c, const struct job_row *job,
-			 const struct probe *probe, const char *commit, unsigned runs,
-			 struct seen *seen, enum bisect_result *result, unsigned *new_runs,
-			 unsigned *new_failures, GError **error)
+struct step_run {
+	const struct bot *bot;
+	const struct probe *probe;
+	const char *commit;         /* the commit tested: the step's, or its revert */
+	struct seen *seen;          /* what the bisection has seen of it */
+	unsigned want;              /* the boots to have stored: @seen's and the step's */
+	struct probe_result built;
+	bool boot;                  /* a boot is due: the build kept an image */
+	struct db *db;              /* its own connection to the store, when booted apart */
+	GThread *thread;            /* booting it, until joined */
+	GPtrArray *tally;           /* the boots' tally, once booted */
+	GError *error;              /* why it could not boot */
+	enum bisect_result result;
+	unsigned runs, failures;    /* new: those not in @seen, which is updated */
+};
+
+static void step_run_release(struct step_run *r)
+{
+	g_clear_pointer(&r->db, db_close);
+	probe_result_release(&r->built);
+	g_clear_pointer(&r->tally, g_ptr_array_unref);
+	g_clear_error(&r->error);
+}
+
+/*
+ * Builds @r's commit; for a build diagnostic, counts it. A commit that
+ * fails to build is a skip; a different failure is not this one. Sets
+ * @r->boot when a boot failure's boots are due. False when the build
+ * cannot run at all, and, with BOT_ERROR_TEMPORARY, on infrastructure
+ * errors: the job is retried rather than the step skipped.
+ */
+static bool step_build(struct step_run *r, const struct job_row *job, GError **error)
 {
 	const struct probe_request req = {
-		.tree = job->tree, .commit = commit, .target = job->target, .flags = PROBE_ALONE,
+		.tree = job->tree, .commit = r->commit, .target = job->target, .flags = PROBE_ALONE,
 	};
-	zd_auto(probe_result) built = { 0 };
-	g_autoptr(GPtrArray) tally = NULL;
-	g_autoptr(GError) boot_error = NULL;
-	const struct console_tally *t;
+	const struct probe *probe = r->probe;
 	const struct build_row *row;
-	unsigned total, failures;
 
-	*new_runs = *new_failures = 0;
-	*result = BISECT_SKIP;
+	r->runs = r->failures = 0;
+	r->result = BISECT_SKIP;
 	if (probe->contains) {
-		int contains = repo_is_ancestor(c->repo, probe->contains, commit, error);
+		int contains = repo_is_ancestor(r->bot->repo, probe->contains, r->commit, error);
 
 		if (contains < 0)
 			return false;
 		if (!contains) {
 			/* Without the culprit it cannot show it: not fixed there. */
-			*result = BISECT_GOOD;
-			*new_runs = 1;
+			r->result = BISECT_GOOD;
+			r->runs = 1;
 			return true;
 		}
 	}
-	if (!probe_run(&built, c, &req, error))
+	if (!probe_run(&r->built, r->bot, &req, error))
 		return false;
-	row = built.build->build;
+	row = r->built.build->build;
 	if (!probe->boot) {
 		bool shows = has_fingerprint(row, probe->fingerprint);
 
@@ -105,29 +125,84 @@ static bool probe_commit(const struct bot *c, const struct job_row *job,
 			return true; /* it failed before it could show it */
 		if (probe->invert)
 			shows = !shows;
-		*result = shows ? BISECT_BAD : BISECT_GOOD;
-		*new_runs = 1;
-		*new_failures = shows;
+		r->result = shows ? BISECT_BAD : BISECT_GOOD;
+		r->runs = 1;
+		r->failures = shows;
 		return true;
 	}
-	tally = probe_boot(c, row, seen->runs + runs, 0, NULL, &boot_error);
-	if (!tally && boot_error) {
-		g_propagate_error(error, g_steal_pointer(&boot_error));
+	r->boot = row->status == BUILD_OK && row->image_path;
+	return true;
+}
+
+/* Boots @r's build until @r->want boots are stored, through @bot's store. */
+static void step_boot(struct step_run *r, const struct bot *bot)
+{
+	r->tally = probe_boot(bot, r->built.build->build, r->want, 0, NULL, &r->error);
+}
+
+/* step_boot() in a thread of its own, through @r->db. */
+static gpointer step_boot_thread(gpointer data)
+{
+	struct step_run *r = data;
+	struct bot own = *r->bot;
+
+	own.db = r->db;
+	step_boot(r, &own);
+	return NULL;
+}
+
+/*
+ * Counts @r's boots, once booted: the new runs and failures, those not in
+ * @r->seen (which is updated). False with @r's error when a boot hit
+ * infrastructure.
+ */
+static bool step_count(struct step_run *r, GError **error)
+{
+	const struct console_tally *t;
+	unsigned total, failures;
+
+	if (r->error) {
+		g_propagate_error(error, g_steal_pointer(&r->error));
 		return false;
 	}
-	if (!tally)
+	if (!r->boot || !r->tally)
 		return true;
-	t = probe_tally_find(tally, probe->fingerprint);
-	total = tally_runs(tally, seen->runs + runs);
+	t = probe_tally_find(r->tally, r->probe->fingerprint);
+	total = tally_runs(r->tally, r->want);
 	failures = t ? t->failures : 0;
-	if (total <= seen->runs)
+	if (total <= r->seen->runs)
 		return true; /* no new boot: nothing to count */
-	*new_runs = total - seen->runs;
-	*new_failures = failures >= seen->failures ? failures - seen->failures : 0;
-	*result = *new_failures ? BISECT_BAD : BISECT_GOOD;
-	seen->runs = total;
-	seen->failures = failures;
+	r->runs = total - r->seen->runs;
+	r->failures = failures >= r->seen->failures ? failures - r->seen->failures : 0;
+	r->result = r->failures ? BISECT_BAD : BISECT_GOOD;
+	r->seen->runs = total;
+	r->seen->failures = failures;
 	return true;
+}
+
+/*
+ * Runs a step's probe on @commit in the caller's thread: builds it; for a
+ * boot failure, boots it until @seen's runs and @runs more are stored.
+ * As step_build() and step_count().
+ */
+static bool probe_commit(const struct bot *c, const struct job_row *job,
+			 const struct probe *probe, const char *commit, unsigned runs,
+			 struct seen *seen, enum bisect_result *result, unsigned *new_runs,
+			 unsigned *new_failures, GError **error)
+{
+	struct step_run r = {
+		.bot = c, .probe = probe, .commit = commit, .seen = seen, .want = seen->runs + runs,
+	};
+	bool ok = step_build(&r, job, error);
+
+	if (ok && r.boot)
+		step_boot(&r, c);
+	ok = ok && step_count(&r, error);
+	*result = r.result;
+	*new_runs = r.runs;
+	*new_failures = r.failures;
+	step_run_release(&r);
+	return ok;
 }
 
 static struct seen *seen_of(GHashTable *seen, const char *commit)
@@ -165,6 +240,104 @@ static bool revert_of(const struct bot *c, const struct probe *probe, GHashTable
 	}
 	*tested = reverted;
 	return true;
+}
+
+/* Whether @steps name @n different commits: steps that can run side by side. */
+static bool steps_apart(const struct bisect_step *steps, guint n)
+{
+	for (guint i = 0; i < n; i++) {
+		for (guint k = 0; k < i; k++) {
+			if (steps[i].role == steps[k].role && strcmp(steps[i].commit, steps[k].commit) == 0)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Runs a round of @n steps of @b and records their results in the
+ * engine's order. The steps build one after another in the caller's
+ * thread. A boot failure's step, once built, boots in a thread of its
+ * own with its own connection to the store, while the next step builds
+ * and the round's other steps boot: the engine planned the round's boots
+ * together (at most the slots), and the booter's slot locks hold them to
+ * that. A round of one step, or where the store has no second connection
+ * (in memory, or inside a transaction), runs in the caller's thread.
+ * Every thread is joined before it returns, whatever failed.
+ */
+static bool run_round(const struct bot *c, const struct job_row *job, const struct probe *probe,
+		      struct bisect *b, const struct bisect_step *steps, guint n,
+		      GHashTable *seen, GHashTable *reverts, GError **error)
+{
+	struct step_run runs[BISECT_ROUND_MAX] = { 0 };
+	bool apart = probe->boot && n > 1 && steps_apart(steps, n);
+	bool ok = true;
+
+	g_assert(n <= BISECT_ROUND_MAX);
+	for (guint k = 0; ok && k < n; k++) {
+		struct step_run *r = &runs[k];
+		const struct bisect_step *step = &steps[k];
+		const char *tested = step->commit;
+
+		if (step->role == BISECT_ROLE_REVERT && !revert_of(c, probe, reverts, step, &tested))
+			continue; /* no commit to test: a skip */
+		r->bot = c;
+		r->probe = probe;
+		r->commit = tested;
+		r->seen = seen_of(seen, tested);
+		r->want = r->seen->runs + step->runs;
+		/* Boots of the same commit earlier in the round are counted first. */
+		for (guint i = 0; i < k; i++) {
+			if (runs[i].commit && strcmp(runs[i].commit, tested) == 0)
+				r->want += steps[i].runs;
+		}
+		ok = step_build(r, job, error);
+		if (!ok || !r->boot)
+			continue;
+		if (apart && k + 1 < n) {
+			g_autoptr(GError) why = NULL;
+
+			r->db = db_open_again(c->db, &why);
+			if (why) {
+				g_propagate_error(error, g_steal_pointer(&why));
+				ok = false;
+				continue;
+			}
+		}
+		if (r->db) {
+			r->thread = g_thread_try_new("boot", step_boot_thread, r, NULL);
+			if (r->thread) {
+				g_message("bisect %s (%s): %.12s boots beside the round's next step",
+					  probe->fingerprint, bisect_role_name(step->role), tested);
+				continue;
+			}
+		}
+		step_boot(r, c);
+	}
+	for (guint k = 0; k < n; k++) {
+		if (runs[k].thread)
+			g_thread_join(g_steal_pointer(&runs[k].thread));
+	}
+	for (guint k = 0; ok && k < n; k++) {
+		const struct bisect_step *step = &steps[k];
+		struct step_run *r = &runs[k];
+
+		if (!r->commit) {
+			bisect_record(b, step, NULL, BISECT_SKIP, 0, 0);
+			continue;
+		}
+		ok = step_count(r, error);
+		if (!ok)
+			break;
+		g_message("bisect %s (%s): %.12s %s %u/%u", probe->fingerprint,
+			  bisect_role_name(step->role), r->commit, bisect_result_name(r->result),
+			  r->failures, r->runs);
+		bisect_record(b, step, step->role == BISECT_ROLE_REVERT ? r->commit : NULL,
+			      r->result, r->runs, r->failures);
+	}
+	for (guint k = 0; k < n; k++)
+		step_run_release(&runs[k]);
+	return ok;
 }
 
 /* What a bisection starts from, besides its boundaries. */
@@ -261,31 +434,8 @@ static bool bisect_failure(const struct bot *c, const struct job_row *job,
 			bisect_observe(b, start->base, s->runs, s->failures);
 	}
 	for (guint n; (n = bisect_next(b, steps, BISECT_ROUND_MAX));) {
-		/*
-		 * A round's probes run one after the other here; their boots
-		 * are what the engine counts, whichever slots they take.
-		 */
-		for (guint k = 0; k < n; k++) {
-			const struct bisect_step *step = &steps[k];
-			enum bisect_result result;
-			unsigned runs, failures;
-			const char *tested = step->commit;
-
-			if (step->role == BISECT_ROLE_REVERT) {
-				if (!revert_of(c, probe, reverts, step, &tested)) {
-					bisect_record(b, step, NULL, BISECT_SKIP, 0, 0);
-					continue;
-				}
-			}
-			if (!probe_commit(c, job, probe, tested, step->runs, seen_of(seen, tested),
-					  &result, &runs, &failures, error))
-				return false;
-			g_message("bisect %s (%s): %.12s %s %u/%u", probe->fingerprint,
-				  bisect_role_name(step->role), tested, bisect_result_name(result),
-				  failures, runs);
-			bisect_record(b, step, step->role == BISECT_ROLE_REVERT ? tested : NULL,
-				      result, runs, failures);
-		}
+		if (!run_round(c, job, probe, b, steps, n, seen, reverts, error))
+			return false;
 	}
 	bisect_outcome(b, out);
 	if (truncated && out->verdict == BISECT_FOUND) {

@@ -838,6 +838,15 @@ struct db *db_open(const char *path, GError **error)
 	return g_steal_pointer(&db);
 }
 
+struct db *db_open_again(struct db *db, GError **error)
+{
+	const char *path = sqlite3_db_filename(db->sql, "main");
+
+	if (!path || !path[0] || db->depth > 0 || !sqlite3_get_autocommit(db->sql))
+		return NULL;
+	return db_open(path, error);
+}
+
 void db_close(struct db *db)
 {
 	if (!db)

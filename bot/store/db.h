@@ -29,6 +29,15 @@ struct db *db_open(const char *path, GError **error);
 void db_close(struct db *db);
 ZD_AUTOPTR_DEFINE(db, db_close)
 
+/*
+ * Another connection to @db's database, for another thread (a
+ * connection is never shared between threads). NULL, with @error
+ * unset, when there can be none beside @db's own: an in-memory
+ * database, or one inside a transaction of @db's that the new
+ * connection's writes would wait on.
+ */
+struct db *db_open_again(struct db *db, GError **error);
+
 /* Returns PRAGMA user_version. */
 int db_schema_version(struct db *db);
 
