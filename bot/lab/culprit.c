@@ -242,18 +242,6 @@ static bool revert_of(const struct bot *c, const struct probe *probe, GHashTable
 	return true;
 }
 
-/* Whether @steps name @n different commits: steps that can run side by side. */
-static bool steps_apart(const struct bisect_step *steps, guint n)
-{
-	for (guint i = 0; i < n; i++) {
-		for (guint k = 0; k < i; k++) {
-			if (steps[i].role == steps[k].role && strcmp(steps[i].commit, steps[k].commit) == 0)
-				return false;
-		}
-	}
-	return true;
-}
-
 /*
  * Runs a round of @n steps of @b and records their results in the
  * engine's order. The steps build one after another in the caller's
@@ -261,16 +249,17 @@ static bool steps_apart(const struct bisect_step *steps, guint n)
  * own with its own connection to the store, while the next step builds
  * and the round's other steps boot: the engine planned the round's boots
  * together (at most the slots), and the booter's slot locks hold them to
- * that. A round of one step, or where the store has no second connection
- * (in memory, or inside a transaction), runs in the caller's thread.
- * Every thread is joined before it returns, whatever failed.
+ * that. A commit the round names twice boots its second share after its
+ * first. A round of one step, or where the store has no second
+ * connection (in memory, or inside a transaction), runs in the caller's
+ * thread. Every thread is joined before it returns, whatever failed.
  */
 static bool run_round(const struct bot *c, const struct job_row *job, const struct probe *probe,
 		      struct bisect *b, const struct bisect_step *steps, guint n,
 		      GHashTable *seen, GHashTable *reverts, GError **error)
 {
 	struct step_run runs[BISECT_ROUND_MAX] = { 0 };
-	bool apart = probe->boot && n > 1 && steps_apart(steps, n);
+	bool apart = probe->boot && n > 1;
 	bool ok = true;
 
 	g_assert(n <= BISECT_ROUND_MAX);
@@ -286,10 +275,13 @@ static bool run_round(const struct bot *c, const struct job_row *job, const stru
 		r->commit = tested;
 		r->seen = seen_of(seen, tested);
 		r->want = r->seen->runs + step->runs;
-		/* Boots of the same commit earlier in the round are counted first. */
+		/* The same commit earlier in the round: its boots go first, and count first. */
 		for (guint i = 0; i < k; i++) {
-			if (runs[i].commit && strcmp(runs[i].commit, tested) == 0)
-				r->want += steps[i].runs;
+			if (!runs[i].commit || strcmp(runs[i].commit, tested) != 0)
+				continue;
+			if (runs[i].thread)
+				g_thread_join(g_steal_pointer(&runs[i].thread));
+			r->want += steps[i].runs;
 		}
 		ok = step_build(r, job, error);
 		if (!ok || !r->boot)
