@@ -256,6 +256,22 @@ static const char *text_refused(const char *text)
 	return NULL;
 }
 
+/*
+ * Whether @raw looks like a value with a comment after it ("x = 4  #
+ * why"): a key file's comments are whole lines, so the comment would be
+ * part of the value. A number or a choice would be refused for a reason
+ * that hides the real one, and a path or a list item taken with the
+ * comment in it. Free text ([mail] name) may hold " #".
+ */
+static bool comment_after_value(const char *raw)
+{
+	for (const char *p = strchr(raw, '#'); p; p = strchr(p + 1, '#')) {
+		if (p > raw && (p[-1] == ' ' || p[-1] == '\t'))
+			return true;
+	}
+	return false;
+}
+
 static bool check_targets(char **items, char **why)
 {
 	g_autofree char *fragments = config_fragment_dir();
@@ -599,6 +615,10 @@ static bool set_key(struct config *c, GKeyFile *kf, const char *origin, const st
 	guint64 v;
 
 	g_strstrip(raw);
+	if (k->type != KEY_TEXT && comment_after_value(raw))
+		return bad_key(error, origin, k->group, k->name,
+			       "a comment after a value is part of the value: put it on a line "
+			       "of its own");
 	if ((refused = text_refused(raw)))
 		return bad_key(error, origin, k->group, k->name, refused);
 	switch (k->type) {

@@ -140,6 +140,16 @@ static const struct bad_case {
 	  "test.conf: [build] executor: slurm needs [slurm] spool, the directory zeroday and the "
 	  "nodes share" },
 	{ "[slurm]\nspool=spool\n", "test.conf: [slurm] spool: expected an absolute path" },
+	/* A key file's comments are whole lines: one after a value is refused, not kept in it. */
+	{ "[slurm]\nspool = /srv/zeroday-spool   # shared with the nodes\n",
+	  "test.conf: [slurm] spool: a comment after a value is part of the value: put it on a "
+	  "line of its own" },
+	{ "[zeroday]\nworkers = 16\t# builds in flight\n",
+	  "test.conf: [zeroday] workers: a comment after a value is part of the value: put it on "
+	  "a line of its own" },
+	{ "[boot]\nhosts = qemu:///system*2 # two slots\n",
+	  "test.conf: [boot] hosts: a comment after a value is part of the value: put it on a "
+	  "line of its own" },
 	{ "[report]\nartifacts-dir=/srv/www/zeroday\n",
 	  "test.conf: [report] artifacts-dir: artifacts-dir and artifacts-url go together: the "
 	  "directory zeroday writes and the URL that serves it" },
@@ -330,7 +340,9 @@ static void test_good_values(void)
 		"x86_64:tinyconfig+serial:kselftest=vm,kselftest=size\n"
 		"[boot]\nhosts=qemu:///system?socket=/run/libvirt/sock*1024;test:///default;"
 		"qemu+tcp://127.0.0.1:16509/system;qemu+ssh://root@[::1]:22/system*3\n"
-		"payloads=smoke;/opt/ltp/runltp\n";
+		"payloads=smoke;/opt/ltp/runltp\n"
+		/* A '#' inside a value, and after a space in free text, is the value's own. */
+		"[zeroday]\nstate-dir=/srv/zeroday#1\n[mail]\nname=zeroday #2\n";
 	g_autoptr(GError) error = NULL;
 	zd_autoptr(config) c = config_load_data(text, "test.conf", &error);
 
@@ -340,6 +352,8 @@ static void test_good_values(void)
 	g_assert_cmpuint(g_strv_length(c->build_targets), ==, 5);
 	g_assert_cmpuint(g_strv_length(c->boot_hosts), ==, 4);
 	g_assert_cmpstr(c->boot_hosts[0], ==, "qemu:///system?socket=/run/libvirt/sock*1024");
+	g_assert_cmpstr(c->state_dir, ==, "/srv/zeroday#1");
+	g_assert_cmpstr(c->mail_name, ==, "zeroday #2");
 }
 
 /* Writes @len bytes of @data to a file in the scratch directory (caller frees). */
