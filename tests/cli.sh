@@ -56,6 +56,48 @@ expect 1 "a bad slot count fails at load" "\[boot\] hosts: 'qemu:///system\*0'" 
 	--config="$scratch/bad.conf" "$z" status
 expect 1 "a device is no config file" "/dev/zero: not a regular file" -- \
 	--config=/dev/zero "$z" status
+printf '[slurm]\nspool = /srv/spool   # shared with the nodes\n' > "$scratch/bad.conf"
+expect 1 "a comment after a value is refused, not kept in it" \
+	"\[slurm\] spool: a comment after a value is part of the value" -- \
+	--config="$scratch/bad.conf" "$z" status
+
+# Every zeroday.conf example in the docs loads as printed: the indented
+# blocks of README.md and doc/*.md with a [group] line, and zeroday.conf(5)'s
+# EXAMPLE. (Two once had a comment after a value: one did not start, the
+# other took the comment into a path.)
+examples="$scratch/examples"
+mkdir -p "$examples"
+for doc in "$ZERODAY_SRCDIR/README.md" "$ZERODAY_SRCDIR"/doc/*.md; do
+	awk -v out="$examples/$(basename "$doc" .md)" '
+		function flush() {
+			if (block != "" && conf) {
+				n++
+				printf "%s", block > (out "-" n ".conf")
+				close(out "-" n ".conf")
+			}
+			block = ""; conf = 0; indent = -1
+		}
+		BEGIN { indent = -1 }
+		/^[ \t]*$/ { if (block != "") block = block "\n"; next }
+		/^    / {
+			if (indent < 0) { match($0, /^ */); indent = RLENGTH }
+			line = substr($0, indent + 1)
+			block = block line "\n"
+			if (line ~ /^\[(zeroday|git|build|slurm|boot|mail|report|commands)\][ \t]*$/)
+				conf = 1
+			next
+		}
+		{ flush() }
+		END { flush() }' "$doc"
+done
+sed -n '/^\.SH EXAMPLE/,/^\.SH SEE/p' "$ZERODAY_SRCDIR/man/zeroday.conf.5" |
+	sed -n '/^\.nf/,/^\.fi/p' | sed '1d;$d' > "$examples/zeroday.conf.5.conf"
+check "the docs hold four zeroday.conf examples or more" \
+	test "$(find "$examples" -name '*.conf' -size +0 | wc -l)" -ge 4
+for conf in "$examples"/*.conf; do
+	expect 0 "the docs' example $(basename "$conf") loads" "state ready" -- \
+		--config="$conf" --state-dir="$scratch/example-state" init
+done
 
 # Hostile URLs, names and patterns are refused, and nothing is recorded.
 marker="$scratch/pwned"
