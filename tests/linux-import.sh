@@ -35,7 +35,8 @@ git -C "$src" commit -q -m "Linux 6.1 (Debian linux-source-6.1)"
 mv "$src/.git" "$cache/.git"
 rm -rf "$tmp"
 git -C "$cache" config core.bare true
-git -C "$cache" gc -q --auto
+# In the foreground: a gc detached by --auto races the chmod below.
+git -C "$cache" -c gc.autoDetach=false gc -q --auto
 chmod -R a+rX "$cache"
 touch "$stamp"
 echo "$cache"
