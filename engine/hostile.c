@@ -320,6 +320,100 @@ bool hostile_is_dir(const char *dir, const char *relpath)
 	return is_dir;
 }
 
+
+/* Writes all of @len bytes of @text to @fd; false with errno set. */
+static bool write_all(int fd, const char *text, gsize len)
+{
+	while (len) {
+		ssize_t w = write(fd, text, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return false;
+		text += w;
+		len -= (gsize)w;
+	}
+	return true;
+}
+
+bool hostile_write(const char *dir, const char *relpath, const char *text, gsize len,
+		   GError **error)
+{
+	g_autofree char *parent = g_path_get_dirname(relpath);
+	g_autofree char *name = g_path_get_basename(relpath);
+	g_autofree char *tmp = NULL;
+	struct fs_identity old;
+	struct stat st;
+	int saved = 0;
+	bool ok = false;
+	int fd, out;
+
+	if (!*relpath || g_path_is_absolute(relpath) || strcmp(name, "..") == 0 ||
+	    strcmp(name, ".") == 0 || strcmp(name, "/") == 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID, "%s: not a relative path",
+			    relpath);
+		return false;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s", dir,
+			    g_strerror(errno));
+		return false;
+	}
+	/* The way there is the build's: walked as for reading. */
+	old = become_sandbox_user();
+	if (strcmp(parent, ".") != 0)
+		fd = open_components(fd, dir, parent, error);
+	restore_identity(old);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID, "%s/%s: not a directory",
+			    dir, parent);
+		close(fd);
+		return false;
+	}
+	/*
+	 * The file is zeroday's, made anew and renamed over the name: what
+	 * the build left there (a link, a FIFO, a hard link) is replaced,
+	 * never opened.
+	 */
+	if (!text) {
+		ok = unlinkat(fd, name, 0) == 0 || errno == ENOENT;
+		saved = errno;
+		goto out;
+	}
+	tmp = g_strdup_printf(".%s.zd-tmp-%d", name, (int)getpid());
+	if (unlinkat(fd, tmp, 0) < 0 && errno != ENOENT) {
+		saved = errno;
+		goto out;
+	}
+	out = openat(fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0) {
+		saved = errno;
+		goto out;
+	}
+	ok = write_all(out, text, len);
+	saved = errno;
+	if (close(out) < 0 && ok) {
+		ok = false;
+		saved = errno;
+	}
+	if (ok && renameat(fd, tmp, fd, name) < 0) {
+		ok = false;
+		saved = errno;
+	}
+	if (!ok)
+		unlinkat(fd, tmp, 0);
+out:
+	close(fd);
+	if (!ok)
+		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s/%s: %s", dir, relpath,
+			    g_strerror(saved));
+	return ok;
+}
+
 /* One tree copy: the caps and what it used so far. */
 struct tree_copy {
 	const struct hostile_tree_caps *caps;

@@ -45,6 +45,17 @@ bool hostile_is_file(const char *dir, const char *relpath);
  */
 bool hostile_is_dir(const char *dir, const char *relpath);
 
+/*
+ * Writes @len bytes of @text as @relpath below @dir, a file of zeroday's
+ * among a build's (a temporary file beside it, renamed over whatever was
+ * there: a link planted at the name is replaced, never followed); the
+ * directories on the way are reached as for reading (as the sandbox
+ * user when root; the file is then zeroday's own). With @text NULL,
+ * removes @relpath if it is there.
+ */
+bool hostile_write(const char *dir, const char *relpath, const char *text, gsize len,
+		   GError **error);
+
 /* What hostile_copy_tree() takes at most. */
 struct hostile_tree_caps {
 	guint max_files;   /* files and directories */

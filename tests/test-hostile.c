@@ -221,6 +221,49 @@ static void test_tree(void)
 	g_assert_false(hostile_is_dir(dir, "t-kst/run_kselftest.sh"));
 }
 
+/*
+ * Writing a file of zeroday's among a build's: a link planted at the name
+ * is replaced, not followed; a link on the way is refused; NULL removes.
+ */
+static void test_write(void)
+{
+	g_autofree char *w = g_build_filename(dir, "w", NULL);
+	g_autofree char *target = g_build_filename(dir, "w-target", NULL);
+	g_autofree char *planted = g_build_filename(w, "x.o.zd-log", NULL);
+	g_autofree char *via = g_build_filename(dir, "w-via", NULL);
+	g_autofree char *text = NULL;
+	g_autoptr(GError) error = NULL;
+	struct stat st;
+
+	g_assert_cmpint(g_mkdir_with_parents(w, 0755), ==, 0);
+	g_assert_true(g_file_set_contents(target, "zeroday's own\n", -1, NULL));
+	g_assert_cmpint(symlink(target, planted), ==, 0);
+	g_assert_true(hostile_write(dir, "w/x.o.zd-log", "kept\n", 5, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(lstat(planted, &st), ==, 0);
+	g_assert_true(S_ISREG(st.st_mode));
+	g_assert_true(g_file_get_contents(planted, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "kept\n");
+	g_clear_pointer(&text, g_free);
+	g_assert_true(g_file_get_contents(target, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "zeroday's own\n");
+
+	g_assert_cmpint(symlink(w, via), ==, 0);
+	g_assert_false(hostile_write(dir, "w-via/y.zd-log", "no\n", 3, &error));
+	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+	g_clear_error(&error);
+	g_assert_false(hostile_write(dir, "w/../escape", "no\n", 3, &error));
+	g_assert_error(error, ENGINE_ERROR, ENGINE_ERROR_INVALID);
+	g_clear_error(&error);
+
+	g_assert_true(hostile_write(dir, "w/x.o.zd-log", NULL, 0, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(lstat(planted, &st), <, 0);
+	/* Removing what is not there is no error. */
+	g_assert_true(hostile_write(dir, "w/x.o.zd-log", NULL, 0, &error));
+	g_assert_no_error(error);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
@@ -228,5 +271,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/hostile/refused", test_refused);
 	g_test_add_func("/hostile/read-and-copy", test_read_and_copy);
 	g_test_add_func("/hostile/tree", test_tree);
+	g_test_add_func("/hostile/write", test_write);
 	return g_test_run();
 }
