@@ -622,6 +622,8 @@ static bool make(struct make_call *m, const char *const *extra, const char *cons
 	};
 
 	g_ptr_array_add(argv, g_strdup("make"));
+	/* Each target's output in one piece, for the log by object (struct log_split). */
+	g_ptr_array_add(argv, g_strdup("--output-sync=target"));
 	g_ptr_array_add(argv, g_strdup_printf("O=%s", m->out));
 	if (!m->bare)
 		g_ptr_array_add(argv, g_strdup_printf("ARCH=%s", m->target->arch));
@@ -801,15 +803,149 @@ static gint sort_names(gconstpointer a, gconstpointer b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/*
+ * The log by object. make runs with --output-sync=target, so each
+ * target's output is one piece, headed by kbuild's quiet line for it
+ * ("  CC      kernel/fork.o", "  CC [M]  drivers/x.o", "  AS      x.o").
+ * What follows an object's line up to the next quiet line is that
+ * object's: the compiler's (kept beside the object by zeroday-cc
+ * anyway), sparse's (C=1: its "  CHECK   x.c" line stays in the piece),
+ * kernel-doc's (W=1), objtool's. Those run only when the object is
+ * built again, so an incremental build's log lacks them for every
+ * object it did not rebuild; kept beside the object in a .zd-log file,
+ * they count in every build, as the compiler's do, and a parent and its
+ * child compare like for like. The lines of no object (the linker,
+ * modpost, make, sparse's C=2 checks of objects not rebuilt) are the
+ * rest, the log's own.
+ */
+struct log_split {
+	GHashTable *objects; /* object path below the build directory -> GString */
+	GString *rest;
+};
+
+static void log_split_clear(struct log_split *l)
+{
+	g_clear_pointer(&l->objects, g_hash_table_unref);
+	if (l->rest)
+		g_string_free(l->rest, TRUE);
+	l->rest = NULL;
+}
+
+/*
+ * A kbuild quiet line: two blanks, a command word in capitals, an
+ * optional "[M]", blanks, one path. Returns the word's length and sets
+ * *@path to the path (both within @line), or 0.
+ */
+static size_t quiet_line(const char *line, size_t len, const char **path, size_t *path_len)
+{
+	size_t i = 2, word;
+
+	if (len < 4 || line[0] != ' ' || line[1] != ' ' || !g_ascii_isupper(line[2]))
+		return 0;
+	while (i < len && (g_ascii_isupper(line[i]) || g_ascii_isdigit(line[i]) || line[i] == '_'))
+		i++;
+	word = i - 2;
+	if (i + 4 <= len && line[i] == ' ' && line[i + 1] == '[' && g_ascii_isupper(line[i + 2]) &&
+	    line[i + 3] == ']')
+		i += 4;
+	if (i >= len || line[i] != ' ')
+		return 0;
+	while (i < len && line[i] == ' ')
+		i++;
+	if (i >= len || memchr(line + i, ' ', len - i))
+		return 0;
+	*path = line + i;
+	*path_len = len - i;
+	return word;
+}
+
+static void string_free(gpointer s)
+{
+	g_string_free(s, TRUE);
+}
+
+/* Whether the line @line of @n bytes starts with @prefix. */
+static bool line_starts(const char *line, size_t n, const char *prefix)
+{
+	size_t k = strlen(prefix);
+
+	return n >= k && memcmp(line, prefix, k) == 0;
+}
+
+/*
+ * Whether @path (@n bytes) names the source of @object: "lib/x.c" of
+ * "lib/x.o", as it is or below a directory (kbuild's CHECK line names the
+ * source by its path in the source tree, "/zeroday/src/lib/x.c").
+ */
+static bool source_of(const char *path, size_t n, const char *object)
+{
+	size_t stem = strlen(object) - 2;
+
+	if (n < stem + 2 || path[n - 2] != '.' || strncmp(path + n - 2 - stem, object, stem) != 0)
+		return false;
+	return n == stem + 2 || path[n - 3 - stem] == '/';
+}
+
+static void log_split_run(struct log_split *l, const char *log, gsize len)
+{
+	GString *current = NULL;
+	const char *object = NULL;
+	const char *end = log + len;
+
+	l->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, string_free);
+	l->rest = g_string_new(NULL);
+	for (const char *line = log; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
+		const char *path;
+		size_t path_len, word = quiet_line(line, n, &path, &path_len);
+
+		if (word) {
+			bool cc = (word == 2 && (strncmp(line + 2, "CC", 2) == 0 ||
+						 strncmp(line + 2, "AS", 2) == 0)) &&
+				  path_len > 2 && strncmp(path + path_len - 2, ".o", 2) == 0;
+
+			if (cc) {
+				char *key = g_strndup(path, path_len);
+
+				/* A second build of one object in a log: the last one counts. */
+				current = g_string_new(NULL);
+				g_hash_table_replace(l->objects, key, current);
+				object = key;
+			} else if (!(object && word == 5 && strncmp(line + 2, "CHECK", 5) == 0 &&
+				     source_of(path, path_len, object))) {
+				current = NULL;
+				object = NULL;
+			}
+		} else if (line_starts(line, n, "make[") || line_starts(line, n, "make:") ||
+			   line_starts(line, n, "zeroday: ")) {
+			current = NULL;
+			object = NULL;
+		}
+		g_string_append_len(current ? current : l->rest, line, (gssize)n);
+		g_string_append_c(current ? current : l->rest, '\n');
+		line = nl ? nl + 1 : end;
+	}
+}
+
 /* Collecting diagnostics: bounded in depth, files and count. */
 struct collect {
 	const char *src, *out; /* the paths the compiler saw */
+	const char *srcdir;    /* the source tree, as zeroday sees it */
+	const struct log_split *split;
 	GPtrArray *diags;
 	GHashTable *seen;
 	unsigned max;
 	unsigned cut;
-	gint64 since;
+	gint64 since_us; /* files changed from then on were written by this run */
 };
+
+/*
+ * A file's times come from the kernel's coarse clock, a tick behind
+ * g_get_real_time(): a file this run wrote may look this much older than
+ * its start. The build before it ended longer ago than that.
+ */
+#define COARSE_CLOCK_US 20000
 
 #define COLLECT_MAX_DEPTH 48
 #define COLLECT_MAX_DIAG_FILE (1024 * 1024)
@@ -834,10 +970,86 @@ static void collect_add(struct collect *c, GPtrArray *found)
 	}
 }
 
+/* Whether @path exists, as a link or anything else (nothing is opened). */
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/*
+ * Whether the object @object (below the build directory @root) is a
+ * leftover: built at another commit from a source this one no longer
+ * has. kbuild never deletes such an object, and the diagnostics kept
+ * beside it would count at every commit after (a bisection step at the
+ * base, in the head's directory, would show the head's new file's
+ * warnings). Its source is x.c, x.S or x.rs beside it in the source tree
+ * or the build directory (generated), or the one its .x.o.cmd names
+ * (kbuild's "source_x.o := ..."). When none of that can be read, the
+ * object counts, as before.
+ */
+static bool object_stale(const struct collect *c, const char *root, const char *object)
+{
+	static const char *const exts[] = { ".c", ".S", ".rs" };
+	g_autofree char *stem = g_strndup(object, strlen(object) - 2);
+	g_autofree char *dir = g_path_get_dirname(object);
+	g_autofree char *base = g_path_get_basename(object);
+	g_autofree char *cmd_rel = g_strdup_printf("%s/.%s.cmd", dir, base);
+	g_autofree char *key = g_strdup_printf("source_%s := ", object);
+	g_autofree char *cmd = NULL;
+	const char *line;
+	g_autofree char *source = NULL;
+	size_t n;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(exts); i++) {
+		g_autofree char *in_src = g_strconcat(c->srcdir, "/", stem, exts[i], NULL);
+		g_autofree char *in_out = g_strconcat(root, "/", stem, exts[i], NULL);
+
+		if (exists(in_src) || exists(in_out))
+			return false;
+	}
+	if (!hostile_read(&cmd, NULL, root, cmd_rel, COLLECT_MAX_DIAG_FILE, NULL))
+		return true; /* no source of its name, and no kbuild record: another tree's */
+	line = strstr(cmd, key);
+	if (!line || (line != cmd && line[-1] != '\n'))
+		return false;
+	line += strlen(key);
+	n = strcspn(line, "\n");
+	source = g_strndup(line, n);
+	/* The path as the compiler saw it: below the source tree, the build directory, or relative to it. */
+	if (g_str_has_prefix(source, c->src) && source[strlen(c->src)] == '/') {
+		g_autofree char *host = g_strconcat(c->srcdir, source + strlen(c->src), NULL);
+
+		return !exists(host);
+	}
+	if (g_str_has_prefix(source, c->out) && source[strlen(c->out)] == '/') {
+		g_autofree char *host = g_strconcat(root, source + strlen(c->out), NULL);
+
+		return !exists(host);
+	}
+	if (!g_path_is_absolute(source)) {
+		g_autofree char *host = g_build_filename(root, source, NULL);
+
+		return !exists(host);
+	}
+	return false;
+}
+
+/* Parses @text, kept for an object, into @c. */
+static void collect_text(struct collect *c, const char *text)
+{
+	g_autoptr(GPtrArray) found = diag_parse_build(text, c->src, c->out);
+
+	collect_add(c, found);
+}
+
 /*
  * Adds the diagnostics kept beside the objects: those of objects that exist,
  * and those written by this build (a failed compile leaves no object).
- * @root is the build directory, @rel the directory below it.
+ * An object built in this run gets its piece of this log kept beside it
+ * (.zd-log, see struct log_split), or none; one built earlier brings its
+ * own. @root is the build directory, @rel the directory below it.
  */
 static void collect_kept(struct collect *c, const char *root, const char *rel, unsigned depth)
 {
@@ -864,36 +1076,90 @@ static void collect_kept(struct collect *c, const char *root, const char *rel, u
 			collect_kept(c, root, sub, depth + 1);
 		} else if (S_ISREG(st.st_mode) && g_str_has_suffix(path, ".zd-diag")) {
 			g_autofree char *object = g_strndup(sub, strlen(sub) - strlen(".zd-diag"));
+			g_autofree char *log_rel = g_strconcat(object, ".zd-log", NULL);
 			g_autofree char *text = NULL;
-			g_autoptr(GPtrArray) found = NULL;
+			g_autofree char *kept = NULL;
+			bool built_now = (gint64)st.st_mtim.tv_sec * G_USEC_PER_SEC +
+						 st.st_mtim.tv_nsec / 1000 >= c->since_us;
+			GString *piece = NULL;
+			g_autoptr(GError) local = NULL;
 
-			if (!hostile_is_file(root, object) && (gint64)st.st_mtime < c->since)
+			if (!built_now && (!hostile_is_file(root, object) ||
+					   object_stale(c, root, object)))
 				continue;
-			if (!hostile_read(&text, NULL, root, sub, COLLECT_MAX_DIAG_FILE, NULL))
+			if (hostile_read(&text, NULL, root, sub, COLLECT_MAX_DIAG_FILE, NULL))
+				collect_text(c, text);
+			if (!built_now) {
+				if (hostile_read(&kept, NULL, root, log_rel, COLLECT_MAX_DIAG_FILE, NULL))
+					collect_text(c, kept);
 				continue;
-			found = diag_parse_build(text, c->src, c->out);
-			collect_add(c, found);
+			}
+			/* Built in this run: its piece of the log replaces what was kept. */
+			if (c->split && c->split->objects)
+				piece = g_hash_table_lookup(c->split->objects, object);
+			if (piece && piece->len > COLLECT_MAX_DIAG_FILE)
+				g_string_truncate(piece, COLLECT_MAX_DIAG_FILE);
+			if (!hostile_write(root, log_rel, piece && piece->len ? piece->str : NULL,
+					   piece ? piece->len : 0, &local))
+				g_message("%s", local->message);
+			if (piece && piece->len)
+				collect_text(c, piece->str);
 		}
 	}
 }
 
 /*
- * All diagnostics of a build: those kept beside the objects (in path
- * order) and those of this run's log (linker, modpost, checkers, and make).
+ * make's own "*** [target] Error 1" stands for a failure only when
+ * nothing else says what failed: the compiler's error is in the object's
+ * piece of the log, make's line in the rest (diag_parse_build() drops it
+ * only beside an error of the same text).
  */
-static GPtrArray *collect_diags(const struct make_call *m, const char *log, gint64 since,
-				unsigned *cut)
+static void drop_make_errors(GPtrArray *diags)
+{
+	bool other = false;
+
+	for (guint i = 0; i < diags->len; i++) {
+		const struct diag *d = diags->pdata[i];
+
+		other = other || (d->kind == DIAG_ERROR && strcmp(d->checker, "make") != 0);
+	}
+	for (guint i = diags->len; other && i-- > 0;) {
+		const struct diag *d = diags->pdata[i];
+
+		if (d->kind == DIAG_ERROR && strcmp(d->checker, "make") == 0)
+			g_ptr_array_remove_index(diags, i);
+	}
+}
+
+/*
+ * All diagnostics of a build: those kept beside the objects (in path
+ * order) and those of this run's log that belong to no object (linker,
+ * modpost, make). @srcdir is the source tree as zeroday sees it.
+ */
+static GPtrArray *collect_diags(const struct make_call *m, const char *srcdir, char *log,
+				gsize len, gint64 since_us, unsigned *cut)
 {
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	struct log_split split = { 0 };
 	struct collect c = {
-		.src = m->src, .out = m->out, .seen = seen, .since = since,
+		.src = m->src, .out = m->out, .srcdir = srcdir, .split = &split,
+		.seen = seen, .since_us = since_us - COARSE_CLOCK_US,
 		.diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free),
 		.max = m->env->max_diags ? m->env->max_diags : BUILD_DEFAULT_MAX_DIAGS,
 	};
-	g_autoptr(GPtrArray) logged = diag_parse_build(log, m->src, m->out);
+	g_autoptr(GPtrArray) logged = NULL;
 
+	/* A NUL would end the parse of what follows it: the log is a build's. */
+	for (gsize i = 0; i < len; i++) {
+		if (log[i] == '\0')
+			log[i] = '?';
+	}
+	log_split_run(&split, log, len);
+	logged = diag_parse_build(split.rest->str, m->src, m->out);
 	collect_kept(&c, m->env->builddir, NULL, 0);
 	collect_add(&c, logged);
+	log_split_clear(&split);
+	drop_make_errors(c.diags);
 	*cut = c.cut;
 	return c.diags;
 }
@@ -1215,6 +1481,7 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	g_autofree char *running = NULL;
 	g_autofree char *seed_env = NULL;
 	g_autofree char *log = NULL;
+	gsize log_len = 0;
 	g_autofree char *ks_config = NULL;
 	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
 	struct make_call m = {
@@ -1226,7 +1493,8 @@ bool build_run(struct build_output *out, const struct build_target *target,
 			  : env->sandbox ? BUILD_SANDBOX_CCACHE : env->ccache_dir,
 	};
 	gint64 start = g_get_monotonic_time();
-	gint64 started_at = g_get_real_time() / G_USEC_PER_SEC - 1;
+	gint64 started_us = g_get_real_time();
+	gint64 started_at = started_us / G_USEC_PER_SEC - 1;
 	const char *extra_env[] = { NULL, NULL };
 	bool ok = true;
 	bool wipe = false;
@@ -1411,9 +1679,10 @@ configured:
 done:
 	out->seconds = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
 	/* The log is zeroday's own file, capped as it was written. */
-	if (g_file_get_contents(env->log_path, &log, NULL, NULL)) {
+	if (g_file_get_contents(env->log_path, &log, &log_len, NULL)) {
 		g_ptr_array_unref(out->diags);
-		out->diags = collect_diags(&m, log, started_at, &out->diags_cut);
+		out->diags = collect_diags(&m, env->srcdir, log, log_len, started_us,
+					   &out->diags_cut);
 		g_info("%s: %u diagnostics collected after %.1f s", target->spec, out->diags->len,
 		       (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC);
 		if (out->diags_cut)
@@ -1494,5 +1763,13 @@ enum build_verdict build_compare(const struct build_output *child,
 		}
 		return VERDICT_FAIL_NEW_ERROR;
 	}
+	/*
+	 * A parent that failed stopped where it failed: what it did not
+	 * build it did not warn about, so the child's warnings there are not
+	 * new, only unseen (a fix of the parent's error would be blamed for
+	 * every warning after it).
+	 */
+	if (parent && parent->status == BUILD_FAILED)
+		g_ptr_array_set_size(*fresh, 0);
 	return (*fresh)->len ? VERDICT_NEW_DIAGNOSTICS : VERDICT_PASS;
 }

@@ -416,6 +416,139 @@ static void test_parent_failing(void)
 	expect(c_after, c_err, "x86_64:defconfig", VERDICT_FAIL_PARENT_FAILING, NULL);
 }
 
+/* Whether @diags holds a diagnostic of @file whose message contains @text. */
+static bool has_diag(GPtrArray *diags, const char *file, const char *text)
+{
+	for (guint i = 0; i < diags->len; i++) {
+		const struct diag *d = diags->pdata[i];
+
+		if (strcmp(d->file, file) == 0 && strstr(d->message, text))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * W=1's kernel-doc runs only on the files a build compiles, its output in
+ * the log alone. A parent that compiled only main.c and a child that
+ * compiles old.c (a comment at its end) both have old.c's old kernel-doc
+ * warning: kept beside old.o, it is not new. The commit that brought it
+ * is still told.
+ */
+static void test_log_only_kept(void)
+{
+	const char *spec = "x86_64:allnoconfig:W=1";
+	const char *fresh[] = { "warning src/old.c:3 Function parameter or member 'x' not "
+				"described in 'legacy'", NULL };
+	g_autofree char *c_doc = NULL, *c_main = NULL, *c_tail = NULL;
+	g_autoptr(GPtrArray) got = NULL;
+
+	g_free(testlib_git(src_repo, "checkout", "-q", c_after, NULL));
+	c_doc = edit("src/old.c",
+		     "int legacy(int x);\n\n/* KDOC(legacy) */\n\nint legacy(int x)\n{\n\tint old;\n\n"
+		     "\treturn x - 1;\n}\n",
+		     "old: a comment kernel-doc does not like");
+	c_main = edit("src/main.c",
+		      "int net_init(void);\nint legacy(int x);\n\n/* Innocent again. */\n"
+		      "int main(void)\n{\n\treturn net_init() + legacy(1);\n}\n",
+		      "main: innocent again");
+	c_tail = edit("src/old.c",
+		      "int legacy(int x);\n\n/* KDOC(legacy) */\n\nint legacy(int x)\n{\n\tint old;\n\n"
+		      "\treturn x - 1;\n}\n/* The end. */\n",
+		      "old: a comment at the end");
+	expect(c_doc, c_after, spec, VERDICT_NEW_DIAGNOSTICS, fresh);
+	{
+		zd_autoptr(built) p = build(c_main, spec);
+		zd_autoptr(built) c = build(c_tail, spec);
+		g_autofree char *log = NULL;
+
+		/* The parent did not compile old.c, the child did: */
+		g_assert_true(g_file_get_contents(p->log, &log, NULL, NULL));
+		g_assert_null(strstr(log, "  CC      src/old.o"));
+		g_clear_pointer(&log, g_free);
+		g_assert_true(g_file_get_contents(c->log, &log, NULL, NULL));
+		g_assert_nonnull(strstr(log, "  CC      src/old.o"));
+		/* yet both have the warning, and nothing is new. */
+		g_assert_true(has_diag(p->out.diags, "src/old.c", "not described in 'legacy'"));
+		g_assert_true(has_diag(c->out.diags, "src/old.c", "not described in 'legacy'"));
+		g_assert_cmpint(build_compare(&c->out, &p->out, &got), ==, VERDICT_PASS);
+		g_assert_cmpuint(got->len, ==, 0);
+	}
+	/* Fixed: compiled again without it, the kept copy goes too. */
+	{
+		g_autofree char *c_fix = edit("src/old.c",
+					      "int legacy(int x);\n\n/* Documented. */\n\nint legacy(int x)"
+					      "\n{\n\tint old;\n\n\treturn x - 1;\n}\n/* The end. */\n",
+					      "old: the comment fixed");
+		zd_autoptr(built) b = build(c_fix, spec);
+
+		g_assert_false(has_diag(b->out.diags, "src/old.c", "not described"));
+	}
+}
+
+/*
+ * An object whose source is gone (built at a later commit, in the same
+ * directory, as a bisection step goes back) is a leftover: its kept
+ * diagnostics are not this commit's.
+ */
+static void test_leftover_object(void)
+{
+	const char *spec = "x86_64:allnoconfig";
+	const char *fresh[] = { "warning src/extra.c:4 unused variable 'leftover' [-Wunused-variable]",
+				NULL };
+	g_autofree char *c_extra = NULL;
+
+	g_free(testlib_git(src_repo, "checkout", "-q", c_after, NULL));
+	c_extra = edit("src/extra.c", "int extra(void);\nint extra(void)\n{\n\tint leftover;\n"
+				     "\treturn 0;\n}\n", "extra: a new file with a warning");
+	expect(c_extra, c_after, spec, VERDICT_NEW_DIAGNOSTICS, fresh);
+	{
+		zd_autoptr(built) b = build(c_after, spec);
+		g_autofree char *object = NULL;
+		g_autofree char *dirname = NULL;
+		struct build_target t;
+
+		g_assert_true(build_target_parse(&t, spec, fragments, NULL));
+		dirname = build_target_dirname(&t);
+		build_target_clear(&t);
+		object = g_build_filename(testlib_scratch(), "build", dirname, "src", "extra.o", NULL);
+		/* kbuild left the object; its warning is not the older commit's. */
+		g_assert_true(g_file_test(object, G_FILE_TEST_EXISTS));
+		g_assert_cmpuint(b->out.status, ==, BUILD_OK);
+		g_assert_false(has_diag(b->out.diags, "src/extra.c", "leftover"));
+	}
+}
+
+/*
+ * A parent that failed stopped at its error: the child's warnings are not
+ * new against it (nothing says the parent would not have had them).
+ */
+static void test_failed_parent_warnings(void)
+{
+	struct diag *d = g_new0(struct diag, 1);
+	struct build_output parent = { .status = BUILD_FAILED };
+	struct build_output child = { .status = BUILD_OK };
+	g_autoptr(GPtrArray) got = NULL;
+
+	d->kind = DIAG_WARNING;
+	d->file = g_strdup("src/late.c");
+	d->message = g_strdup("unused variable 'late' [-Wunused-variable]");
+	d->checker = g_strdup("compiler");
+	d->fingerprint = g_strdup("0123456789abcdef");
+	parent.diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
+	child.diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
+	g_ptr_array_add(child.diags, d);
+	g_assert_cmpint(build_compare(&child, &parent, &got), ==, VERDICT_PASS);
+	g_assert_cmpuint(got->len, ==, 0);
+	g_clear_pointer(&got, g_ptr_array_unref);
+	/* Against a parent that built, the same warning is new. */
+	parent.status = BUILD_OK;
+	g_assert_cmpint(build_compare(&child, &parent, &got), ==, VERDICT_NEW_DIAGNOSTICS);
+	g_assert_cmpuint(got->len, ==, 1);
+	g_ptr_array_unref(parent.diags);
+	g_ptr_array_unref(child.diags);
+}
+
 static void test_configs(void)
 {
 	g_autofree char *frag = g_build_filename(testlib_scratch(), "net.config", NULL);
@@ -582,6 +715,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/build/moved-warning", test_moved_warning);
 	g_test_add_func("/build/error-one-config", test_error_one_config);
 	g_test_add_func("/build/parent-failing", test_parent_failing);
+	g_test_add_func("/build/failed-parent-warnings", test_failed_parent_warnings);
+	g_test_add_func("/build/log-only-kept", test_log_only_kept);
+	g_test_add_func("/build/leftover-object", test_leftover_object);
 	g_test_add_func("/build/kconfig-change", test_kconfig_change);
 	g_test_add_func("/build/configs", test_configs);
 	g_test_add_func("/build/no-cross-compiler", test_no_cross_compiler);
