@@ -240,6 +240,82 @@ static void test_first_bad(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(outbox_count(f, OUTBOX_REPORT), ==, 1);
 }
 
+/* Records a build of @commit that has the warning WARN_FP @instances times. */
+#define WARN_FP "0a1b2c3d4e5f6071"
+static void store_warnings(struct fixture *f, const char *commit, unsigned instances)
+{
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(build_row) row = g_new0(struct build_row, 1);
+
+	row->source = g_strdup("kb");
+	row->commit = g_strdup(commit);
+	row->target = g_strdup(TARGET);
+	row->status = BUILD_OK;
+	row->seconds = 1.0;
+	row->created = 1700000000;
+	row->diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
+	for (unsigned i = 0; i < instances; i++) {
+		struct diag *d = g_new0(struct diag, 1);
+
+		d->kind = DIAG_WARNING;
+		d->checker = g_strdup("compiler");
+		d->file = g_strdup("f0.c");
+		d->line = 10 + 10 * i;
+		d->column = 6;
+		d->function = g_strdup("setup");
+		d->message = g_strdup("unused variable 'tmp' [-Wunused-variable]");
+		d->fingerprint = g_strdup(WARN_FP);
+		g_ptr_array_add(row->diags, d);
+	}
+	g_assert_true(db_tx_begin(f->db, &error));
+	g_assert_true(db_build_add(f->db, row, &error));
+	g_assert_true(db_tx_commit(f->db, &error));
+	g_assert_no_error(error);
+}
+
+/*
+ * A second instance of a warning the base already has (same file,
+ * function and message): what is new is the count, so a step shows it
+ * when it has it more often than the base, and c[BAD], which brought
+ * the second, is the culprit (by presence alone every commit would
+ * show it).
+ */
+static void test_second_instance(struct fixture *f, gconstpointer data)
+{
+	zd_auto(probe_result) built = { 0 };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GString) already = g_string_new(NULL);
+	g_autoptr(GPtrArray) open = NULL;
+	struct job_row job = head_job(f, f->c[N - 1]);
+
+	(void)data;
+	for (guint i = 0; i < N; i++) {
+		g_autofree char *reverted = NULL;
+
+		store_warnings(f, f->c[i], i >= BAD ? 2 : 1);
+		if (i == 0)
+			continue;
+		g_assert_cmpint(repo_revert_on(f->repo, f->c[N - 1], f->c[i], &reverted, &error), ==,
+				1);
+		g_assert_no_error(error);
+		if (reverted)
+			store_warnings(f, reverted, i == BAD ? 1 : 2);
+	}
+	g_assert_true(probe(f, f->c[N - 1], f->c[0], &built, &error));
+	g_assert_no_error(error);
+	if (!built.build)
+		return;
+	g_assert_cmpint(built.build->verdict, ==, VERDICT_NEW_DIAGNOSTICS);
+	g_assert_cmpuint(built.build->fresh->len, ==, 1);
+	g_assert_true(culprit_build_findings(&f->ctx, &job, built.build, f->c[0], already, &error));
+	g_assert_no_error(error);
+	open = open_findings(f);
+	g_assert_cmpuint(open->len, ==, 1);
+	if (open->len != 1)
+		return;
+	g_assert_cmpstr(((const struct finding_row *)open->pdata[0])->culprit, ==, f->c[BAD]);
+}
+
 /* Compared with its parent (a rebasable tree's commit): the commit itself, without a bisection. */
 static void test_against_parent(struct fixture *f, gconstpointer data)
 {
@@ -559,6 +635,8 @@ int main(int argc, char **argv)
 	target_spec = g_strdup_printf("x86_64:file=%s/absent.config", testlib_scratch());
 	g_test_add("/culprit/first-bad", struct fixture, NULL, fixture_set_up, test_first_bad,
 		   fixture_tear_down);
+	g_test_add("/culprit/second-instance", struct fixture, NULL, fixture_set_up,
+		   test_second_instance, fixture_tear_down);
 	g_test_add("/culprit/against-parent", struct fixture, NULL, fixture_set_up,
 		   test_against_parent, fixture_tear_down);
 	g_test_add("/culprit/infra-not-bad", struct fixture, NULL, fixture_set_up,

@@ -34,6 +34,13 @@ struct probe {
 	const char *fingerprint;
 	bool invert;             /* bisecting a fix: showing it is the old state */
 	const char *contains;    /* for a fix: commits without it cannot show it */
+	/*
+	 * A build diagnostic: how many times the good boundary has it. A
+	 * commit shows it when it has it more often: a second instance of
+	 * an old warning is what is new, and every commit of the range has
+	 * the first.
+	 */
+	unsigned base_count;
 };
 
 /* What a bisection has seen of each commit, so that boots are not counted twice. */
@@ -42,13 +49,18 @@ struct seen {
 	unsigned failures;
 };
 
+static unsigned count_fingerprint(const struct build_row *row, const char *fingerprint)
+{
+	unsigned n = 0;
+
+	for (guint i = 0; i < row->diags->len; i++)
+		n += strcmp(((struct diag *)row->diags->pdata[i])->fingerprint, fingerprint) == 0;
+	return n;
+}
+
 static bool has_fingerprint(const struct build_row *row, const char *fingerprint)
 {
-	for (guint i = 0; i < row->diags->len; i++) {
-		if (strcmp(((struct diag *)row->diags->pdata[i])->fingerprint, fingerprint) == 0)
-			return true;
-	}
-	return false;
+	return count_fingerprint(row, fingerprint) > 0;
 }
 
 /* The runs a tally counted (every entry counts them all), or @asked when it is empty. */
@@ -119,7 +131,7 @@ static bool step_build(struct step_run *r, const struct job_row *job, GError **e
 		return false;
 	row = r->built.build->build;
 	if (!probe->boot) {
-		bool shows = has_fingerprint(row, probe->fingerprint);
+		bool shows = count_fingerprint(row, probe->fingerprint) > probe->base_count;
 
 		if (!shows && row->status != BUILD_OK)
 			return true; /* it failed before it could show it */
@@ -683,7 +695,11 @@ bool culprit_build_findings(const struct bot *c, const struct job_row *job,
 		return true;
 	for (guint i = 0; i < r->fresh->len; i++) {
 		const struct diag *d = r->fresh->pdata[i];
-		struct probe probe = { .fingerprint = d->fingerprint };
+		struct probe probe = {
+			.fingerprint = d->fingerprint,
+			.base_count = r->parent_build ? count_fingerprint(r->parent_build,
+									  d->fingerprint) : 0,
+		};
 		const struct bisect_boundary good[] = { { base, false } };
 		struct bisect_outcome o = { 0 };
 		g_autofree char *title = diag_title(d);
