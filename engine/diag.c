@@ -31,12 +31,28 @@ const char *diag_kind_name(enum diag_kind kind)
  * msg (each optional but msg). A kind starting with "error" or "fatal"
  * (any case) is an error; without a kind group, @kind applies. A NULL
  * checker means the compiler, or sparse right after a kbuild CHECK step.
+ *
+ * LD is how binutils and lld name themselves: as invoked, so with the
+ * cross prefix kbuild gives them (aarch64-linux-gnu-ld, riscv64-linux-gnu-ld.bfd)
+ * or a path, and lld as ld.lld (ld.lld-16 from LLVM=-16). The groups are
+ * atomic: logs are hostile, and a line of a megabyte must not cost its
+ * square.
  */
+#define LD "(?>\\S*/)?(?>[A-Za-z0-9_.+-]*-)?ld(?:\\.bfd|\\.gold|\\.lld)?(?:-[0-9][0-9.]*)?"
+
 static const struct diag_format {
 	const char *pattern;
 	const char *checker;
 	enum diag_kind kind;
 } diag_formats[] = {
+	/*
+	 * objtool, on an object or on vmlinux.o: "OBJ: warning: objtool: MSG"
+	 * (6.1: MSG "func+0x12: unreachable instruction", older ones
+	 * "func()+0x12: ...", newer ones "error" with --Werror). Indented
+	 * messages are the lines of a backtrace, context of the one before.
+	 */
+	{ "^(?:(?<file>\\S[^:]*): )?(?<kind>warning|error): objtool[^:]*: (?<msg>\\S.*)$",
+	  "objtool", DIAG_WARNING },
 	/*
 	 * gcc and clang: file:line[:col]: warning|error|fatal error: message,
 	 * clang's source ranges ({3:3-3:6}:) after the column when asked for;
@@ -48,31 +64,76 @@ static const struct diag_format {
 	{ "^(?<file>\\S[^:]*):(?<line>[0-9]+):(?<col>[0-9]+)-[0-9]+: "
 	  "(?:(?<kind>WARNING|ERROR|warning|error|info|note)[: ] *)?(?<msg>.*)$",
 	  "coccinelle", DIAG_WARNING },
-	/* ld: file:(.text+0x1): undefined reference to `x' */
-	{ "^(?<file>\\S[^:]*):\\([^)]*\\): (?<msg>(?:undefined reference to|"
-	  "multiple definition of) .*)$", "ld", DIAG_ERROR },
 	/*
-	 * lld: error: undefined symbol: x (its ">>> referenced by" lines
-	 * follow); its "too many errors emitted" says no more than that.
+	 * binutils ld: [LD: ]file:(.text+0x1): undefined reference to `x'
+	 * ("ld: b.o:(.bss+0x0): multiple definition of `x'; a.o:(.bss+0x0):
+	 * first defined here"), or with debug info file:line, or
+	 * object:source:line, in place of the section and offset.
 	 */
-	{ "^(?:\\S*/)?ld\\.lld: error: (?!too many errors emitted)(?<msg>.*)$", "ld", DIAG_ERROR },
-	/* ld: [file: ]warning: message */
-	{ "^(?:\\S*/)?ld(?:\\.bfd|\\.lld)?: (?:(?<file>\\S[^:]*): )?warning: (?<msg>.*)$",
-	  "ld", DIAG_WARNING },
+	{ "^(?:" LD ": )?(?<file>[^:\\s]+):(?:[^:\\s]+:)?(?:\\([^)]*\\)|(?<line>[0-9]+)): "
+	  "(?<msg>(?:undefined reference to|multiple definition of) .*)$", "ld", DIAG_ERROR },
+	/*
+	 * LD: [file: ]warning|error: message. lld's errors say "error:"
+	 * ("undefined symbol: x", its ">>> referenced by" lines follow); its
+	 * "too many errors emitted" says no more than that.
+	 */
+	{ "^" LD ": (?:(?<file>\\S[^:]*): )?(?<kind>warning|error): "
+	  "(?!too many errors emitted)(?<msg>.*)$", "ld", DIAG_WARNING },
 	/* WARNING|ERROR: modpost: message */
 	{ "^(?<kind>WARNING|ERROR): modpost: (?<msg>.*)$", "modpost", DIAG_WARNING },
+};
+
+#undef LD
+
+/*
+ * Names the kernel numbers with __COUNTER__ (and __LINE__), which an
+ * unrelated BUILD_BUG_ON or initcall earlier in the file shifts: their
+ * numbers are not part of a fingerprint. The message shown keeps them.
+ */
+static const struct diag_counter {
+	const char *pattern;
+	const char *replacement;
+} diag_counters[] = {
+	/* BUILD_BUG_ON and friends: '__compiletime_assert_411' */
+	{ "\\b(__compiletime_assert_)[0-9]+\\b", "\\1N" },
+	/*
+	 * __UNIQUE_ID(prefix): __UNIQUE_ID___x412, __UNIQUE_ID_ddebug1234.
+	 * Greedy, not lazy: linear in a hostile name's length.
+	 */
+	{ "\\b(__UNIQUE_ID_(?:[A-Za-z0-9_]*[A-Za-z_])?)[0-9]+\\b", "\\1N" },
+	/*
+	 * initcall ids: __initcall__kmod_foo__COUNTER_LINE_fn6, and their LTO
+	 * stubs. Lazy but linear: each "__" tried only reads the digits after it.
+	 */
+	{ "\\b(__init(?:call|stub)__kmod_[A-Za-z0-9_]*?__)[0-9]+_[0-9]+_", "\\1N_N_" },
 };
 
 /* The line formats, compiled once. */
 static struct {
 	GRegex *ansi;      /* colour escapes */
 	GRegex *formats[G_N_ELEMENTS(diag_formats)];
+	GRegex *counters[G_N_ELEMENTS(diag_counters)];
 	GRegex *function;  /* file: In function 'f': */
+	GRegex *inline_fn; /* In function 'f',  (an inline chain follows) */
+	GRegex *inlined;   /*     inlined from 'g' at file:line:col[,:] */
+	GRegex *included;  /* In file included from file:line[,:], or <command-line>: */
+	GRegex *from;      /*                  from file:line[,:] */
 	GRegex *toplevel;  /* file: At top level: */
+	GRegex *note;      /* file:line[:col]: note: */
+	GRegex *end;       /* cc1: some warnings being treated as errors, 2 warnings generated. */
+	GRegex *make;      /* make[N]: anything */
 	GRegex *make_err;  /* make[N]: *** [target] Error N */
-	GRegex *step;      /*   CC      file.o  /  CHECK   file.c */
+	GRegex *step;      /*   CC      file.o  /  CC [M]  file.o  /  CHECK   file.c */
 	GRegex *numbers;   /* free-standing numbers and hex */
 } re;
+
+static GRegex *regex(const char *pattern)
+{
+	GRegex *r = g_regex_new(pattern, G_REGEX_OPTIMIZE, 0, NULL);
+
+	g_assert(r);
+	return r;
+}
 
 static void compile_regexes(void)
 {
@@ -80,19 +141,25 @@ static void compile_regexes(void)
 
 	if (!g_once_init_enter(&once))
 		return;
-	re.ansi = g_regex_new("\x1b\\[[0-9;]*[mK]", G_REGEX_OPTIMIZE, 0, NULL);
-	for (size_t i = 0; i < G_N_ELEMENTS(diag_formats); i++) {
-		re.formats[i] = g_regex_new(diag_formats[i].pattern, G_REGEX_OPTIMIZE, 0, NULL);
-		g_assert(re.formats[i]);
-	}
-	re.function = g_regex_new("^(\\S[^:]*): In (?:member )?function '(.+)':$",
-				  G_REGEX_OPTIMIZE, 0, NULL);
-	re.toplevel = g_regex_new("^(\\S[^:]*): At top level:$", G_REGEX_OPTIMIZE, 0, NULL);
-	re.make_err = g_regex_new("^make(?:\\[[0-9]+\\])?: \\*\\*\\* (?:\\[(.*)\\] )?(.*)$",
-				  G_REGEX_OPTIMIZE, 0, NULL);
-	re.step = g_regex_new("^  ([A-Z0-9_]+) +(\\S+)$", G_REGEX_OPTIMIZE, 0, NULL);
-	re.numbers = g_regex_new("0x[0-9a-fA-F]+|(?<![A-Za-z0-9_.])[0-9]+(?![A-Za-z_])",
-				 G_REGEX_OPTIMIZE, 0, NULL);
+	re.ansi = regex("\x1b\\[[0-9;]*[mK]");
+	for (size_t i = 0; i < G_N_ELEMENTS(diag_formats); i++)
+		re.formats[i] = regex(diag_formats[i].pattern);
+	for (size_t i = 0; i < G_N_ELEMENTS(diag_counters); i++)
+		re.counters[i] = regex(diag_counters[i].pattern);
+	re.function = regex("^(\\S[^:]*): In (?:member )?function '(.+)':$");
+	re.inline_fn = regex("^In (?:member )?function '(.+)',$");
+	re.inlined = regex("^\\s+inlined from '([^']+)' at (\\S[^:]*):[0-9]+(?::[0-9]+)?([,:])$");
+	/* "<command-line>", of -include, has no line. */
+	re.included = regex("^In file included from (\\S[^:]*)(?::[0-9]+(?::[0-9]+)?)?([,:])$");
+	re.from = regex("^\\s+from (\\S[^:]*)(?::[0-9]+(?::[0-9]+)?)?([,:])$");
+	re.toplevel = regex("^(\\S[^:]*): At top level:$");
+	re.end = regex("^(?:\\S*/)?(?:cc1|cc1plus|lto1): (?:all|some) warnings being treated as errors$|"
+		       "^[0-9]+ (?:warnings?|errors?)(?: and [0-9]+ errors?)? generated\\.$");
+	re.note = regex("^(\\S[^:]*):[0-9]+:(?:[0-9]+:)? note: (.*)$");
+	re.make = regex("^make(?:\\[[0-9]+\\])?: ");
+	re.make_err = regex("^make(?:\\[[0-9]+\\])?: \\*\\*\\* (?:\\[(.*)\\] )?(.*)$");
+	re.step = regex("^  ([A-Z0-9_]+)(?: \\[M\\])? +(\\S+)$");
+	re.numbers = regex("0x[0-9a-fA-F]+|(?<![A-Za-z0-9_.])[0-9]+(?![A-Za-z_])");
 	g_once_init_leave(&once, 1);
 }
 
@@ -144,14 +211,38 @@ static char *relative_path(const char *path, const char *srcdir, const char *bui
 	return g_strdup(p);
 }
 
+/*
+ * @text with the numbers __COUNTER__ gave names replaced (diag_counters).
+ * Where PCRE gives up (its limits, on a hostile line), the text stays.
+ */
+static char *without_counters(const char *text)
+{
+	char *out = g_strdup(text);
+
+	for (size_t i = 0; i < G_N_ELEMENTS(diag_counters); i++) {
+		char *next = g_regex_replace(re.counters[i], out, -1, 0,
+					     diag_counters[i].replacement, 0, NULL);
+
+		if (next) {
+			g_free(out);
+			out = next;
+		}
+	}
+	return out;
+}
+
 char *diag_fingerprint(enum diag_kind kind, const char *checker, const char *file,
 		       const char *function, const char *message)
 {
-	g_autofree char *shape = NULL;
+	g_autofree char *uncounted = NULL, *shape = NULL, *fn = NULL;
 	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
 
 	compile_regexes();
-	shape = g_regex_replace_literal(re.numbers, message, -1, 0, "N", 0, NULL);
+	uncounted = without_counters(message);
+	shape = g_regex_replace_literal(re.numbers, uncounted, -1, 0, "N", 0, NULL);
+	if (!shape)
+		shape = g_strdup(uncounted);
+	fn = function ? without_counters(function) : NULL;
 
 	g_checksum_update(sum, (const guchar *)diag_kind_name(kind), -1);
 	g_checksum_update(sum, (const guchar *)"\n", 1);
@@ -159,10 +250,130 @@ char *diag_fingerprint(enum diag_kind kind, const char *checker, const char *fil
 	g_checksum_update(sum, (const guchar *)"\n", 1);
 	g_checksum_update(sum, (const guchar *)(file ? file : ""), -1);
 	g_checksum_update(sum, (const guchar *)"\n", 1);
-	g_checksum_update(sum, (const guchar *)(function ? function : ""), -1);
+	g_checksum_update(sum, (const guchar *)(fn ? fn : ""), -1);
 	g_checksum_update(sum, (const guchar *)"\n", 1);
 	g_checksum_update(sum, (const guchar *)g_strstrip(shape), -1);
 	return g_strndup(g_checksum_get_string(sum), 16);
+}
+
+/*
+ * gcc's context of a diagnostic: the function it is in. gcc prints
+ * "FILE: In function 'f':" before a diagnostic whose function differs from
+ * the previous diagnostic's ("In function 'f'," and "    inlined from 'g'
+ * at FILE:L:C" lines for an inlined instance), "FILE: At top level:" when
+ * it is in none, and "In file included from" lines when its file differs
+ * from the previous one's and is not the file compiled. So the function
+ * holds for the diagnostics that follow in the same compilation, in the
+ * file gcc named with it, until gcc says otherwise.
+ *
+ * It holds for nothing else: in a log the output of many compilations
+ * follows each other (make -j), and a header's warning that took a
+ * function of the compilation before it would have a fingerprint that
+ * depends on the order the jobs ended in. A compilation's output ends at
+ * a kbuild step line, a line of another tool (sparse, kernel-doc, the
+ * linker...), make's lines, or gcc's "warnings being treated as errors";
+ * it also ends where an include chain starts from another file than the
+ * one compiled when the function was printed, or where a chain (one from
+ * -include's "<command-line>" names no file compiled) leads to the file of
+ * the diagnostic before it: gcc prints one only when the file changes,
+ * so this is a new compilation's first. The diagnostics of another
+ * file than the function's keep the function for those after them (a
+ * macro's warning in a header, between two in the function's own file),
+ * but do not take it: whether the line is still in that function cannot
+ * be told from the log when a new compilation starts without a chain.
+ */
+struct gcc_context {
+	char *fn;          /* the function of the diagnostics that follow, or NULL */
+	char *fn_file;     /* the file it is in; NULL: the next diagnostic's (an inlined instance) */
+	char *fn_main;     /* the file compiled when it was printed, or NULL when not known */
+	bool fn_after_chain; /* it was printed after a chain, for the diagnostic after both */
+	GString *inlining; /* reading an inlined instance's lines: the function so far */
+	bool inlined_from; /* its first "inlined from" line was read */
+	bool chain_open;   /* reading an include chain: "from" lines follow */
+	bool chain_led;    /* a chain ended: the next diagnostic is in the file it led to */
+	char *chain_main;  /* the chain's last file, the one compiled; NULL for <command-line> */
+	char *main;        /* the file compiled, from the last chain that named it, or NULL */
+	char *included;    /* the file the last chain led to, or NULL */
+	char *last_file;   /* the file of the last diagnostic, or note gcc printed a chain for */
+};
+
+/* Forgets the function: the diagnostics that follow are in none. */
+static void gcc_forget(struct gcc_context *c)
+{
+	g_clear_pointer(&c->fn, g_free);
+	g_clear_pointer(&c->fn_file, g_free);
+	g_clear_pointer(&c->fn_main, g_free);
+	c->fn_after_chain = false;
+	if (c->inlining)
+		g_string_free(g_steal_pointer(&c->inlining), TRUE);
+	c->inlined_from = false;
+}
+
+/* A compilation's output ended, or this is not gcc's: forgets all. */
+static void gcc_end(struct gcc_context *c)
+{
+	gcc_forget(c);
+	c->chain_open = c->chain_led = false;
+	g_clear_pointer(&c->chain_main, g_free);
+	g_clear_pointer(&c->main, g_free);
+	g_clear_pointer(&c->included, g_free);
+	g_clear_pointer(&c->last_file, g_free);
+}
+
+/* An include chain ended: its last file is the one compiled. */
+static void gcc_chain_end(struct gcc_context *c)
+{
+	c->chain_open = false;
+	c->chain_led = true;
+	if (!c->chain_main)
+		return; /* -include's "<command-line>": which file is compiled is not said */
+	if (c->fn) {
+		const char *compiled = c->fn_main ? c->fn_main : c->fn_file;
+
+		/* Another compilation's output. */
+		if (!compiled || strcmp(compiled, c->chain_main) != 0)
+			gcc_forget(c);
+	}
+	g_free(c->main);
+	c->main = g_strdup(c->chain_main);
+}
+
+/* A diagnostic or note in @file: where a chain led, if one was printed. */
+static void gcc_at(struct gcc_context *c, const char *file)
+{
+	g_free(c->last_file);
+	c->last_file = g_strdup(file);
+	if (!c->chain_led)
+		return;
+	c->chain_led = false;
+	g_free(c->included);
+	c->included = g_strdup(file);
+}
+
+/* The function of a compiler diagnostic in @file, or NULL (borrowed). */
+static const char *gcc_function(struct gcc_context *c, const char *file)
+{
+	/* A chain to the file gcc was in already: another compilation's first diagnostic. */
+	if (c->chain_led && c->fn && !c->fn_after_chain && c->last_file &&
+	    strcmp(c->last_file, file) == 0)
+		gcc_forget(c);
+	gcc_at(c, file);
+	if (!c->fn)
+		return NULL;
+	if (!c->fn_file)
+		c->fn_file = g_strdup(file);
+	return strcmp(c->fn_file, file) == 0 ? c->fn : NULL;
+}
+
+/* The file compiled when gcc prints a function in @file, or NULL (caller frees). */
+static char *gcc_compiled(const struct gcc_context *c, const char *file)
+{
+	if (c->chain_led)
+		return g_strdup(c->chain_main);
+	if (c->included && strcmp(file, c->included) == 0)
+		return g_strdup(c->main);
+	/* No chain led there: the file compiled itself. */
+	return g_strdup(file);
 }
 
 /* The parser's running state. */
@@ -170,8 +381,8 @@ struct parse {
 	const char *srcdir, *builddir;
 	GPtrArray *out;
 	GHashTable *seen;      /* "fingerprint:line" of records kept */
-	GHashTable *function;  /* file -> current function */
 	GHashTable *step;      /* file stem -> last kbuild step ("CC", "CHECK") */
+	struct gcc_context gcc;
 	char *first_make_error;
 };
 
@@ -184,7 +395,7 @@ static char *stem(const char *file)
 }
 
 static void add(struct parse *p, enum diag_kind kind, const char *checker, const char *file,
-		unsigned line, unsigned column, const char *message)
+		unsigned line, unsigned column, const char *function, const char *message)
 {
 	struct diag *d = g_new0(struct diag, 1);
 	char *key;
@@ -194,7 +405,7 @@ static void add(struct parse *p, enum diag_kind kind, const char *checker, const
 	d->file = g_strdup(file ? file : "");
 	d->line = line;
 	d->column = column;
-	d->function = g_strdup(g_hash_table_lookup(p->function, d->file));
+	d->function = g_strdup(function);
 	d->message = g_strdup(message);
 	d->fingerprint = diag_fingerprint(kind, d->checker, d->file, d->function, d->message);
 	key = g_strdup_printf("%s:%u", d->fingerprint, line);
@@ -221,6 +432,113 @@ static const char *compiler_or_sparse(struct parse *p, const char *file)
 	return last && strcmp(last, "CHECK") == 0 ? "sparse" : "compiler";
 }
 
+/* @path made relative to the source tree (caller frees). */
+static char *rel(struct parse *p, const char *path)
+{
+	return relative_path(path, p->srcdir, p->builddir);
+}
+
+/*
+ * gcc's lines around its diagnostics: include chains, "In function" and
+ * "At top level". Returns whether @line was one.
+ */
+static bool parse_gcc_context(struct parse *p, const char *line)
+{
+	struct gcc_context *c = &p->gcc;
+	g_autoptr(GMatchInfo) m = NULL;
+
+	if (c->inlining) {
+		if (g_regex_match(re.inlined, line, 0, &m)) {
+			g_autofree char *caller = g_match_info_fetch(m, 1);
+			g_autofree char *file = g_match_info_fetch(m, 2);
+			g_autofree char *end = g_match_info_fetch(m, 3);
+
+			/*
+			 * The first caller is the function the call is written in:
+			 * the callers past it depend on the optimiser's inlining.
+			 */
+			if (!c->inlined_from) {
+				g_autofree char *caller_file = rel(p, file);
+
+				g_string_append_printf(c->inlining, ", inlined from %s (%s)", caller,
+						       caller_file);
+				c->inlined_from = true;
+			}
+			if (strcmp(end, ":") == 0) {
+				c->fn = g_string_free(g_steal_pointer(&c->inlining), FALSE);
+				c->fn_main = c->chain_led ? g_strdup(c->chain_main) : g_strdup(c->main);
+			}
+			return true;
+		}
+		gcc_forget(c); /* not the chain it began */
+	}
+	g_clear_pointer(&m, g_match_info_free);
+	if (c->chain_open) {
+		if (g_regex_match(re.from, line, 0, &m)) {
+			g_autofree char *file = g_match_info_fetch(m, 1);
+			g_autofree char *end = g_match_info_fetch(m, 2);
+
+			g_free(c->chain_main);
+			c->chain_main = file[0] == '<' ? NULL : rel(p, file);
+			if (strcmp(end, ":") == 0)
+				gcc_chain_end(c);
+			return true;
+		}
+		c->chain_open = false;
+	}
+	g_clear_pointer(&m, g_match_info_free);
+	if (g_regex_match(re.included, line, 0, &m)) {
+		g_autofree char *file = g_match_info_fetch(m, 1);
+		g_autofree char *end = g_match_info_fetch(m, 2);
+
+		g_free(c->chain_main);
+		c->chain_main = file[0] == '<' ? NULL : rel(p, file);
+		c->chain_open = true;
+		if (strcmp(end, ":") == 0)
+			gcc_chain_end(c);
+		return true;
+	}
+	g_clear_pointer(&m, g_match_info_free);
+	if (g_regex_match(re.function, line, 0, &m)) {
+		g_autofree char *file = g_match_info_fetch(m, 1);
+		char *fn_file = rel(p, file);
+		char *fn_main = gcc_compiled(c, fn_file);
+
+		gcc_forget(c);
+		c->fn = g_match_info_fetch(m, 2);
+		c->fn_file = fn_file;
+		c->fn_main = fn_main;
+		c->fn_after_chain = c->chain_led;
+		return true;
+	}
+	g_clear_pointer(&m, g_match_info_free);
+	if (g_regex_match(re.inline_fn, line, 0, &m)) {
+		g_autofree char *fn = g_match_info_fetch(m, 1);
+
+		gcc_forget(c);
+		c->inlining = g_string_new(fn);
+		c->fn_after_chain = c->chain_led;
+		return true;
+	}
+	g_clear_pointer(&m, g_match_info_free);
+	if (g_regex_match(re.toplevel, line, 0, NULL)) {
+		gcc_forget(c);
+		return true;
+	}
+	if (g_regex_match(re.note, line, 0, &m)) {
+		g_autofree char *file = g_match_info_fetch(m, 1);
+		g_autofree char *relative = rel(p, file);
+		g_autofree char *what = g_match_info_fetch(m, 2);
+
+		/* A macro's notes are part of its diagnostic: gcc prints no chain for them. */
+		if (!g_str_has_prefix(what, "in expansion of macro") &&
+		    !g_str_has_prefix(what, "in definition of macro"))
+			gcc_at(c, relative);
+		return true;
+	}
+	return false;
+}
+
 static void parse_line(struct parse *p, const char *raw)
 {
 	g_autofree char *line = ascii_quotes(raw);
@@ -228,31 +546,20 @@ static void parse_line(struct parse *p, const char *raw)
 
 	if (g_regex_match(re.step, line, 0, &m)) {
 		g_autofree char *file = g_match_info_fetch(m, 2);
-		g_autofree char *rel = relative_path(file, p->srcdir, p->builddir);
+		g_autofree char *relative = rel(p, file);
 
-		g_hash_table_replace(p->step, stem(rel), g_match_info_fetch(m, 1));
+		gcc_end(&p->gcc);
+		g_hash_table_replace(p->step, stem(relative), g_match_info_fetch(m, 1));
 		return;
 	}
-	g_clear_pointer(&m, g_match_info_free);
-	if (g_regex_match(re.function, line, 0, &m)) {
-		g_autofree char *file = g_match_info_fetch(m, 1);
-
-		g_hash_table_replace(p->function, relative_path(file, p->srcdir, p->builddir),
-				     g_match_info_fetch(m, 2));
+	if (parse_gcc_context(p, line))
 		return;
-	}
-	g_clear_pointer(&m, g_match_info_free);
-	if (g_regex_match(re.toplevel, line, 0, &m)) {
-		g_autofree char *file = g_match_info_fetch(m, 1);
-		g_autofree char *rel = relative_path(file, p->srcdir, p->builddir);
-
-		g_hash_table_remove(p->function, rel);
-		return;
-	}
 	for (size_t i = 0; i < G_N_ELEMENTS(diag_formats); i++) {
 		const struct diag_format *f = &diag_formats[i];
-		g_autofree char *file = NULL, *rel = NULL, *ln = NULL, *col = NULL;
+		g_autofree char *file = NULL, *relative = NULL, *ln = NULL, *col = NULL;
 		g_autofree char *kind = NULL, *msg = NULL;
+		const char *checker = f->checker;
+		const char *function = NULL;
 		enum diag_kind k = f->kind;
 
 		g_clear_pointer(&m, g_match_info_free);
@@ -263,33 +570,62 @@ static void parse_line(struct parse *p, const char *raw)
 		col = g_match_info_fetch_named(m, "col");
 		kind = g_match_info_fetch_named(m, "kind");
 		msg = g_match_info_fetch_named(m, "msg");
-		rel = file && *file ? relative_path(file, p->srcdir, p->builddir) : NULL;
+		relative = file && *file ? rel(p, file) : NULL;
 		if (kind && *kind)
 			k = g_ascii_strncasecmp(kind, "error", 5) == 0 ||
 			    g_ascii_strncasecmp(kind, "fatal", 5) == 0 ? DIAG_ERROR : DIAG_WARNING;
-		add(p, k, f->checker ? f->checker : compiler_or_sparse(p, rel ? rel : ""), rel,
-		    to_uint(ln), to_uint(col), msg);
+		if (!checker)
+			checker = compiler_or_sparse(p, relative ? relative : "");
+		/*
+		 * gcc always prints a column; kernel-doc, which runs after it
+		 * on the same file and prints no "In function", never does.
+		 */
+		if (strcmp(checker, "compiler") == 0 && col && *col)
+			function = gcc_function(&p->gcc, relative ? relative : "");
+		else
+			gcc_end(&p->gcc);
+		add(p, k, checker, relative, to_uint(ln), to_uint(col), function, msg);
 		return;
 	}
 	g_clear_pointer(&m, g_match_info_free);
-	if (!p->first_make_error && g_regex_match(re.make_err, line, 0, &m))
-		p->first_make_error = g_strdup(line);
+	if (g_regex_match(re.make, line, 0, NULL)) {
+		gcc_end(&p->gcc);
+		if (!p->first_make_error && g_regex_match(re.make_err, line, 0, NULL))
+			p->first_make_error = g_strdup(line);
+	} else if (g_regex_match(re.end, line, 0, NULL)) {
+		gcc_end(&p->gcc);
+	}
 }
 
-GPtrArray *diag_parse_build(const char *log, const char *srcdir, const char *builddir)
+GPtrArray *diag_parse_build_len(const char *log, gsize len, const char *srcdir,
+				const char *builddir)
 {
 	struct parse p = {
 		.srcdir = srcdir,
 		.builddir = builddir,
 		.out = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free),
 		.seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
-		.function = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
 		.step = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
 	};
-	/* GRegex reads UTF-8 only: a stray byte (a garbled log) is undefined behaviour to PCRE. */
-	g_autofree char *valid = g_utf8_make_valid(log, -1);
+	/*
+	 * A NUL is a byte like any other non-printable one: '?'. Read as the
+	 * end, it would hide the lines after it (a linker's, modpost's) in a
+	 * parent's log, and they would come out new in the child's.
+	 */
+	g_autofree char *bytes = NULL;
+	g_autofree char *valid = NULL;
 	g_autofree char *clean = NULL;
 	char *line, *end;
+
+	if (len && memchr(log, '\0', len)) {
+		bytes = g_malloc(len);
+		for (gsize i = 0; i < len; i++)
+			bytes[i] = log[i] ? log[i] : '?';
+		log = bytes;
+	}
+	/* GRegex reads UTF-8 only: a stray byte (a garbled log) is undefined behaviour to PCRE. */
+	valid = g_utf8_make_valid(len ? log : "", (gssize)len);
+	g_clear_pointer(&bytes, g_free);
 
 	compile_regexes();
 	clean = g_regex_replace_literal(re.ansi, valid, -1, 0, "", 0, NULL);
@@ -306,12 +642,17 @@ GPtrArray *diag_parse_build(const char *log, const char *srcdir, const char *bui
 		line = nl ? nl + 1 : NULL;
 	}
 	if (p.first_make_error && !diag_has_error(p.out))
-		add(&p, DIAG_ERROR, "make", NULL, 0, 0, p.first_make_error);
+		add(&p, DIAG_ERROR, "make", NULL, 0, 0, NULL, p.first_make_error);
 	g_free(p.first_make_error);
+	gcc_end(&p.gcc);
 	g_hash_table_unref(p.seen);
-	g_hash_table_unref(p.function);
 	g_hash_table_unref(p.step);
 	return p.out;
+}
+
+GPtrArray *diag_parse_build(const char *log, const char *srcdir, const char *builddir)
+{
+	return diag_parse_build_len(log ? log : "", log ? strlen(log) : 0, srcdir, builddir);
 }
 
 bool diag_has_error(GPtrArray *diags)

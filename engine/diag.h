@@ -20,7 +20,12 @@ struct diag {
 	char *file;        /* relative to the source tree, or "" */
 	unsigned line;     /* 0 when unknown */
 	unsigned column;   /* 0 when unknown */
-	char *function;    /* from gcc's "In function" context, or NULL */
+	/*
+	 * From gcc's "In function" context, or NULL: "f", or for an inlined
+	 * instance "f, inlined from g (FILE)", g being the function the call
+	 * is written in and FILE its file.
+	 */
+	char *function;
 	char *message;     /* as printed, with quotes made ASCII */
 	char *fingerprint; /* 16 hex digits: see diag_fingerprint() */
 };
@@ -41,10 +46,19 @@ const char *diag_kind_name(enum diag_kind kind);
 GPtrArray *diag_parse_build(const char *log, const char *srcdir, const char *builddir);
 
 /*
+ * The same for the @len bytes of @log, which may hold NUL bytes: each is
+ * read as '?', as a byte that is not UTF-8 is read as U+FFFD, so that
+ * the lines after it count.
+ */
+GPtrArray *diag_parse_build_len(const char *log, gsize len, const char *srcdir,
+				const char *builddir);
+
+/*
  * The fingerprint of a diagnostic: a hash of its kind, checker, file,
  * function and message with line and column numbers, addresses and other
- * free-standing numbers removed. A warning that only moves keeps its
- * fingerprint. Returns 16 hex digits (caller frees).
+ * free-standing numbers removed, and the numbers __COUNTER__ puts in
+ * names (__compiletime_assert_411, __UNIQUE_ID_x12). A warning that only
+ * moves keeps its fingerprint. Returns 16 hex digits (caller frees).
  */
 char *diag_fingerprint(enum diag_kind kind, const char *checker, const char *file,
 		       const char *function, const char *message);
