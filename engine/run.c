@@ -226,15 +226,25 @@ G_GNUC_NORETURN static void child_exec(const struct child_plan *p)
 /*
  * The child's output, as it is written to the log: the first half of
  * log_max as it comes, then a ring of the last half, written at the end
- * after a line saying how much was cut.
+ * after a line saying how much was cut. A cut keeps whole lines only: the
+ * line the first half ends in and the one the last half starts in go, so
+ * that no fragment of one ("x.c:3:2: warning: 'strncpy' output may be
+ * trunc") reads as a diagnostic of its own.
  */
 struct capture {
 	int log_fd;
 	guint64 max;    /* 0: no cap */
 	guint64 total;  /* bytes read */
-	guint64 head;   /* bytes written as they came */
+	guint64 head;   /* bytes of the first half, written or pending */
+	/*
+	 * The first half's last line while it is not ended: written once it
+	 * is, or at the end when nothing was cut; dropped when the cut falls
+	 * in it.
+	 */
+	GByteArray *pending;
 	GByteArray *tail;
 	gsize tail_start; /* the ring's oldest byte once it is full */
+	int before_tail;  /* the byte dropped last, just before the ring's oldest; -1: none */
 	char line[256];   /* the line being read */
 	size_t line_len;
 	char last[256];   /* the last whole line */
@@ -270,6 +280,22 @@ static void remember_last_line(struct capture *c, const char *buf, size_t len)
 	}
 }
 
+/* Adds @len bytes to the first half: its whole lines written, the rest pending. */
+static void head_add(struct capture *c, const char *buf, size_t len)
+{
+	const char *nl = memrchr(buf, '\n', len);
+
+	c->head += len;
+	if (!nl) {
+		g_byte_array_append(c->pending, (const guint8 *)buf, (guint)len);
+		return;
+	}
+	write_all(c->log_fd, (const char *)c->pending->data, c->pending->len);
+	g_byte_array_set_size(c->pending, 0);
+	write_all(c->log_fd, buf, (size_t)(nl + 1 - buf));
+	g_byte_array_append(c->pending, (const guint8 *)nl + 1, (guint)(buf + len - nl - 1));
+}
+
 static void capture_add(struct capture *c, const char *buf, size_t len)
 {
 	guint64 half = c->max / 2;
@@ -284,8 +310,7 @@ static void capture_add(struct capture *c, const char *buf, size_t len)
 	if (c->head < half) {
 		size_t n = (size_t)MIN((guint64)len, half - c->head);
 
-		write_all(c->log_fd, buf, n);
-		c->head += n;
+		head_add(c, buf, n);
 		buf += n;
 		len -= n;
 	}
@@ -298,8 +323,12 @@ static void capture_add(struct capture *c, const char *buf, size_t len)
 		buf += n;
 		len -= n;
 	}
+	if (len == 0)
+		return;
 	if (len >= ring) {
 		/* The ring is full and the chunk is longer: keep its end. */
+		c->before_tail = (unsigned char)(len > ring ? buf[len - ring - 1]
+					    : c->tail->data[(c->tail_start + ring - 1) % ring]);
 		memcpy(c->tail->data, buf + len - ring, ring);
 		c->tail_start = 0;
 		return;
@@ -307,6 +336,7 @@ static void capture_add(struct capture *c, const char *buf, size_t len)
 	while (len > 0) {
 		size_t n = MIN(len, ring - c->tail_start);
 
+		c->before_tail = c->tail->data[c->tail_start + n - 1];
 		memcpy(c->tail->data + c->tail_start, buf, n);
 		c->tail_start = (c->tail_start + n) % ring;
 		buf += n;
@@ -314,27 +344,58 @@ static void capture_add(struct capture *c, const char *buf, size_t len)
 	}
 }
 
+/* Writes the ring's bytes in order, from the @skip-th oldest on. */
+static void tail_write(struct capture *c, gsize skip)
+{
+	const char *data = (const char *)c->tail->data;
+	gsize older = c->tail->len - c->tail_start; /* from tail_start to the end */
+
+	if (skip < older) {
+		write_all(c->log_fd, data + c->tail_start + skip, older - skip);
+		write_all(c->log_fd, data, c->tail_start);
+	} else {
+		write_all(c->log_fd, data + (skip - older), c->tail->len - skip);
+	}
+}
+
+/* How many of the ring's oldest bytes belong to a line begun before it. */
+static gsize tail_partial(const struct capture *c)
+{
+	gsize len = c->tail->len;
+
+	if (c->before_tail == '\n')
+		return 0;
+	for (gsize i = 0; i < len; i++) {
+		if (c->tail->data[(c->tail_start + i) % len] == '\n')
+			return i + 1;
+	}
+	return len;
+}
+
 static void capture_finish(struct capture *c)
 {
-	guint64 kept = c->head + c->tail->len;
+	g_autofree char *note = NULL;
+	gsize skip;
 
 	if (c->line_len) {
 		memcpy(c->last, c->line, c->line_len);
 		c->last[c->line_len] = '\0';
 	}
-	if (c->max == 0 || c->tail->len == 0)
+	if (c->max == 0)
 		return;
-	if (c->total > kept) {
-		g_autofree char *note = g_strdup_printf(
-			"\n[zeroday: %" G_GUINT64_FORMAT " bytes of output cut here; the log keeps "
-			"the first and the last %" G_GUINT64_FORMAT " bytes]\n",
-			c->total - kept, c->max / 2);
-
-		write_all(c->log_fd, note, strlen(note));
+	if (c->total <= c->head + c->tail->len) {
+		/* Nothing was cut: the first half's last line goes on in the ring, or ends the output. */
+		write_all(c->log_fd, (const char *)c->pending->data, c->pending->len);
+		tail_write(c, 0);
+		return;
 	}
-	write_all(c->log_fd, (const char *)c->tail->data + c->tail_start,
-		  c->tail->len - c->tail_start);
-	write_all(c->log_fd, (const char *)c->tail->data, c->tail_start);
+	skip = tail_partial(c);
+	note = g_strdup_printf(
+		"[zeroday: %" G_GUINT64_FORMAT " bytes of output cut here; the log keeps "
+		"the whole lines of the first and the last %" G_GUINT64_FORMAT " bytes]\n",
+		c->total - (c->head - c->pending->len) - (c->tail->len - skip), c->max / 2);
+	write_all(c->log_fd, note, strlen(note));
+	tail_write(c, skip);
 }
 
 /* Reads what is there on @fd into @c; false at end of file. */
@@ -366,7 +427,7 @@ bool run_child(struct run_result *result, const struct run_opts *opts, GError **
 	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *path = NULL;
 	struct child_plan plan = { .out_fd = -1, .null_fd = -1, .report_fd = -1 };
-	struct capture cap = { .log_fd = -1, .max = opts->log_max };
+	struct capture cap = { .log_fd = -1, .max = opts->log_max, .before_tail = -1 };
 	gint64 start = g_get_monotonic_time();
 	int report[2] = { -1, -1 };
 	int out[2] = { -1, -1 };
@@ -417,6 +478,7 @@ bool run_child(struct run_result *result, const struct run_opts *opts, GError **
 		? open(opts->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644)
 		: dup(plan.null_fd);
 	cap.tail = g_byte_array_new();
+	cap.pending = g_byte_array_new();
 	if (plan.null_fd < 0 || cap.log_fd < 0 || pipe2(report, O_CLOEXEC) < 0 ||
 	    pipe2(out, O_CLOEXEC) < 0) {
 		g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s: %s",
@@ -536,6 +598,7 @@ out:
 	if (cap.log_fd >= 0)
 		close(cap.log_fd);
 	g_byte_array_unref(cap.tail);
+	g_byte_array_unref(cap.pending);
 	for (int i = 0; i < 2; i++) {
 		if (report[i] >= 0)
 			close(report[i]);

@@ -238,6 +238,94 @@ static void test_log_cap(void)
 	g_assert_nonnull(strstr(text, "bytes of output cut here"));
 }
 
+/*
+ * A cut keeps whole lines: a fragment on either side of it ("x.c:3:2:
+ * warning: 'strncpy' output may be trunc", "rc/x.c:8:1: ...") would read
+ * as a diagnostic of its own. Caps whose halves are longer and shorter
+ * than what the pipe gives at once, and than a line.
+ */
+static void test_log_cap_lines(void)
+{
+	g_autofree char *dir = testlib_mkdir("logcaplines");
+	const char *argv[] = { "sh", "-c",
+			       "seq 0 4999 | sed 's/.*/x.c:&:2: warning: number & of the output, whole/'",
+			       NULL };
+	static const guint64 caps[] = { 10001, 2001, 64 };
+	g_autoptr(GRegex) whole = g_regex_new("^x\\.c:([0-9]+):2: warning: number \\1 of the output, "
+					      "whole$", 0, 0, NULL);
+	g_autoptr(GRegex) note = g_regex_new("^\\[zeroday: ([0-9]+) bytes of output cut here; ",
+					     0, 0, NULL);
+
+	for (size_t i = 0; i < G_N_ELEMENTS(caps); i++) {
+		g_autofree char *name = g_strdup_printf("log-%zu", i);
+		g_autofree char *log = g_build_filename(dir, name, NULL);
+		g_autofree char *text = NULL;
+		g_auto(GStrv) lines = NULL;
+		struct run_opts opts = { .argv = argv, .log_path = log, .log_max = caps[i] };
+		struct run_result r;
+		guint64 cut = 0, kept = 0;
+		gint64 next = 0;
+		gsize len;
+		bool noted = false;
+
+		g_test_message("log_max %" G_GUINT64_FORMAT, caps[i]);
+		g_assert_true(run_child(&r, &opts, NULL));
+		g_assert_cmpint(r.outcome, ==, RUN_EXITED);
+		g_assert_true(g_file_get_contents(log, &text, &len, NULL));
+		g_assert_true(len == 0 || text[len - 1] == '\n');
+		lines = g_strsplit(text, "\n", -1);
+		for (guint k = 0; lines[k] && lines[k + 1]; k++) {
+			g_autoptr(GMatchInfo) m = NULL;
+			bool matched;
+
+			if (g_regex_match(note, lines[k], 0, &m)) {
+				g_autofree char *n = g_match_info_fetch(m, 1);
+
+				g_assert_false(noted);
+				noted = true;
+				cut = g_ascii_strtoull(n, NULL, 10);
+				next = -1;
+				continue;
+			}
+			g_clear_pointer(&m, g_match_info_free);
+			g_test_message("line %u: %s", k, lines[k]);
+			matched = g_regex_match(whole, lines[k], 0, &m);
+			g_assert_true(matched);
+			if (matched) {
+				g_autofree char *n = g_match_info_fetch(m, 1);
+				gint64 number = (gint64)g_ascii_strtoull(n, NULL, 10);
+
+				/* The lines of each side follow each other. */
+				g_assert_true(next < 0 || number == next);
+				next = number + 1;
+			}
+			kept += strlen(lines[k]) + 1;
+		}
+		g_assert_true(noted);
+		g_assert_cmpuint(kept, <=, caps[i]);
+		g_assert_cmpuint(cut + kept, ==, r.output);
+		/* The last line is whole and kept, when the last half can hold it. */
+		if (caps[i] > 200)
+			g_assert_true(g_str_has_suffix(text, "x.c:4999:2: warning: number 4999 of the "
+							     "output, whole\n"));
+	}
+}
+
+/* Output the cap can hold is kept as it came, a line across the halves and an unended one too. */
+static void test_log_cap_uncut(void)
+{
+	g_autofree char *dir = testlib_mkdir("logcapuncut");
+	g_autofree char *log = g_build_filename(dir, "log", NULL);
+	g_autofree char *text = NULL;
+	const char *argv[] = { "printf", "first line\nsecond, not ended", NULL };
+	struct run_opts opts = { .argv = argv, .log_path = log, .log_max = 40 };
+	struct run_result r;
+
+	g_assert_true(run_child(&r, &opts, NULL));
+	g_assert_true(g_file_get_contents(log, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "first line\nsecond, not ended");
+}
+
 /* A child that takes the disk below the reserve is stopped. */
 static void test_space_reserve(void)
 {
@@ -332,6 +420,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/run/sandbox", test_sandbox);
 	g_test_add_func("/run/sandbox-setup-failed", test_sandbox_setup_failed);
 	g_test_add_func("/run/log-cap", test_log_cap);
+	g_test_add_func("/run/log-cap-lines", test_log_cap_lines);
+	g_test_add_func("/run/log-cap-uncut", test_log_cap_uncut);
 	g_test_add_func("/run/space-reserve", test_space_reserve);
 	g_test_add_func("/run/no-fd-leak", test_no_fd_leak);
 	g_test_add_func("/run/remove-changed-since", test_remove_changed_since);
