@@ -29,6 +29,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeMessage, g_object_unref)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeContentType, g_object_unref)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeParserOptions, g_mime_parser_options_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(InternetAddress, g_object_unref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(InternetAddressList, g_object_unref)
 
 /* The longest Message-ID written or kept; longer ones are refused or dropped. */
 #define MIME_MESSAGE_ID_MAX 250
@@ -49,6 +50,36 @@ bool mime_mailbox_addr_ok(InternetAddressMailbox *mailbox);
  * form of the address are the caller's to check.
  */
 InternetAddress *mime_mailbox_parse(const char *text, const char **why);
+
+/*
+ * Works around GMime before 3.2.14 (Debian 12 has 3.2.13; GMime issue
+ * #133), which decodes adjacent base64 encoded-words of one charset as one
+ * run, so that the first one's padding ends it: "=?UTF-8?B?ZHJtOiBmaXg=?=
+ * =?UTF-8?B?IHRoZSBtw7xsbGVy?=" reads "drm: fix". Returns a copy of the
+ * raw header value @raw in which each run of two or more encoded-words of
+ * one charset, separated only by whitespace, is one base64 encoded-word
+ * of their bytes, each word decoded on its own and the whitespace between
+ * them dropped (RFC 2047 section 6.2); the bytes are joined before their
+ * charset is read, so a character split over two words stays whole. NULL
+ * when @raw has no such run: GMime's own reading is right (caller frees).
+ */
+char *mime_join_encoded_words(const char *raw);
+
+/*
+ * The unstructured header field @name of @object (Subject) decoded to
+ * UTF-8 through mime_join_encoded_words() (caller frees); NULL when the
+ * field is absent or has no run to join: g_mime_object_get_header()'s
+ * reading is right then.
+ */
+char *mime_header_text(GMimeObject *object, const char *name);
+
+/*
+ * The address field @name of @object (From, To, Cc) parsed again through
+ * mime_join_encoded_words(), so that display names are whole (caller
+ * unrefs); NULL when the field is absent or has no run to join: GMime's
+ * own list is right then.
+ */
+InternetAddressList *mime_header_addresses(GMimeObject *object, const char *name);
 
 /*
  * Parses the message in @bytes (taken) with @options (borrowed; NULL for

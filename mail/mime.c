@@ -38,9 +38,162 @@ bool mime_mailbox_addr_ok(InternetAddressMailbox *mailbox)
 	       !mime_has_control(addr) && strlen(addr) <= 512;
 }
 
+/*
+ * The longest encoded-word read, in bytes. RFC 2047 says 75, mailers
+ * write longer; a bound keeps a header full of "=?" from costing its
+ * length squared.
+ */
+#define ENCODED_WORD_MAX 2048
+
+/* One RFC 2047 encoded-word, "=?charset?B?text?=", in a raw header value. */
+struct encoded_word {
+	const char *end;     /* just after its "?=" */
+	const char *charset; /* without its "*language" */
+	gsize charset_len;
+	char encoding;       /* 'B' or 'Q', upper case */
+	const char *text;
+	gsize text_len;
+};
+
+/* Whether an encoded-word starts at @p; fills @w. */
+static bool encoded_word_at(const char *p, struct encoded_word *w)
+{
+	const char *q, *close, *star;
+
+	if (p[0] != '=' || p[1] != '?')
+		return false;
+	for (q = p + 2; *q && *q != '?'; q++) {
+		if ((unsigned char)*q <= ' ' || *q == 0x7f || (gsize)(q - p) >= ENCODED_WORD_MAX)
+			return false;
+	}
+	if (*q != '?' || q == p + 2 || !q[1] || !strchr("BbQq", q[1]) || q[2] != '?')
+		return false;
+	w->charset = p + 2;
+	star = memchr(w->charset, '*', (gsize)(q - w->charset));
+	w->charset_len = (gsize)((star ? star : q) - w->charset);
+	w->encoding = g_ascii_toupper(q[1]);
+	w->text = q + 3;
+	for (close = w->text; *close && !(close[0] == '?' && close[1] == '='); close++) {
+		if ((unsigned char)*close <= ' ' || *close == 0x7f ||
+		    (gsize)(close - p) >= ENCODED_WORD_MAX)
+			return false;
+	}
+	if (!*close || w->charset_len == 0)
+		return false;
+	w->text_len = (gsize)(close - w->text);
+	w->end = close + 2;
+	return true;
+}
+
+/* Appends the bytes @w encodes to @out, decoding it alone (its own base64 padding). */
+static void encoded_word_bytes(const struct encoded_word *w, GByteArray *out)
+{
+	if (w->encoding == 'B') {
+		g_autofree guchar *buf = g_malloc(w->text_len * 3 / 4 + 3);
+		gint state = 0;
+		guint save = 0;
+		gsize n = g_base64_decode_step(w->text, w->text_len, buf, &state, &save);
+
+		g_byte_array_append(out, buf, (guint)n);
+		return;
+	}
+	for (gsize i = 0; i < w->text_len; i++) {
+		const char *c = w->text + i;
+		guint8 byte = (guint8)*c;
+
+		if (*c == '_') {
+			byte = ' ';
+		} else if (*c == '=' && i + 2 < w->text_len && g_ascii_isxdigit(c[1]) &&
+			   g_ascii_isxdigit(c[2])) {
+			byte = (guint8)(g_ascii_xdigit_value(c[1]) * 16 + g_ascii_xdigit_value(c[2]));
+			i += 2;
+		}
+		g_byte_array_append(out, &byte, 1);
+	}
+}
+
+static bool same_charset(const struct encoded_word *a, const struct encoded_word *b)
+{
+	return a->charset_len == b->charset_len &&
+	       g_ascii_strncasecmp(a->charset, b->charset, a->charset_len) == 0;
+}
+
+char *mime_join_encoded_words(const char *raw)
+{
+	g_autoptr(GString) out = NULL;
+	const char *copied = raw;
+	const char *p = raw;
+
+	while (*p) {
+		g_autoptr(GByteArray) bytes = NULL;
+		g_autofree char *base64 = NULL;
+		struct encoded_word first, next;
+		const char *run_end;
+		guint words = 1;
+
+		if (!encoded_word_at(p, &first)) {
+			p++;
+			continue;
+		}
+		bytes = g_byte_array_new();
+		encoded_word_bytes(&first, bytes);
+		for (run_end = first.end;; run_end = next.end, words++) {
+			const char *q = run_end + strspn(run_end, " \t\r\n");
+
+			if (!encoded_word_at(q, &next) || !same_charset(&first, &next))
+				break;
+			encoded_word_bytes(&next, bytes);
+		}
+		if (words > 1) {
+			if (!out)
+				out = g_string_new(NULL);
+			g_string_append_len(out, copied, (gssize)(p - copied));
+			base64 = g_base64_encode(bytes->data, bytes->len);
+			g_string_append_printf(out, "=?%.*s?B?%s?=", (int)first.charset_len,
+					       first.charset, base64);
+			copied = run_end;
+		}
+		p = run_end;
+	}
+	if (!out)
+		return NULL;
+	g_string_append(out, copied);
+	return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+/* The raw value of @object's field @name joined by mime_join_encoded_words(), or NULL. */
+static char *joined_field(GMimeObject *object, const char *name)
+{
+	GMimeHeaderList *list = g_mime_object_get_header_list(object);
+	GMimeHeader *header = list ? g_mime_header_list_get_header(list, name) : NULL;
+	const char *raw = header ? g_mime_header_get_raw_value(header) : NULL;
+
+	return raw ? mime_join_encoded_words(raw) : NULL;
+}
+
+char *mime_header_text(GMimeObject *object, const char *name)
+{
+	g_autofree char *joined = joined_field(object, name);
+	g_autofree char *unfolded = NULL;
+
+	if (!joined)
+		return NULL;
+	unfolded = g_mime_utils_header_unfold(joined);
+	return g_mime_utils_header_decode_text(NULL, unfolded);
+}
+
+InternetAddressList *mime_header_addresses(GMimeObject *object, const char *name)
+{
+	g_autofree char *joined = joined_field(object, name);
+
+	return joined ? internet_address_list_parse(NULL, joined) : NULL;
+}
+
 InternetAddress *mime_mailbox_parse(const char *text, const char **why)
 {
-	InternetAddressList *list = internet_address_list_parse(NULL, text);
+	/* An in-body From: is read as the mail's own is. */
+	g_autofree char *joined = mime_join_encoded_words(text);
+	InternetAddressList *list = internet_address_list_parse(NULL, joined ? joined : text);
 	InternetAddress *ia = NULL;
 	const char *reason = NULL;
 

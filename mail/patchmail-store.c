@@ -20,7 +20,7 @@
 #include "mail/mail.h"
 #include "mail/patchmail.h"
 
-#define PACK_VERSION 2
+#define PACK_VERSION 3
 
 enum field_type {
 	FIELD_STR,       /* char *, never NULL */

@@ -201,14 +201,17 @@ static bool tag_version(const char *w, gsize len, guint *out)
 	       *out > 0;
 }
 
-/* "2/7" or "00/12": n of N, with N > 0 and n <= N. */
+/*
+ * "2/7" or "00/12": n of N, with N > 0. An n past N ("[PATCH 3/2]") is
+ * kept as it is: a follow-up posted in a finished series' thread, which
+ * b4 takes as raising the count (patchmail_subject_beyond()).
+ */
 static bool tag_counter(const char *w, gsize len, guint *n, guint *total)
 {
 	const char *slash = memchr(w, '/', len);
 
 	return slash && tag_number(w, (gsize)(slash - w), n) &&
-	       tag_number(slash + 1, len - (gsize)(slash - w) - 1, total) && *total > 0 &&
-	       *n <= *total;
+	       tag_number(slash + 1, len - (gsize)(slash - w) - 1, total) && *total > 0;
 }
 
 static void add_prefix(struct patchmail_subject *s, const char *w, gsize len)
@@ -1164,12 +1167,30 @@ static const char *automatic_reason(GMimeMessage *message, const char *subject)
 	return NULL;
 }
 
+/*
+ * The addresses of field @name (@type), read past GMime 3.2.13's
+ * encoded-word bug (mime_join_encoded_words()) when it matters: a display
+ * name in two encoded-words is cut at the first otherwise.
+ */
+static InternetAddressList *addresses_of(GMimeMessage *message, const char *name,
+					 GMimeAddressType type, InternetAddressList **fixed)
+{
+	*fixed = mime_header_addresses(GMIME_OBJECT(message), name);
+	return *fixed ? *fixed : g_mime_message_get_addresses(message, type);
+}
+
 static void read_headers(struct patchmail *m, GMimeMessage *message)
 {
 	GMimeObject *object = GMIME_OBJECT(message);
-	InternetAddressList *from = g_mime_message_get_from(message);
+	g_autoptr(InternetAddressList) fixed_from = NULL;
+	g_autoptr(InternetAddressList) fixed_to = NULL;
+	g_autoptr(InternetAddressList) fixed_cc = NULL;
+	InternetAddressList *from = addresses_of(message, "From", GMIME_ADDRESS_TYPE_FROM,
+						 &fixed_from);
 	GDateTime *date = g_mime_message_get_date(message);
-	const char *subject = g_mime_message_get_subject(message);
+	/* Past GMime 3.2.13's encoded-word bug too: see mime_join_encoded_words(). */
+	g_autofree char *fixed_subject = mime_header_text(object, "Subject");
+	const char *subject = fixed_subject ? fixed_subject : g_mime_message_get_subject(message);
 	g_autoptr(GPtrArray) in_reply_to = header_message_ids(message, "In-Reply-To");
 
 	m->message_id = g_strdup(g_mime_message_get_message_id(message));
@@ -1181,8 +1202,8 @@ static void read_headers(struct patchmail *m, GMimeMessage *message)
 	m->date = date ? g_date_time_to_unix(date) : 0;
 	m->subject = one_line(subject ? subject : "");
 	m->list_id = list_id(g_mime_object_get_header(object, "List-Id"));
-	add_mailboxes(m->to, g_mime_message_get_addresses(message, GMIME_ADDRESS_TYPE_TO), false);
-	add_mailboxes(m->cc, g_mime_message_get_addresses(message, GMIME_ADDRESS_TYPE_CC), false);
+	add_mailboxes(m->to, addresses_of(message, "To", GMIME_ADDRESS_TYPE_TO, &fixed_to), false);
+	add_mailboxes(m->cc, addresses_of(message, "Cc", GMIME_ADDRESS_TYPE_CC, &fixed_cc), false);
 	patchmail_subject_parse(&m->tags, m->subject);
 	m->automatic = automatic_reason(message, m->subject);
 }
@@ -1231,36 +1252,73 @@ static bool utf8_compatible(const char *charset)
 	       g_ascii_strcasecmp(charset, "ascii") == 0;
 }
 
-/*
- * The text of @part: its transfer encoding undone, converted to UTF-8
- * from its charset (caller frees). Text that does not convert is taken
- * as UTF-8, bad bytes made U+FFFD.
- */
-static char *part_text(GMimePart *part)
+/* @part's charset, when its text is not taken as UTF-8 and iconv knows it; else NULL. */
+static const char *part_charset(GMimePart *part)
 {
 	const char *charset = g_mime_object_get_content_type_parameter(GMIME_OBJECT(part), "charset");
-	g_autoptr(GByteArray) bytes = mime_part_decoded(part);
+
+	return utf8_compatible(charset) ? NULL : g_mime_charset_iconv_name(charset);
+}
+
+/*
+ * @len bytes at @text converted to UTF-8 from @charset (NULL: taken as
+ * UTF-8) (caller frees). Text that does not convert is taken as UTF-8,
+ * bad bytes made U+FFFD.
+ */
+static char *text_to_utf8(const char *text, gsize len, const char *charset)
+{
 	g_autofree char *converted = NULL;
-	const char *iconv_name;
-	gsize len = 0;
+	gsize out = 0;
+
+	if (len && charset)
+		converted = g_convert(text, (gssize)len, "UTF-8", charset, NULL, &out, NULL);
+	if (converted)
+		return valid_text(converted, out);
+	return valid_text(text, len);
+}
+
+/*
+ * The text of @part with its transfer encoding undone, its bytes as sent
+ * (caller frees): a string, for leaves_reason() refused the parts that
+ * may hold a patch and hold a NUL.
+ */
+static char *part_raw(GMimePart *part)
+{
+	g_autoptr(GByteArray) bytes = mime_part_decoded(part);
 
 	if (!bytes || bytes->len == 0)
 		return g_strdup("");
-	if (!utf8_compatible(charset) && (iconv_name = g_mime_charset_iconv_name(charset)))
-		converted = g_convert((const char *)bytes->data, (gssize)bytes->len, "UTF-8",
-				      iconv_name, NULL, &len, NULL);
-	if (converted)
-		return valid_text(converted, len);
-	return valid_text((const char *)bytes->data, bytes->len);
+	return g_strndup((const char *)bytes->data, bytes->len);
 }
 
-/* Fills the patch fields of @m from @text, which holds @diff. */
-static void take_patch(struct patchmail *m, const char *text, struct span diff, const char *body)
+/*
+ * The text of @part: its transfer encoding undone, converted to UTF-8
+ * (caller frees); a NUL byte too is made U+FFFD (an HTML part is not
+ * refused for one).
+ */
+static char *part_text(GMimePart *part)
 {
+	g_autoptr(GByteArray) bytes = mime_part_decoded(part);
+
+	if (!bytes || bytes->len == 0)
+		return g_strdup("");
+	return text_to_utf8((const char *)bytes->data, bytes->len, part_charset(part));
+}
+
+/*
+ * Fills the patch fields of @m from @raw, the bytes of a part in
+ * @charset (NULL: UTF-8), which holds @diff. As `git mailinfo` does, the
+ * message is converted to UTF-8 and the diff kept byte for byte: its
+ * context lines must match the tree's bytes, whatever the mail's charset.
+ */
+static void take_patch(struct patchmail *m, const char *raw, const char *charset,
+		       struct span diff, const char *body)
+{
+	g_autofree char *head = text_to_utf8(raw, (gsize)(diff.start - raw), charset);
 	struct patch_text t = { 0 };
 
 	m->diff = g_strndup(diff.start, (gsize)(diff.end - diff.start));
-	read_message(text, diff.start, &t);
+	read_message(head, head + strlen(head), &t);
 	/* A bare diff attached: the message is the body's. */
 	if (m->diff_attached && !*t.message && !t.from) {
 		patch_text_release(&t);
@@ -1297,7 +1355,9 @@ static void read_body(struct patchmail *m, GPtrArray *leaves)
 {
 	GMimePart *body_part = NULL;
 	struct span diff = { NULL, NULL };
+	g_autofree char *raw = NULL;
 	g_autofree char *attached = NULL;
+	GMimePart *attached_part = NULL;
 
 	for (guint i = 0; i < leaves->len && !body_part; i++) {
 		GMimeObject *leaf = leaves->pdata[i];
@@ -1305,32 +1365,63 @@ static void read_body(struct patchmail *m, GPtrArray *leaves)
 		if (is_type(leaf, "text", "plain") && !is_attachment(leaf))
 			body_part = leaves->pdata[i];
 	}
-	m->body = body_part ? part_text(body_part) : g_strdup("");
+	/* The diff is looked for in the bytes as sent: see take_patch(). */
+	raw = body_part ? part_raw(body_part) : g_strdup("");
+	m->body = text_to_utf8(raw, strlen(raw), body_part ? part_charset(body_part) : NULL);
 	for (guint i = 0; i < leaves->len && !body_part && !m->html_only; i++) {
 		m->html_only = is_type(leaves->pdata[i], "text", "html");
 		if (m->html_only)
 			m->html = part_text(leaves->pdata[i]);
 	}
-	diff = find_diff(m->body, m->body + strlen(m->body));
-	take_trailers(m, m->body, diff);
+	diff = find_diff(raw, raw + strlen(raw));
+	take_trailers(m, raw, diff);
 	if (diff.start) {
-		take_patch(m, m->body, diff, m->body);
+		take_patch(m, raw, part_charset(body_part), diff, m->body);
 		return;
 	}
 	for (guint i = 0; i < leaves->len; i++) {
 		if (leaves->pdata[i] == body_part || !may_hold_patch(leaves->pdata[i]))
 			continue;
-		attached = part_text(leaves->pdata[i]);
+		attached = part_raw(leaves->pdata[i]);
 		diff = find_diff(attached, attached + strlen(attached));
-		if (diff.start)
+		if (diff.start) {
+			attached_part = leaves->pdata[i];
 			break;
+		}
 		g_clear_pointer(&attached, g_free);
 	}
 	if (!diff.start)
 		return;
 	m->diff_attached = true;
 	take_trailers(m, attached, diff);
-	take_patch(m, attached, diff, m->body);
+	take_patch(m, attached, part_charset(attached_part), diff, m->body);
+}
+
+/* b4's lines naming what a series needs applied first (its "prerequisite-patch-id:" too). */
+static const char *const b4_prerequisites[] = {
+	"prerequisite-change-id:", "prerequisite-message-id:",
+};
+
+bool patchmail_has_prerequisites(const struct patchmail *m)
+{
+	const char *end = m->body + strlen(m->body);
+	struct span diff = find_diff(m->body, end);
+	struct line l;
+
+	if (m->prerequisite_patch_ids->len)
+		return true;
+	for (const char *p = m->body; line_at(p, end, &l); p = l.next) {
+		/* The diff's lines are code, never trailers. */
+		if (p == diff.start) {
+			l.next = diff.end;
+			continue;
+		}
+		for (gsize i = 0; i < G_N_ELEMENTS(b4_prerequisites); i++) {
+			if (line_starts_nocase(&l, b4_prerequisites[i]))
+				return true;
+		}
+	}
+	return false;
 }
 
 /*

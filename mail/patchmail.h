@@ -37,7 +37,7 @@ struct patchmail_subject {
 	GPtrArray *prefixes; /* char *, the other tag words, in order: "net-next" */
 	guint version;       /* vN; 1 when absent */
 	bool versioned;      /* vN was given */
-	guint n;             /* n of n/N; 1 when absent */
+	guint n;             /* n of n/N; 1 when absent; may exceed N: see below */
 	guint total;         /* N of n/N; 1 when absent */
 	bool counted;        /* n/N was given */
 	bool reply;          /* Re:, Aw:, Fwd:, ... came before the tags */
@@ -58,6 +58,16 @@ void patchmail_subject_release(struct patchmail_subject *s);
 /* @subject's title: without Re: and its [PATCH ...] tags (caller frees). */
 char *patchmail_subject_title(const char *subject);
 
+/*
+ * Whether @s numbers a part past its count, "[PATCH 3/2]": a follow-up
+ * posted in the thread of a series, which b4 takes as raising the count.
+ * Derived from n and total, so that the store needs no field of its own.
+ */
+static inline bool patchmail_subject_beyond(const struct patchmail_subject *s)
+{
+	return s->counted && s->n > s->total;
+}
+
 enum patchmail_kind {
 	PATCHMAIL_OTHER, /* discussion: none of the below */
 	PATCHMAIL_PATCH, /* a series member: a tagged patch with a diff */
@@ -69,7 +79,7 @@ enum patchmail_kind {
 const char *patchmail_kind_name(enum patchmail_kind kind);
 
 /*
- * A parsed mail. Strings are UTF-8 and belong to the struct; Message-IDs
+ * A parsed mail. Strings are UTF-8 (but for the diff) and belong to the struct; Message-IDs
  * are without their angle brackets; addresses are in
  * address_normalize()'s form; dates are unix seconds, 0 when absent or
  * unreadable. A new field goes into fields[] of mail/patchmail-store.c
@@ -113,7 +123,11 @@ struct patchmail {
 	 * plain unified ones ("---"/"+++", hunks), starting in the first
 	 * column, so that a quoted diff ("> diff --git") is none. Exactly as
 	 * sent, from its first line to the end of its last hunk: what
-	 * `git apply` reads. NULL when there is none.
+	 * `git apply` reads. NULL when there is none. Its bytes are the
+	 * part's, transfer encoding undone but never converted from its
+	 * charset, as `git mailinfo` keeps a patch: a patch to a Latin-1
+	 * file applies only so. The one field that need not be UTF-8 (it
+	 * holds no NUL).
 	 */
 	char *diff;
 	bool diff_attached;    /* the diff came from an attachment */
@@ -122,12 +136,17 @@ struct patchmail {
 	 * holds it (for a bare diff attached, of the body): the commit
 	 * message, from after the in-body header fields to the "---" line
 	 * (or the diff, or a "-- " signature), leading and trailing blank
-	 * lines left out; and the in-body From:, Subject: and Date:. NULL
-	 * and 0 for a mail without a diff.
+	 * lines left out, converted to UTF-8 from the part's charset; and the
+	 * in-body From:, Subject: and Date:. NULL and 0 for a mail without a
+	 * diff.
 	 */
 	char *commit_message;
 	char *author;          /* the in-body From: when it reads, else from */
-	char *body_subject;    /* the in-body Subject:, or NULL */
+	/*
+	 * The in-body Subject: as written, its [PATCH] tags too, or NULL; the
+	 * commit's title is patchmail_subject_title() of it, as for `git am`.
+	 */
+	char *body_subject;
 	gint64 body_date;      /* the in-body Date:, or 0 */
 	/*
 	 * What `git format-patch --base` writes after the diff (or at the
@@ -168,6 +187,14 @@ GBytes *patchmail_pack(const struct patchmail *m);
  * refused with MAIL_ERROR_INVALID: parse the raw text again.
  */
 struct patchmail *patchmail_unpack(GBytes *bytes, GError **error);
+
+/*
+ * Whether @m says its patches need others applied first: a
+ * "prerequisite-patch-id:" line (git format-patch --base), or b4's
+ * "prerequisite-change-id:" or "prerequisite-message-id:", read from the
+ * body outside its diff.
+ */
+bool patchmail_has_prerequisites(const struct patchmail *m);
 
 /* Whether @m is addressed (To or Cc) to @address, compared as address_key() does. */
 bool patchmail_addressed_to(const struct patchmail *m, const char *address);
