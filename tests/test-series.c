@@ -13,7 +13,14 @@
  * the same sender posts it, and a v2 posted in v1's thread is a series
  * of its own, its unversioned patches v2 by its cover letter; a mail
  * that is no patch (a plain mail, a review quoting a diff, a reply
- * proposing one) makes no series.
+ * proposing one) makes no series. A [PATCH 1/1] waits for its cover
+ * letter and takes its base-commit; a cover letter after the start joins
+ * its series; [PATCH 3/2] is part 3 of a waiting series and an untested,
+ * unanswered follow-up to a started one; an unversioned follow-up in a
+ * v3's thread, or a title used again months later, is no older version;
+ * an in-body Subject: loses its tags in the commit; a patch to a Latin-1
+ * file applies whatever its mail's charset; a series declaring
+ * prerequisites gets no "use --base" reply.
  */
 #include "autoconfig.h"
 
@@ -592,6 +599,424 @@ static void test_v2_in_thread(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(active_jobs(f, NULL), ==, 1);
 }
 
+/* Moves kb/master to @head, as a poll would. */
+static void move_master(struct fixture *f, const char *head)
+{
+	g_autoptr(GError) error = NULL;
+	struct branch_row b = { .name = (char *)"master", .head = (char *)head,
+				.state = BRANCH_TESTED, .updated = T0 - 60 };
+
+	g_assert_true(db_tx_begin(f->db, &error));
+	g_assert_true(db_branch_put(f->db, f->tree_id, &b, &error));
+	g_assert_true(db_tx_commit(f->db, &error));
+	g_assert_no_error(error);
+}
+
+/* Commits on kb/master that patch 1 no longer applies to; returns the new head. */
+static char *master_moves_on(struct fixture *f)
+{
+	char *head = testlib_commit(f->work, "a.c", "int uno;\n", "a: rename");
+
+	g_strstrip(head);
+	move_master(f, head);
+	return head;
+}
+
+/* @raw with @trailer before its "-- " signature, as git format-patch --base puts it. */
+static char *with_trailer(const char *raw, const char *trailer)
+{
+	const char *sig = strstr(raw, "-- \n2.39.5");
+
+	g_assert_nonnull(sig);
+	return g_strdup_printf("%.*s%s\n%s", (int)(sig - raw), raw, trailer, sig);
+}
+
+/*
+ * Patch @n on top of patch 2 (parts 1 and 2 as deliver_part() sends
+ * them): its diff, made in a side branch and taken back out.
+ */
+static char *diff_after_two(struct fixture *f, guint n)
+{
+	g_autofree char *c2 = NULL;
+	g_autofree char *c3 = NULL;
+	g_autofree char *content = g_strdup_printf("int two;\nint four;\nint n%u;\n", n);
+	g_autofree char *d = NULL;
+
+	g_free(testlib_git(f->work, "checkout", "-q", "-b", "side", NULL));
+	g_free(testlib_commit(f->work, "a.c", "int one;\nint three;\n", "a: add three"));
+	c2 = testlib_commit(f->work, "b.c", "int two;\nint four;\n", "b: add four");
+	c3 = testlib_commit(f->work, "b.c", content, "b: one more");
+	d = testlib_git(f->work, "diff", c2, c3, NULL);
+	g_free(testlib_git(f->work, "checkout", "-q", "master", NULL));
+	return g_strconcat(d, "\n", NULL);
+}
+
+/*
+ * "[PATCH 1/1]" first, then its cover letter "[PATCH 0/1]" with the only
+ * base it applies to (git format-patch --cover-letter --base writes the
+ * trailer in the cover letter alone): a numbered patch waits for its
+ * cover letter as a longer series does, so both make one series, applied
+ * on the trailer's commit, and nothing is answered.
+ */
+static void test_cover_late(struct fixture *f, gconstpointer data)
+{
+	g_autofree char *head = NULL;
+	g_autofree char *p1 = list_mail(ANN, "[PATCH 1/1] a: add three", "c1-1@example.com",
+					"c1-0@example.com", f->diff1);
+	g_autofree char *c0 = list_mail(ANN, "[PATCH 0/1] a: one part", "c1-0@example.com",
+					NULL, NULL);
+	g_autofree char *trailer = g_strdup_printf("base-commit: %s", f->base);
+	g_autofree char *cover = with_trailer(c0, trailer);
+	zd_autoptr(series_row) s = NULL;
+
+	(void)data;
+	head = master_moves_on(f);
+	deliver(f, p1, T0);
+	g_assert_cmpuint(start(f, T0 + 1), ==, 1);
+	deliver(f, cover, T0 + 2);
+	g_assert_cmpuint(start(f, T0 + 3), ==, 0);
+	s = only_series(f);
+	g_assert_nonnull(s);
+	if (!s)
+		return;
+	g_assert_cmpstr(db_series_state_name(s->state), ==, "testing");
+	g_assert_nonnull(series_row_part(s, 0));
+	g_assert_cmpstr(s->base, ==, f->base);
+	g_assert_cmpstr(s->base_how, ==, "base-commit");
+	g_assert_cmpstr(s->title, ==, "a: one part");
+	g_assert_cmpuint(active_jobs(f, NULL), ==, 1);
+	g_assert_cmpuint(outbox_rows(f), ==, 0);
+}
+
+/*
+ * "[PATCH 1/1]" started without its cover letter once its grace period
+ * was over; the cover letter that comes after is that series' part 0, not
+ * a series of its own waiting for patches that came already: the test is
+ * neither run again nor run twice.
+ */
+static void test_cover_after_start(struct fixture *f, gconstpointer data)
+{
+	g_autofree char *p1 = list_mail(ANN, "[PATCH 1/1] a: add three", "c2-1@example.com",
+					"c2-0@example.com", f->diff1);
+	g_autofree char *cover = list_mail(ANN, "[PATCH 0/1] a: one part", "c2-0@example.com",
+					   NULL, NULL);
+	zd_autoptr(series_row) s = NULL;
+
+	(void)data;
+	deliver(f, p1, T0);
+	g_assert_cmpuint(start(f, T0 + GRACE), ==, 0);
+	g_assert_cmpuint(active_jobs(f, NULL), ==, 1);
+	deliver(f, cover, T0 + GRACE + 1);
+	g_assert_cmpuint(start(f, T0 + GRACE + 2), ==, 0);
+	g_assert_cmpuint(start(f, T0 + TIMEOUT * 2), ==, 0);
+	s = only_series(f);
+	g_assert_nonnull(s);
+	if (!s)
+		return;
+	g_assert_cmpstr(db_series_state_name(s->state), ==, "testing");
+	g_assert_nonnull(series_row_part(s, 0));
+	g_assert_nonnull(series_row_part(s, 1));
+	g_assert_cmpuint(s->bases->len, ==, 1);
+	g_assert_cmpuint(active_jobs(f, NULL), ==, 1);
+	g_assert_cmpuint(outbox_rows(f), ==, 0);
+}
+
+/*
+ * "[PATCH 3/2]" in reply to the cover letter of a series still waiting
+ * (patch 2 not in yet): part 3 of it, as b4 raises the count; the series
+ * is applied as three patches and tested at the third.
+ */
+static void test_beyond_waiting(struct fixture *f, gconstpointer data)
+{
+	g_autofree char *diff3 = diff_after_two(f, 3);
+	g_autofree char *p3 = list_mail(ANN, "[PATCH 3/2] b: one more", "s3-3@example.com",
+					"s3-0@example.com", diff3);
+	g_autoptr(GPtrArray) jobs = NULL;
+	zd_autoptr(series_row) s = NULL;
+
+	(void)data;
+	deliver_part(f, "s3", 0, ANN, T0);
+	deliver_part(f, "s3", 1, ANN, T0 + 1);
+	deliver(f, p3, T0 + 2);
+	g_assert_cmpuint(start(f, T0 + 3), ==, 1);
+	deliver_part(f, "s3", 2, ANN, T0 + 4);
+	g_assert_cmpuint(start(f, T0 + 5), ==, 0);
+	s = only_series(f);
+	g_assert_nonnull(s);
+	if (!s)
+		return;
+	g_assert_cmpstr(db_series_state_name(s->state), ==, "testing");
+	g_assert_cmpuint(s->total, ==, 3);
+	g_assert_cmpuint(s->parts->len, ==, 4);
+	g_assert_true(series_row_part(s, 3) && series_row_part(s, 3)->commit);
+	g_assert_cmpuint(active_jobs(f, &jobs), ==, 1);
+	if (jobs && jobs->len == 1 && series_row_part(s, 3))
+		g_assert_cmpstr(((const struct job_row *)jobs->pdata[0])->commit, ==,
+				series_row_part(s, 3)->commit);
+	g_assert_cmpuint(outbox_rows(f), ==, 0);
+}
+
+/*
+ * "[PATCH 3/2]" in reply to the cover letter of a series started
+ * already: a follow-up, which on the series' base alone could only fail
+ * to apply. It is recorded as not tested, with why; it is not answered
+ * (no "use --base" reply), and the series is left as it was.
+ */
+static void test_beyond_started(struct fixture *f, gconstpointer data)
+{
+	g_autofree char *diff3 = diff_after_two(f, 3);
+	g_autofree char *p3 = list_mail(ANN, "[PATCH 3/2] b: one more", "s4-3@example.com",
+					"s4-0@example.com", diff3);
+	zd_autoptr(series_row) first = NULL;
+	zd_autoptr(series_row) follow = NULL;
+	g_autoptr(GPtrArray) list = NULL;
+
+	(void)data;
+	for (guint n = 0; n <= 2; n++)
+		deliver_part(f, "s4", n, ANN, T0 + n);
+	g_assert_cmpuint(start(f, T0 + 3), ==, 0);
+	deliver(f, p3, T0 + 4);
+	g_assert_cmpuint(start(f, T0 + 5), ==, 0);
+	g_assert_cmpuint(start(f, T0 + TIMEOUT * 2), ==, 0);
+	list = all_series(f);
+	g_assert_cmpuint(list->len, ==, 2);
+	first = series_of(f, "s4-1@example.com");
+	follow = series_of(f, "s4-3@example.com");
+	g_assert_true(first && follow);
+	if (!first || !follow)
+		return;
+	g_assert_cmpint(first->id, !=, follow->id);
+	g_assert_cmpstr(db_series_state_name(first->state), ==, "testing");
+	g_assert_cmpuint(first->total, ==, 2);
+	g_assert_null(series_row_part(first, 3));
+	g_assert_cmpstr(db_series_state_name(follow->state), ==, "ignored");
+	{
+		g_autofree char *note = g_strdup_printf("a follow-up to series %" G_GINT64_FORMAT
+							" (patch 3 of 2), which had started before "
+							"it came: not tested", first->id);
+
+		g_assert_cmpstr(follow->note, ==, note);
+	}
+	g_assert_cmpuint(active_jobs(f, NULL), ==, 1);
+	g_assert_cmpuint(outbox_rows(f), ==, 0);
+}
+
+/*
+ * An unversioned "[PATCH] c: add c.c" from the same author, in reply to
+ * the cover letter of her v3: a new change, not an older version of v3
+ * (of another size, another title): tested, as v3 is.
+ */
+static void test_followup_not_older(struct fixture *f, gconstpointer data)
+{
+	static const char *const diff_c =
+		"diff --git a/c.c b/c.c\nnew file mode 100644\nindex 0000000..1111111\n"
+		"--- /dev/null\n+++ b/c.c\n@@ -0,0 +1 @@\n+int c;\n\n";
+	g_autofree char *c0 = list_mail(ANN, "[PATCH v3 0/2] ab: two small parts",
+					"k-0@example.com", NULL, NULL);
+	g_autofree char *p1 = list_mail(ANN, "[PATCH v3 1/2] a: add three", "k-1@example.com",
+					"k-0@example.com", f->diff1);
+	g_autofree char *p2 = list_mail(ANN, "[PATCH v3 2/2] b: add four", "k-2@example.com",
+					"k-0@example.com", f->diff2);
+	g_autofree char *fu = list_mail(ANN, "[PATCH] c: add c.c", "k-fu@example.com",
+					"k-0@example.com", diff_c);
+	zd_autoptr(series_row) v3 = NULL;
+	zd_autoptr(series_row) c = NULL;
+
+	(void)data;
+	deliver(f, c0, T0);
+	deliver(f, p1, T0 + 1);
+	deliver(f, p2, T0 + 2);
+	g_assert_cmpuint(start(f, T0 + 3), ==, 0);
+	deliver(f, fu, T0 + 100);
+	g_assert_cmpuint(start(f, T0 + 101), ==, 0);
+	v3 = series_of(f, "k-1@example.com");
+	c = series_of(f, "k-fu@example.com");
+	g_assert_true(v3 && c);
+	if (!v3 || !c)
+		return;
+	g_assert_cmpint(v3->id, !=, c->id);
+	g_assert_cmpstr(db_series_state_name(v3->state), ==, "testing");
+	g_assert_cmpstr(db_series_state_name(c->state), ==, "testing");
+	g_assert_cmpint(c->superseded_by, ==, 0);
+	g_assert_cmpuint(active_jobs(f, NULL), ==, 2);
+}
+
+/*
+ * One title from one sender: a version of the same change within
+ * TITLE_WINDOW (v1 superseded by the v2 that came first), a change of
+ * its own months later (tested).
+ */
+static void test_title_reused(struct fixture *f, gconstpointer data)
+{
+	const gint64 later = T0 + 90 * 86400;
+	zd_autoptr(series_row) soon = NULL;
+	zd_autoptr(series_row) months = NULL;
+
+	(void)data;
+	deliver_single(f, ANN, 2, "t-v2@example.com", NULL, T0);
+	g_assert_cmpuint(start(f, T0 + 1), ==, 0);
+	deliver_single(f, ANN, 0, "t-soon@example.com", NULL, T0 + 86400);
+	soon = series_of(f, "t-soon@example.com");
+	g_assert_true(soon && soon->state == SERIES_SUPERSEDED);
+	deliver_single(f, ANN, 0, "t-months@example.com", NULL, later);
+	months = series_of(f, "t-months@example.com");
+	g_assert_true(months && months->state == SERIES_WAITING && !months->superseded_by);
+	g_assert_cmpuint(start(f, later + 1), ==, 0);
+	series_row_free(g_steal_pointer(&months));
+	months = series_of(f, "t-months@example.com");
+	g_assert_true(months && months->state == SERIES_TESTING);
+}
+
+/*
+ * An in-body "Subject: [PATCH] ..." names the commit without its tags,
+ * as `git am` takes it.
+ */
+static void test_in_body_subject(struct fixture *f, gconstpointer data)
+{
+	g_autofree char *raw = list_mail(ANN, "[PATCH] a: the mail's title", "ib@example.com",
+					 NULL, f->diff1);
+	g_autofree char *with = NULL;
+	g_autofree char *subject = NULL;
+	zd_autoptr(series_row) s = NULL;
+	char *body;
+
+	(void)data;
+	body = strstr(raw, "\n\n");
+	g_assert_nonnull(body);
+	with = g_strdup_printf("%.*s\n\nSubject: [PATCH v2] a: the commit's title\n\n%s",
+			       (int)(body - raw), raw, body + 2);
+	deliver(f, with, T0);
+	g_assert_cmpuint(start(f, T0 + 1), ==, 0);
+	s = only_series(f);
+	g_assert_true(s && series_row_part(s, 1) && series_row_part(s, 1)->commit);
+	if (!s || !series_row_part(s, 1) || !series_row_part(s, 1)->commit)
+		return;
+	subject = testlib_git(f->work, "log", "-1", "--format=%s", series_row_part(s, 1)->commit,
+			      NULL);
+	g_assert_cmpstr(g_strstrip(subject), ==, "a: the commit's title");
+}
+
+/*
+ * A patch to a file in ISO-8859-1, mailed as ISO-8859-1 and as UTF-8
+ * (git send-email says UTF-8 whatever the patch holds): its diff keeps
+ * the file's bytes, so it applies; its message is UTF-8.
+ */
+static void test_latin1_file(struct fixture *f, gconstpointer data)
+{
+	static const struct {
+		const char *charset;
+		const char *thanks; /* in that charset */
+	} mails[] = {
+		{ "ISO-8859-1", "Thanks, J\xf6rg." },
+		{ "UTF-8", "Thanks, J\xc3\xb6rg." },
+	};
+	g_autofree char *head = NULL;
+	g_autofree char *fixed = NULL;
+	g_autofree char *d = NULL;
+
+	(void)data;
+	head = testlib_commit(f->work, "old.c", "/* (C) J\xf6rg M\xfcller */\nint teh;\n",
+			      "old: add");
+	g_strstrip(head);
+	fixed = testlib_commit(f->work, "old.c", "/* (C) J\xf6rg M\xfcller */\nint the;\n",
+			       "old: fix typo");
+	d = testlib_git(f->work, "diff", head, fixed, NULL);
+	g_free(testlib_git(f->work, "reset", "-q", "--hard", head, NULL));
+	move_master(f, head);
+	g_assert_nonnull(strstr(d, "J\xf6rg"));
+	for (gsize i = 0; i < G_N_ELEMENTS(mails); i++) {
+		g_autofree char *mid = g_strdup_printf("latin1-%zu@example.com", i);
+		g_autofree char *raw = g_strdup_printf(
+			"From: %s\nTo: list@example.org\nSubject: [PATCH] old: fix typo\n"
+			"Date: Tue, 14 Nov 2023 22:13:20 +0100\nMessage-Id: <%s>\n"
+			"MIME-Version: 1.0\nContent-Type: text/plain; charset=%s\n"
+			"Content-Transfer-Encoding: 8bit\n\n"
+			"Fix the typo. %s\n\nSigned-off-by: %s\n---\n%s\n-- \n2.39.5\n\n", ANN,
+			mid, mails[i].charset, mails[i].thanks, ANN, d);
+		zd_autoptr(series_row) s = NULL;
+		g_autofree char *message = NULL;
+
+		deliver(f, raw, T0 + 10 * (gint64)i);
+		g_assert_cmpuint(start(f, T0 + 10 * (gint64)i + 1), ==, 0);
+		s = series_of(f, mid);
+		g_assert_nonnull(s);
+		if (!s)
+			continue;
+		g_test_message("%s: %s", mails[i].charset, s->note ? s->note : "applied");
+		g_assert_cmpstr(db_series_state_name(s->state), ==, "testing");
+		if (!series_row_part(s, 1) || !series_row_part(s, 1)->commit)
+			continue;
+		message = testlib_git(f->work, "log", "-1", "--format=%B",
+				      series_row_part(s, 1)->commit, NULL);
+		/* The message in UTF-8 either way. */
+		g_assert_nonnull(strstr(message, "\n\nFix the typo. Thanks, J\xc3\xb6rg.\n"));
+	}
+	g_assert_cmpuint(outbox_rows(f), ==, 0);
+}
+
+/*
+ * A patch that says it needs others first (prerequisite-patch-id, as git
+ * format-patch --base writes it; b4's prerequisite-change-id in a cover
+ * letter) and applies to no base: recorded as needing prerequisites not
+ * found, and not answered "use --base", which it did. Without the line,
+ * the same patch gets that reply.
+ */
+static void test_prerequisites(struct fixture *f, gconstpointer data)
+{
+	g_autofree char *pre = NULL;
+	g_autofree char *top = NULL;
+	g_autofree char *d = NULL;
+	g_autofree char *diff = NULL;
+	static const char *const trailers[] = {
+		"prerequisite-patch-id: 0123456789abcdef0123456789abcdef01234567\n",
+		NULL, /* in the cover letter: b4's */
+		"",
+	};
+
+	(void)data;
+	g_free(testlib_git(f->work, "checkout", "-q", "-b", "side", NULL));
+	pre = testlib_commit(f->work, "a.c", "int one;\nint pre;\n", "a: prerequisite");
+	top = testlib_commit(f->work, "a.c", "int one;\nint pre;\nint top;\n", "a: top");
+	d = testlib_git(f->work, "diff", pre, top, NULL);
+	diff = g_strconcat(d, "\n", NULL);
+	g_free(testlib_git(f->work, "checkout", "-q", "master", NULL));
+	for (gsize i = 0; i < G_N_ELEMENTS(trailers); i++) {
+		g_autofree char *mid = g_strdup_printf("pre%zu-1@example.com", i);
+		g_autofree char *cover_mid = g_strdup_printf("pre%zu-0@example.com", i);
+		g_autofree char *raw = list_mail(ANN, trailers[i] ? "[PATCH] a: top"
+								  : "[PATCH 1/1] a: top",
+						 mid, trailers[i] ? NULL : cover_mid, diff);
+		g_autofree char *base = g_strdup_printf("base-commit: %s\n%s", f->base,
+							trailers[i] ? trailers[i] : "");
+		g_autofree char *mail = with_trailer(raw, base);
+		zd_autoptr(series_row) s = NULL;
+		gint64 now = T0 + 1000 * (gint64)i;
+
+		if (!trailers[i]) {
+			g_autofree char *c0 = list_mail(ANN, "[PATCH 0/1] a: top", cover_mid, NULL,
+							NULL);
+			g_autofree char *b4 = g_strdup_printf(
+				"base-commit: %s\nchange-id: 20231114-top-0123456789ab\n"
+				"prerequisite-change-id: 20231101-pre-ba9876543210:v3\n", f->base);
+			g_autofree char *cover = with_trailer(c0, b4);
+
+			deliver(f, cover, now);
+		}
+		deliver(f, mail, now + 1);
+		g_assert_cmpuint(start(f, now + 2), ==, 0);
+		s = series_of(f, mid);
+		g_assert_nonnull(s);
+		if (!s)
+			continue;
+		g_assert_cmpstr(db_series_state_name(s->state), ==, "could-not-apply");
+		if (i < 2)
+			g_assert_true(g_str_has_prefix(s->note, "needs prerequisite patches not found"));
+		else
+			g_assert_cmpstr(s->note, ==, "applies to none of the 1 bases tried");
+		g_assert_cmpuint(outbox_rows(f), ==, i < 2 ? 0 : 1);
+	}
+}
+
 /*
  * Mail that is no patch: a plain question, a review that quotes a diff
  * in reply to a patch, and a reply that proposes a diff of its own. Each
@@ -665,5 +1090,23 @@ int main(int argc, char **argv)
 		   test_v2_in_thread, fixture_tear_down);
 	g_test_add("/series/not-a-patch", struct fixture, NULL, fixture_set_up, test_not_a_patch,
 		   fixture_tear_down);
+	g_test_add("/series/cover-late", struct fixture, NULL, fixture_set_up, test_cover_late,
+		   fixture_tear_down);
+	g_test_add("/series/cover-after-start", struct fixture, NULL, fixture_set_up,
+		   test_cover_after_start, fixture_tear_down);
+	g_test_add("/series/beyond-waiting", struct fixture, NULL, fixture_set_up,
+		   test_beyond_waiting, fixture_tear_down);
+	g_test_add("/series/beyond-started", struct fixture, NULL, fixture_set_up,
+		   test_beyond_started, fixture_tear_down);
+	g_test_add("/series/followup-not-older", struct fixture, NULL, fixture_set_up,
+		   test_followup_not_older, fixture_tear_down);
+	g_test_add("/series/title-reused", struct fixture, NULL, fixture_set_up,
+		   test_title_reused, fixture_tear_down);
+	g_test_add("/series/in-body-subject", struct fixture, NULL, fixture_set_up,
+		   test_in_body_subject, fixture_tear_down);
+	g_test_add("/series/latin1-file", struct fixture, NULL, fixture_set_up, test_latin1_file,
+		   fixture_tear_down);
+	g_test_add("/series/prerequisites", struct fixture, NULL, fixture_set_up,
+		   test_prerequisites, fixture_tear_down);
 	return g_test_run();
 }

@@ -26,6 +26,13 @@
 /* Mails looked at per call, and series started per call. */
 /* Branch heads tried as a base, at most, per series. */
 #define BASES_MAX 16
+/*
+ * How far apart, at most, two series of one sender with the same title
+ * and no thread in common are taken as versions of one change: a v2
+ * follows its v1 within days or weeks, while a title such as "fix typo"
+ * or "update MAINTAINERS" comes back months later as a change of its own.
+ */
+#define TITLE_WINDOW (30 * 24 * 3600)
 
 /* Mail @id as parsed when it was stored (or NULL with @error). */
 static struct patchmail *mail_parse(struct db *db, const struct config *config, gint64 id,
@@ -51,15 +58,19 @@ static char **thread_ids(const struct patchmail *m)
  * Supersedes the older versions of series @s that are not tested yet, and
  * @s itself when a newer version came first. A RESEND supersedes the
  * same version too; a RESEND of a series tested already is not tested
- * again.
+ * again. An older version is the same sender's, of the same title within
+ * TITLE_WINDOW, or of as many patches in the same thread: an unversioned
+ * follow-up patch posted in reply to a v3, or a title used again months
+ * later, is a series of its own.
  */
 static bool supersede_older(struct db *db, struct series_row *s, GError **error)
 {
 	guint below = s->resend ? s->version + 1 : s->version;
 	g_autoptr(GArray) older = db_series_older(db, s->id, s->sender, s->title, below, false,
-						  error);
+						  TITLE_WINDOW, error);
 	g_autoptr(GArray) newer = older ? db_series_older(db, s->id, s->sender, s->title,
-							  s->version, true, error) : NULL;
+							  s->version, true, TITLE_WINDOW, error)
+					: NULL;
 
 	if (!newer)
 		return false;
@@ -195,10 +206,10 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 	guint n = m->kind == PATCHMAIL_COVER ? 0 : m->tags.n;
 	guint total = m->tags.total;
 	guint version = m->tags.version;
-	gint64 id = 0;
+	gint64 id = 0, follows = 0;
 	bool added = false, changed = false;
 
-	if (n > total || total == 0)
+	if (total == 0)
 		return true;
 	if (!m->tags.versioned && !implied_version(db, sender, total, ids, &version, error))
 		return false;
@@ -210,11 +221,17 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 	/*
 	 * A series already started, or holding another mail as this part, is
 	 * not this mail's: a resend into the same thread (or a Message-ID
-	 * made the same second) starts a series of its own.
+	 * made the same second) starts a series of its own. But a cover
+	 * letter that comes after its series started is that series' (its
+	 * base-commit: came too late, the test is not run again); and a part
+	 * past the count ("[PATCH 3/2]") that comes after its series started
+	 * is a follow-up to it, recorded and not tested: on the series' base
+	 * alone it could only fail to apply.
 	 */
 	if (id) {
 		zd_autoptr(series_row) found = db_series_get(db, id, error);
 		const struct series_part *had;
+		bool started, same;
 
 		if (!found)
 			return false;
@@ -224,26 +241,43 @@ static bool assemble_one(struct db *db, const struct mail_row *mail, const struc
 				  "other content; the first kept", id, n, total, m->message_id);
 			return true;
 		}
-		if (found->state != SERIES_WAITING || had || found->resend != m->tags.resend)
+		started = found->state != SERIES_WAITING;
+		same = !had && found->resend == m->tags.resend;
+		if (started && same && n > total) {
+			follows = id;
 			id = 0;
+		} else if (!same || (started && n != 0)) {
+			id = 0;
+		}
 	}
 	if (!id) {
+		g_autofree char *note = follows
+			? g_strdup_printf("a follow-up to series %" G_GINT64_FORMAT " (patch %u of "
+					  "%u), which had started before it came: not tested",
+					  follows, n, total)
+			: NULL;
 		struct series_row row = {
-			.sender = sender, .version = version, .versioned = version > 1,
-			.resend = m->tags.resend, .total = total, .state = SERIES_WAITING,
-			.created = now, .last_part = now,
+			.sender = sender, .title = follows ? m->tags.title : NULL,
+			.version = version, .versioned = version > 1, .resend = m->tags.resend,
+			.total = total, .state = follows ? SERIES_IGNORED : SERIES_WAITING,
+			.created = now, .last_part = now, .note = note,
 		};
 
 		if (!db_series_add(db, &row, error))
 			return false;
 		id = row.id;
-		g_message("series %" G_GINT64_FORMAT ": new, %sv%u of %u patch%s from %s", id,
-			  row.resend ? "a resend of " : "", row.version, total,
-			  total == 1 ? "" : "es", sender);
+		if (follows)
+			g_message("series %" G_GINT64_FORMAT ": <%s> is %s", id, m->message_id, note);
+		else
+			g_message("series %" G_GINT64_FORMAT ": new, %sv%u of %u patch%s from %s", id,
+				  row.resend ? "a resend of " : "", row.version, total,
+				  total == 1 ? "" : "es", sender);
 	}
 	if (!db_series_add_ids(db, id, (const char *const *)ids, error) ||
 	    !db_series_add_part(db, id, n, mail->id, m->message_id, now, &added, error))
 		return false;
+	if (follows)
+		return true;
 	s = db_series_get(db, id, error);
 	if (!s)
 		return false;
@@ -278,7 +312,20 @@ bool series_take(const struct bot *c, const struct mail_row *mail, const struct 
 	return assemble_one(c->db, mail, m, now, error);
 }
 
-/* Whether @s has patches 1..total. */
+/*
+ * How many patches @s has to have: its count, or more when a part past
+ * it came while it waited ("[PATCH 3/2]" in its thread), as b4 counts.
+ */
+static guint series_span(const struct series_row *s)
+{
+	guint span = s->total;
+
+	for (guint i = 0; i < s->parts->len; i++)
+		span = MAX(span, ((const struct series_part *)s->parts->pdata[i])->n);
+	return span;
+}
+
+/* Whether @s has patches 1..series_span(); *@cover, whether its cover letter. */
 static bool has_all_patches(const struct series_row *s, bool *cover)
 {
 	guint have = 0;
@@ -287,12 +334,39 @@ static bool has_all_patches(const struct series_row *s, bool *cover)
 	for (guint i = 0; i < s->parts->len; i++) {
 		const struct series_part *p = s->parts->pdata[i];
 
+		/* The store keeps one part a number: these count distinct numbers. */
 		if (p->n == 0)
 			*cover = true;
-		else if (p->n <= s->total)
+		else
 			have++;
 	}
-	return have == s->total;
+	return have == series_span(s);
+}
+
+/*
+ * Whether the patches of @s are numbered n/N, "[PATCH 1/1]" too: then
+ * `git format-patch --cover-letter` may have written a cover letter,
+ * which alone carries the base-commit: trailer, and the series waits for
+ * it. An unnumbered "[PATCH]" comes alone.
+ */
+static bool numbered(const struct series_row *s)
+{
+	if (s->total > 1)
+		return true;
+	for (guint i = 0; i < s->parts->len; i++) {
+		const struct series_part *p = s->parts->pdata[i];
+		struct patchmail_subject tags;
+		bool counted;
+
+		if (p->n == 0)
+			return true;
+		patchmail_subject_parse(&tags, p->subject);
+		counted = tags.counted;
+		patchmail_subject_release(&tags);
+		if (counted)
+			return true;
+	}
+	return false;
 }
 
 /* A base to try. */
@@ -618,10 +692,16 @@ static GPtrArray *series_patches(const struct bot *c, const struct series_row *s
 	return g_steal_pointer(&out);
 }
 
-/* The commit's first line from a patch mail: the in-body Subject:, else the subject's title. */
-static const char *patch_title(const struct patchmail *m)
+/*
+ * The commit's first line from a patch mail (caller frees): the in-body
+ * Subject:'s title, its [PATCH] tags left out as `git am` does, else the
+ * subject's title.
+ */
+static char *patch_title(const struct patchmail *m)
 {
-	return m->body_subject ? m->body_subject : m->tags.title;
+	g_autofree char *title = m->body_subject ? patchmail_subject_title(m->body_subject) : NULL;
+
+	return title && *title ? g_steal_pointer(&title) : g_strdup(m->tags.title);
 }
 
 /*
@@ -672,13 +752,14 @@ static int apply_somewhere(const struct bot *c, const struct series_row *s,
 
 	for (guint i = 0; i < patches->len; i++) {
 		const struct patchmail *m = patches->pdata[i];
-		char *name, *email;
+		char *name, *email, *title = patch_title(m);
 
 		split_author(m->author ? m->author : m->from, &name, &email);
 		g_ptr_array_add(keep, name);
 		g_ptr_array_add(keep, email);
+		g_ptr_array_add(keep, title);
 		rp[i] = (struct repo_patch){
-			.diff = m->diff, .subject = patch_title(m),
+			.diff = m->diff, .subject = title,
 			.message = m->commit_message ? m->commit_message : "",
 			.author_name = name, .author_email = email,
 			.author_time = m->body_date ? m->body_date : m->date,
@@ -798,10 +879,23 @@ static bool start_one(const struct bot *c, struct series_row *s, gint64 now,
 		return true;
 	}
 	if (won == APPLIED_NOWHERE) {
+		/*
+		 * A series that says it needs other patches first was posted
+		 * with --base as asked: the reply asking for it would be wrong,
+		 * and the prerequisites are not looked for among stored patches.
+		 */
+		bool prerequisites = cover && patchmail_has_prerequisites(cover);
+
+		for (guint i = 0; !prerequisites && i < patches->len; i++)
+			prerequisites = patchmail_has_prerequisites(patches->pdata[i]);
 		s->state = SERIES_NO_BASE;
-		s->note = g_strdup_printf("applies to none of the %u bases tried", cands->len);
+		s->note = prerequisites
+			? g_strdup_printf("needs prerequisite patches not found: applies to none "
+					  "of the %u bases tried", cands->len)
+			: g_strdup_printf("applies to none of the %u bases tried", cands->len);
 		g_message("series %" G_GINT64_FORMAT ": %s", s->id, s->note);
-		if (!db_series_update(c->db, s, error) || !queue_no_base(c, s->id, now, error) ||
+		if (!db_series_update(c->db, s, error) ||
+		    (!prerequisites && !queue_no_base(c, s->id, now, error)) ||
 		    !db_tx_commit(c->db, error))
 			goto fail;
 		return true;
@@ -885,7 +979,8 @@ static bool fill_from_older(const struct bot *c, const struct series_row *s, gin
 	*filled = false;
 	if (!db_tx_begin(c->db, error))
 		return false;
-	older = db_series_older(c->db, s->id, s->sender, s->title, s->version, false, error);
+	older = db_series_older(c->db, s->id, s->sender, s->title, s->version, false,
+				TITLE_WINDOW, error);
 	if (!older)
 		goto fail;
 	for (guint i = older->len; i-- > 0 && !from;) {
@@ -991,7 +1086,7 @@ bool series_start(const struct bot *c, gint64 now, bool log_waiting, unsigned *w
 			continue;
 		}
 
-		if (!all || (!cover && s->total > 1 && now < due)) {
+		if (!all || (!cover && numbered(s) && now < due)) {
 			left++;
 			if (log_waiting)
 				g_message("series %" G_GINT64_FORMAT ": \"%s\" v%u from %s waits: %s",
@@ -999,6 +1094,13 @@ bool series_start(const struct bot *c, gint64 now, bool log_waiting, unsigned *w
 					  all ? "for its cover letter, within its grace period"
 					      : "for parts not yet received");
 			continue;
+		}
+		/* Parts past the count came while it waited: they count (start_one() stores it). */
+		if (series_span(s) > s->total) {
+			g_message("series %" G_GINT64_FORMAT ": \"%s\" v%u has %u patches, not %u: "
+				  "parts past its count came in its thread", s->id,
+				  s->title ? s->title : "?", s->version, series_span(s), s->total);
+			s->total = series_span(s);
 		}
 		if (!start_one(c, s, now, &tree_waits, error))
 			return false;

@@ -10,10 +10,16 @@
  * v1 is a series of its own. A reply (Re:) is never a part, even when it
  * quotes or proposes a diff. A series is ready once it has patches 1 to
  * N and either its cover letter, or [mail] grace seconds have passed
- * since its last part (a single patch needs no cover letter). A newer
- * version from the same sender, under the same title or in the same
- * thread, supersedes an older one that is not tested yet: it is never
- * tested, nor answered.
+ * since its last part (an unnumbered [PATCH] needs no cover letter; a
+ * [PATCH 1/1] waits for one, which alone may carry the base-commit:). A
+ * cover letter that comes after its series started joins it, and does
+ * not start it again. A part past the count ([PATCH 3/2] in the thread)
+ * is one more patch of a series still waiting, as b4 counts it; after
+ * the series started it is a follow-up recorded as not tested (on the
+ * series' base alone it could only fail to apply), never answered. A
+ * newer version from the same sender, under the same title within 30
+ * days or with as many patches in the same thread, supersedes an older
+ * one that is not tested yet: it is never tested, nor answered.
  *
  * Base. The base-commit: trailer (of the cover letter, else of a patch)
  * when the store has that commit; then the branch heads of the trees
@@ -26,7 +32,10 @@
  * `git am` does, refusing hostile paths) wins; each base tried is
  * recorded with why it was rejected. When none applies, one reply on the
  * cover letter (or the single patch) says which bases were tried and
- * asks for `git format-patch --base`.
+ * asks for `git format-patch --base`; but a series that declares
+ * prerequisites (prerequisite-patch-id:, b4's prerequisite-change-id: or
+ * prerequisite-message-id:) did, and is only recorded as needing
+ * prerequisite patches not found (they are not looked for).
  *
  * Test. One patch-test job per target of the base's tree builds each
  * patch against the one before it (the base for the first), so a patch

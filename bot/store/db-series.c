@@ -164,10 +164,11 @@ bool db_series_update(struct db *db, const struct series_row *row, GError **erro
 	return db_run(db, error,
 		      "UPDATE series SET title = ?2, state = ?3, superseded_by = nullif(?4, 0), "
 		      "tree_id = nullif(?5, 0), base = ?6, base_how = ?7, note = ?8, version = ?9, "
-		      "versioned = ?10, resend = ?11 WHERE id = ?1",
-		      "ittiitttinn", row->id, row->title, db_series_state_name(row->state),
+		      "versioned = ?10, resend = ?11, total = ?12 WHERE id = ?1",
+		      "ittiitttinni", row->id, row->title, db_series_state_name(row->state),
 		      row->superseded_by, row->tree_id, row->base, row->base_how, row->note,
-		      (gint64)row->version, (int)row->versioned, (int)row->resend);
+		      (gint64)row->version, (int)row->versioned, (int)row->resend,
+		      (gint64)row->total);
 }
 
 #define SERIES_COLUMNS \
@@ -305,18 +306,23 @@ GPtrArray *db_series_list(struct db *db, int state, unsigned limit, GError **err
 }
 
 GArray *db_series_older(struct db *db, gint64 id, const char *sender, const char *title,
-			guint version, bool newer, GError **error)
+			guint version, bool newer, gint64 title_window, GError **error)
 {
 	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(gint64));
 
-	/* ?5: 1 for the newer versions, -1 for the older. */
+	/*
+	 * ?5: 1 for the newer versions, -1 for the older. A title alone
+	 * relates series made within ?6 seconds of each other; a thread,
+	 * series of one size (a follow-up patch in a series' thread is none).
+	 */
 	if (!db_ids(db, out, error,
-		    "SELECT DISTINCT s.id FROM series s WHERE s.sender = ?2 "
-		    "AND (s.version - ?3) * ?5 > 0 "
-		    "AND s.id != ?1 AND ((?4 IS NOT NULL AND s.title = ?4) OR EXISTS ("
+		    "SELECT DISTINCT s.id FROM series s JOIN series me ON me.id = ?1 "
+		    "WHERE s.sender = ?2 AND (s.version - ?3) * ?5 > 0 AND s.id != ?1 "
+		    "AND ((?4 IS NOT NULL AND s.title = ?4 AND abs(s.created - me.created) <= ?6) "
+		    "  OR (s.total = me.total AND EXISTS ("
 		    "  SELECT 1 FROM series_ids a JOIN series_ids b ON a.message_id = b.message_id "
-		    "  WHERE a.series_id = s.id AND b.series_id = ?1)) ORDER BY s.id",
-		    "ititn", id, sender, (gint64)version, title, newer ? 1 : -1))
+		    "  WHERE a.series_id = s.id AND b.series_id = ?1))) ORDER BY s.id",
+		    "ititni", id, sender, (gint64)version, title, newer ? 1 : -1, title_window))
 		return NULL;
 	return g_steal_pointer(&out);
 }

@@ -1037,7 +1037,10 @@ bool db_series_add_part(struct db *db, gint64 id, guint n, gint64 mail_id,
 /* Records the commit part @n was applied as. */
 bool db_series_part_commit(struct db *db, gint64 id, guint n, const char *commit,
 			   GError **error);
-/* Writes back title, version, versioned, resend, state, superseded_by, tree_id, base, base_how and note. */
+/*
+ * Writes back title, version, versioned, resend, total, state,
+ * superseded_by, tree_id, base, base_how and note.
+ */
 bool db_series_update(struct db *db, const struct series_row *row, GError **error);
 /* Returns series @id with its parts, bases and results, or NULL with BOT_ERROR_NOT_FOUND. */
 struct series_row *db_series_get(struct db *db, gint64 id, GError **error);
@@ -1051,11 +1054,12 @@ GArray *db_series_by_commit(struct db *db, const char *commit, GError **error);
 GPtrArray *db_series_list(struct db *db, int state, unsigned limit, GError **error);
 /*
  * Returns the ids (gint64) of @sender's series of a lower version than
- * @version (with @newer, of a higher one), titled @title or sharing a
- * thread mail with series @id.
+ * @version (with @newer, of a higher one), oldest first: titled @title
+ * and made within @title_window seconds of series @id, or of @id's
+ * number of patches and sharing a thread mail with it.
  */
 GArray *db_series_older(struct db *db, gint64 id, const char *sender, const char *title,
-			guint version, bool newer, GError **error);
+			guint version, bool newer, gint64 title_window, GError **error);
 /* Appends a base tried to series @id. */
 bool db_series_base_add(struct db *db, gint64 id, const struct series_base *base,
 			GError **error);
