@@ -1036,10 +1036,10 @@ static bool object_stale(const struct collect *c, const char *root, const char *
 	return false;
 }
 
-/* Parses @text, kept for an object, into @c. */
-static void collect_text(struct collect *c, const char *text)
+/* Parses @text (@len bytes), kept for an object, into @c. */
+static void collect_text(struct collect *c, const char *text, gsize len)
 {
-	g_autoptr(GPtrArray) found = diag_parse_build(text, c->src, c->out);
+	g_autoptr(GPtrArray) found = diag_parse_build_len(text, len, c->src, c->out);
 
 	collect_add(c, found);
 }
@@ -1079,6 +1079,7 @@ static void collect_kept(struct collect *c, const char *root, const char *rel, u
 			g_autofree char *log_rel = g_strconcat(object, ".zd-log", NULL);
 			g_autofree char *text = NULL;
 			g_autofree char *kept = NULL;
+			gsize len = 0;
 			bool built_now = (gint64)st.st_mtim.tv_sec * G_USEC_PER_SEC +
 						 st.st_mtim.tv_nsec / 1000 >= c->since_us;
 			GString *piece = NULL;
@@ -1087,11 +1088,11 @@ static void collect_kept(struct collect *c, const char *root, const char *rel, u
 			if (!built_now && (!hostile_is_file(root, object) ||
 					   object_stale(c, root, object)))
 				continue;
-			if (hostile_read(&text, NULL, root, sub, COLLECT_MAX_DIAG_FILE, NULL))
-				collect_text(c, text);
+			if (hostile_read(&text, &len, root, sub, COLLECT_MAX_DIAG_FILE, NULL))
+				collect_text(c, text, len);
 			if (!built_now) {
-				if (hostile_read(&kept, NULL, root, log_rel, COLLECT_MAX_DIAG_FILE, NULL))
-					collect_text(c, kept);
+				if (hostile_read(&kept, &len, root, log_rel, COLLECT_MAX_DIAG_FILE, NULL))
+					collect_text(c, kept, len);
 				continue;
 			}
 			/* Built in this run: its piece of the log replaces what was kept. */
@@ -1103,7 +1104,7 @@ static void collect_kept(struct collect *c, const char *root, const char *rel, u
 					   piece ? piece->len : 0, &local))
 				g_message("%s", local->message);
 			if (piece && piece->len)
-				collect_text(c, piece->str);
+				collect_text(c, piece->str, piece->len);
 		}
 	}
 }
@@ -1136,7 +1137,7 @@ static void drop_make_errors(GPtrArray *diags)
  * order) and those of this run's log that belong to no object (linker,
  * modpost, make). @srcdir is the source tree as zeroday sees it.
  */
-static GPtrArray *collect_diags(const struct make_call *m, const char *srcdir, char *log,
+static GPtrArray *collect_diags(const struct make_call *m, const char *srcdir, const char *log,
 				gsize len, gint64 since_us, unsigned *cut)
 {
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -1149,13 +1150,8 @@ static GPtrArray *collect_diags(const struct make_call *m, const char *srcdir, c
 	};
 	g_autoptr(GPtrArray) logged = NULL;
 
-	/* A NUL would end the parse of what follows it: the log is a build's. */
-	for (gsize i = 0; i < len; i++) {
-		if (log[i] == '\0')
-			log[i] = '?';
-	}
 	log_split_run(&split, log, len);
-	logged = diag_parse_build(split.rest->str, m->src, m->out);
+	logged = diag_parse_build_len(split.rest->str, split.rest->len, m->src, m->out);
 	collect_kept(&c, m->env->builddir, NULL, 0);
 	collect_add(&c, logged);
 	log_split_clear(&split);
@@ -1283,6 +1279,15 @@ static guint64 disk_use(const char *dir)
  * A build directory that ran out of space or grew past its cap is wiped:
  * it is only a cache, and what is left in it would fail every later build.
  */
+/* Whether the build directory's marker @path says BUILD_DIAG_VERSION. */
+static bool kept_current(const char *path)
+{
+	g_autofree char *text = NULL;
+
+	return g_file_get_contents(path, &text, NULL, NULL) &&
+	       strcmp(text, G_STRINGIFY(BUILD_DIAG_VERSION) "\n") == 0;
+}
+
 static void wipe_builddir(const struct build_env *env, const char *stamp_path, const char *why)
 {
 	g_autoptr(GError) error = NULL;
@@ -1478,6 +1483,7 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	g_autofree char *dotconfig = g_build_filename(env->builddir, ".config", NULL);
 	g_autofree char *stamp = NULL;
 	g_autofree char *stamp_path = NULL;
+	g_autofree char *kept_path = NULL;
 	g_autofree char *running = NULL;
 	g_autofree char *seed_env = NULL;
 	g_autofree char *log = NULL;
@@ -1532,8 +1538,17 @@ bool build_run(struct build_output *out, const struct build_target *target,
 	 */
 	stamp_path = g_strconcat(env->builddir, ".zeroday-config", NULL);
 	running = g_strconcat(env->builddir, ".zeroday-building", NULL);
+	kept_path = g_strconcat(env->builddir, ".zeroday-kept", NULL);
 	if (g_file_test(running, G_FILE_TEST_EXISTS))
 		clean_interrupted(env, running, stamp_path);
+	/*
+	 * What is kept beside the objects changes with BUILD_DIAG_VERSION: a
+	 * directory of another version would lack a piece for every object
+	 * it does not build again, and those diagnostics would come out as
+	 * new when a child builds them.
+	 */
+	if (!kept_current(kept_path) && g_file_test(env->builddir, G_FILE_TEST_IS_DIR))
+		wipe_builddir(env, stamp_path, "its kept diagnostics are of another version");
 	if (env->sandbox && !run_sandbox_prepare_dir(env->builddir, error))
 		return false;
 	if (!env->sandbox && g_mkdir_with_parents(env->builddir, 0755) < 0) {
@@ -1563,6 +1578,11 @@ bool build_run(struct build_output *out, const struct build_target *target,
 		g_autofree char *since = g_strdup_printf("%" G_GINT64_FORMAT "\n", started_at);
 
 		if (!g_file_set_contents(running, since, -1, &local)) {
+			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s", local->message);
+			g_error_free(local);
+			return false;
+		}
+		if (!g_file_set_contents(kept_path, G_STRINGIFY(BUILD_DIAG_VERSION) "\n", -1, &local)) {
 			g_set_error(error, ENGINE_ERROR, ENGINE_ERROR_FAILED, "%s", local->message);
 			g_error_free(local);
 			return false;

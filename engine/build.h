@@ -113,6 +113,17 @@ char *build_compiler_version(const char *spec);
 char *build_kselftest_dir(const char *srcdir, const char *name);
 
 /* The default target of a tree that sets none. */
+/*
+ * What a build's diagnostics are: how its log is parsed (engine/diag.c's
+ * fingerprints) and what is collected (the compiler's output and the
+ * log's pieces kept beside the objects). A build of another version is
+ * compared with none of this one: the store keeps the version with each
+ * build, and a build directory beside itself (one of another version is
+ * built afresh). Bump it on any change that makes one build give other
+ * diagnostics, or an old warning comes out as new once.
+ */
+#define BUILD_DIAG_VERSION 2
+
 #define BUILD_DEFAULT_TARGET "x86_64:tinyconfig+serial"
 
 /* What a build may use, when its build_env leaves a limit at 0. */

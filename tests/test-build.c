@@ -549,6 +549,46 @@ static void test_failed_parent_warnings(void)
 	g_ptr_array_unref(child.diags);
 }
 
+/*
+ * A build directory kept by a zeroday of another BUILD_DIAG_VERSION lacks
+ * what this one keeps beside its objects: it is built afresh.
+ */
+static void test_diag_version_wipes(void)
+{
+	const char *spec = "x86_64:allnoconfig";
+	struct build_target t;
+	g_autofree char *dirname = NULL;
+	g_autofree char *marker = NULL;
+	g_autofree char *text = NULL;
+	g_autofree char *log = NULL;
+
+	g_assert_true(build_target_parse(&t, spec, fragments, NULL));
+	dirname = build_target_dirname(&t);
+	build_target_clear(&t);
+	marker = g_strdup_printf("%s/build/%s.zeroday-kept", testlib_scratch(), dirname);
+	{
+		zd_autoptr(built) b = build(c_after, spec);
+
+		g_assert_true(g_file_get_contents(marker, &text, NULL, NULL));
+		g_assert_cmpstr(text, ==, G_STRINGIFY(BUILD_DIAG_VERSION) "\n");
+	}
+	{
+		zd_autoptr(built) b = build(c_after, spec);
+
+		g_assert_true(g_file_get_contents(b->log, &log, NULL, NULL));
+		g_assert_null(strstr(log, "  CC      src/main.o"));
+	}
+	g_assert_true(g_file_set_contents(marker, "1\n", -1, NULL));
+	{
+		zd_autoptr(built) b = build(c_after, spec);
+
+		g_clear_pointer(&log, g_free);
+		g_assert_true(g_file_get_contents(b->log, &log, NULL, NULL));
+		g_assert_nonnull(strstr(log, "  CC      src/main.o"));
+		g_assert_cmpuint(b->out.status, ==, BUILD_OK);
+	}
+}
+
 static void test_configs(void)
 {
 	g_autofree char *frag = g_build_filename(testlib_scratch(), "net.config", NULL);
@@ -718,6 +758,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/build/failed-parent-warnings", test_failed_parent_warnings);
 	g_test_add_func("/build/log-only-kept", test_log_only_kept);
 	g_test_add_func("/build/leftover-object", test_leftover_object);
+	g_test_add_func("/build/diag-version-wipes", test_diag_version_wipes);
 	g_test_add_func("/build/kconfig-change", test_kconfig_change);
 	g_test_add_func("/build/configs", test_configs);
 	g_test_add_func("/build/no-cross-compiler", test_no_cross_compiler);

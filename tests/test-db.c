@@ -1879,12 +1879,46 @@ static void test_mail_blobs(void)
 	g_assert_error(error, BOT_ERROR, BOT_ERROR_NOT_FOUND);
 }
 
+/*
+ * A build stored by a zeroday whose diagnostics were parsed or collected
+ * otherwise (another BUILD_DIAG_VERSION) is never the one a new build is
+ * compared with: it is built again.
+ */
+static void test_build_diag_version(void)
+{
+	g_autofree char *dir = testlib_mkdir("diag-version");
+	g_autofree char *path = g_build_filename(dir, "z.db", NULL);
+	g_autoptr(GError) error = NULL;
+	zd_autoptr(db) db = db_open(path, &error);
+	char source[] = "t", commit[] = "c1", target[] = "x86_64:defconfig";
+	struct build_row row = { .source = source, .commit = commit, .target = target,
+				 .status = BUILD_OK, .created = 5 };
+	struct build_row *found = NULL;
+
+	g_assert_no_error(error);
+	g_assert_true(db_tx_begin(db, &error));
+	g_assert_true(db_build_add(db, &row, &error));
+	g_assert_true(db_tx_commit(db, &error));
+	g_assert_true(db_build_find(db, source, commit, target, &found, &error));
+	g_assert_nonnull(found);
+	g_clear_pointer(&found, build_row_free);
+	g_clear_pointer(&db, db_close);
+	assert_shell(path, "SELECT diag_version FROM builds", G_STRINGIFY(BUILD_DIAG_VERSION));
+	g_free(shell(path, "UPDATE builds SET diag_version = 1"));
+	db = db_open(path, &error);
+	g_assert_no_error(error);
+	g_assert_true(db_build_find(db, source, commit, target, &found, &error));
+	g_assert_no_error(error);
+	g_assert_null(found);
+}
+
 int main(int argc, char **argv)
 {
 	testlib_init(&argc, &argv);
 	g_test_add_func("/db/migrate-v1", test_migrate_v1);
 	g_test_add_func("/db/test-series", test_series);
 	g_test_add_func("/db/migrate-v9", test_migrate_v9);
+	g_test_add_func("/db/build-diag-version", test_build_diag_version);
 	g_test_add_func("/db/newer-schema-refused", test_newer_schema_refused);
 	g_test_add_func("/db/mail-blobs", test_mail_blobs);
 	g_test_add_func("/db/wal", test_wal);

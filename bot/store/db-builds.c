@@ -34,11 +34,11 @@ bool db_build_add(struct db *db, struct build_row *row, GError **error)
 {
 	if (!db_run(db, error,
 		    "INSERT INTO builds (source, commit_id, target, status, reason, seconds, log_path, "
-		    "config_path, created, image_path) "
-		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-		    "tttttfttit", row->source, row->commit, row->target,
+		    "config_path, created, image_path, diag_version) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+		    "tttttfttiti", row->source, row->commit, row->target,
 		    build_status_name(row->status), row->reason, row->seconds, row->log_path,
-		    row->config_path, row->created, row->image_path))
+		    row->config_path, row->created, row->image_path, (gint64)BUILD_DIAG_VERSION))
 		return false;
 	row->id = sqlite3_last_insert_rowid(db->sql);
 	for (guint i = 0; row->diags && i < row->diags->len; i++) {
@@ -113,7 +113,8 @@ bool db_build_find(struct db *db, const char *source, const char *commit, const 
 		    "SELECT id, source, commit_id, target, status, reason, seconds, log_path, "
 		    "config_path, created, image_path FROM builds WHERE source = ?1 "
 		    "AND commit_id = ?2 AND target = ?3 AND status IN ('ok', 'failed') "
-		    "ORDER BY id DESC LIMIT 1", "ttt", source, commit, target))
+		    "AND diag_version = ?4 ORDER BY id DESC LIMIT 1", "ttti", source, commit, target,
+		    (gint64)BUILD_DIAG_VERSION))
 		return false;
 	if (!row)
 		return true;

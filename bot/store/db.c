@@ -453,6 +453,15 @@ static const char *const migrations[] = {
 	"CREATE INDEX boot_tests_by_fingerprint ON boot_tests(fingerprint);"
 	/* The payloads a tree's boots run (tree add|set --payload); NULL: [boot] payloads. */
 	"ALTER TABLE trees ADD COLUMN payloads TEXT;",
+
+	/*
+	 * 24 -> 25: the version of a build's diagnostics
+	 * (BUILD_DIAG_VERSION): a build of another version is never the
+	 * parent a new one is compared with, or an old warning parsed or
+	 * collected otherwise would come out as new. The builds stored
+	 * before are version 1.
+	 */
+	"ALTER TABLE builds ADD COLUMN diag_version INTEGER NOT NULL DEFAULT 1;",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == DB_SCHEMA_VERSION);

@@ -18,7 +18,7 @@
 struct db;
 
 /* The schema version this zeroday writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 24
+#define DB_SCHEMA_VERSION 25
 
 /*
  * Opens (creating if needed) the database at @path, or an in-memory one
@@ -254,13 +254,13 @@ struct build_row {
 void build_row_free(struct build_row *row);
 ZD_AUTOPTR_DEFINE(build_row, build_row_free)
 
-/* Records a build and its diagnostics; sets row->id. */
+/* Records a build and its diagnostics, of BUILD_DIAG_VERSION; sets row->id. */
 bool db_build_add(struct db *db, struct build_row *row, GError **error);
 
 /*
  * Finds the newest conclusive build (ok or failed: infrastructure errors
- * are retried, not reused) of @commit for @target. *@out is NULL when
- * there is none.
+ * are retried, not reused) of @commit for @target, of BUILD_DIAG_VERSION
+ * (one of another is built again). *@out is NULL when there is none.
  */
 bool db_build_find(struct db *db, const char *source, const char *commit, const char *target,
 		   struct build_row **out, GError **error);
