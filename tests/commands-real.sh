@@ -1054,9 +1054,9 @@ check "run --once takes the subscriptions" test $? -eq 0
 check "subscribe: one reply" answered subscribe "$subscriber"
 check "subscribe: one more reply" answered subscribe2 "$subscriber"
 r=$(reply_text subscribe "$subscriber")
-token=$(printf '%s\n' "$r" | sed -n 's/^#zeroday confirm \([0-9a-f]*\)$/\1/p')
-check "the reply carries '#zeroday confirm TOKEN' at column 0" test "${#token}" -eq 32
-token2=$(reply_text subscribe2 "$subscriber" | sed -n 's/^#zeroday confirm \([0-9a-f]*\)$/\1/p')
+token=$(printf '%s\n' "$r" | sed -n 's/^ *#zeroday confirm \([0-9a-f]*\)$/\1/p')
+check "the reply carries '#zeroday confirm TOKEN' on a line of its own, indented" test "${#token}" -eq 32
+token2=$(reply_text subscribe2 "$subscriber" | sed -n 's/^ *#zeroday confirm \([0-9a-f]*\)$/\1/p')
 check "the store keeps the token's hash, not the token" \
 	is hash 1 "$(sql "SELECT count(*) FROM subscriptions WHERE token_hash = '$(printf %s "$token" | sha256sum | cut -d' ' -f1)' AND sender = '$subscriber' AND used = 0")"
 check "and no tree yet" is trees "$trees_before" "$(sql "SELECT count(*) FROM trees")"

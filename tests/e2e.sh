@@ -296,7 +296,7 @@ send subscribe "$maint" "Test Robot <$bot>" \
 	"#zeroday subscribe $url * rebasable list $list"
 await "1. the subscribe command is answered, in its thread" 300 "$maint" irt=subscribe@test.example
 r=$found
-token=$([ -n "$r" ] && e2e body "$r" | sed -n 's/^#zeroday confirm \([0-9a-f]\{32\}\)$/\1/p')
+token=$([ -n "$r" ] && e2e body "$r" | sed -n 's/^ *#zeroday confirm \([0-9a-f]\{32\}\)$/\1/p')
 check "with a token to confirm" test "${#token}" -eq 32
 send confirm "$maint" "Test Robot <$bot>" "#zeroday confirm $token
 

@@ -167,6 +167,47 @@ static void thread_reply(struct reply *r, const char *root, const char *const *t
 		g_ptr_array_add(r->cc, g_strdup(*cc));
 }
 
+/*
+ * A list is never muted: a mute recorded for a list's address (a tree's
+ * list, or [mail] archive-list), as a list that rewrote a reader's From
+ * once made zeroday record, leaves the list in; a person's mute still
+ * counts.
+ */
+static void test_muted_list(struct fixture *f, gconstpointer data)
+{
+	static const char *const to[] = { "KB <List@Example.org>", NULL };
+	static const char *const cc[] = { "joe@example.com", "arch@example.org", NULL };
+	zd_autoptr(tree_row) t = testbot_tree("lk", "master", "list@example.org", T);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GError) cause = NULL;
+	bool is_list = true;
+	struct reply r;
+
+	(void)data;
+	testbot_tree_add(f->db, t);
+	g_assert_true(policy_is_list(&f->ctx, "list@example.org", &is_list, &error));
+	g_assert_true(is_list);
+	g_assert_true(policy_is_list(&f->ctx, "arch@example.org", &is_list, &error));
+	g_assert_true(is_list);
+	g_assert_true(policy_is_list(&f->ctx, "joe@example.com", &is_list, &error));
+	g_assert_false(is_list);
+	g_assert_no_error(error);
+	for (const char *const *a = (const char *const[]){ "list@example.org", "joe@example.com",
+							  "arch@example.org", NULL }; *a; a++)
+		g_assert_true(db_mute_add(f->db, *a, "root@example.org", T, &error));
+	g_assert_no_error(error);
+
+	thread_reply(&r, "root@example.org", to, cc);
+	g_assert_true(policy_without_muted(&f->ctx, OUTBOX_FIXED, &r, &cause, &error));
+	g_assert_no_error(error);
+	g_assert_no_error(cause);
+	g_assert_cmpuint(r.to->len, ==, 1);
+	g_assert_cmpstr(r.to->len ? r.to->pdata[0] : NULL, ==, "KB <List@Example.org>");
+	g_assert_cmpuint(r.cc->len, ==, 1);
+	g_assert_cmpstr(r.cc->len ? r.cc->pdata[0] : NULL, ==, "arch@example.org");
+	reply_release(&r);
+}
+
 /* Who muted a thread hears no more in it, but the answers to their own commands. */
 static void test_muted(struct fixture *f, gconstpointer data)
 {
@@ -378,6 +419,8 @@ int main(int argc, char **argv)
 	testlib_init(&argc, &argv);
 	g_test_add("/policy/blacklist", struct fixture, NULL, fixture_set_up, test_blacklist,
 		   fixture_tear_down);
+	g_test_add("/policy/muted-list", struct fixture, "archive-list = arch@example.org\n",
+		   fixture_set_up, test_muted_list, fixture_tear_down);
 	g_test_add("/policy/muted", struct fixture, NULL, fixture_set_up, test_muted,
 		   fixture_tear_down);
 	g_test_add("/policy/hour-limit", struct fixture, "max-per-hour = 1\n", fixture_set_up,

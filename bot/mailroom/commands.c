@@ -14,6 +14,7 @@
 #include "bot/mailroom/commands.h"
 #include "bot/mailroom/inbox.h"
 #include "bot/mailroom/outbox.h"
+#include "bot/mailroom/policy.h"
 #include "bot/mailroom/render.h"
 #include "bot/mailroom/template.h"
 #include "bot/trees.h"
@@ -47,9 +48,11 @@ struct cmd_ctx {
 	const struct bot *c;
 	gint64 mail_id;
 	const struct patchmail *m;
-	const char *sender;    /* address_key() of From */
+	const char *sender;    /* address_key() of who it counts as from: see struct sender */
 	gint64 now;
 	bool admin;
+	bool unverified;       /* the sender is Reply-To's: it may do what anyone may, no more */
+	const char *list_post; /* the List-Post address the mail came through, or NULL */
 	gint64 bot_mail;       /* the mail of zeroday's this one answers, or 0 */
 	gint64 finding_id;     /* the finding of that mail's thread, or 0 */
 	const char *thread_root; /* the first Message-ID of the thread */
@@ -71,6 +74,12 @@ struct command {
 	const char *summary;
 	/* The one argument is the rest of the line, blanks and all ("fix: <subject>"). */
 	bool rest;
+	/*
+	 * It gives the sender rights (confirm: a tree's maintainer), so it
+	 * needs a sender known by From, as the commands that anyone may not
+	 * give do: never one named only by Reply-To.
+	 */
+	bool identity;
 };
 
 static bool cmd_help(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
@@ -112,7 +121,7 @@ static const struct command commands[] = {
 	  "#zeroday subscribe <url> <branch-pattern> [rebasable|non-rebasable] [list <address>]",
 	  "follow a tree (a token comes back to confirm it)" },
 	{ "confirm", cmd_confirm, WHO_ANYONE, 1, 1, "#zeroday confirm <token>",
-	  "confirm a subscription, from the address that asked for it" },
+	  "confirm a subscription, from the address that asked for it", .identity = true },
 	{ "unsubscribe", cmd_unsubscribe, WHO_MAINTAINER, 1, 1, "#zeroday unsubscribe <tree>",
 	  "stop following a tree" },
 	{ "blacklist", cmd_blacklist, WHO_MAINTAINER, 2, 2,
@@ -146,27 +155,242 @@ static bool is_command_line(const char *line)
 	       (line[8] == '\0' || line[8] == ' ' || line[8] == '\t');
 }
 
+/*
+ * Whether @line is the "#zeroday confirm <token>" line of a subscribe
+ * reply pasted back with its indentation: blanks, then exactly that
+ * line. Only this line is taken indented: the token in it is one
+ * zeroday mailed, while an indented example ("#zeroday confirm
+ * <token>" of the help) would only be refused.
+ */
+static bool is_pasted_confirm(const char *line)
+{
+	const char *p = line + strspn(line, " \t");
+	gsize hex;
+
+	if (p == line || !g_str_has_prefix(p, "#zeroday") || (p[8] != ' ' && p[8] != '\t'))
+		return false;
+	p += 8;
+	p += strspn(p, " \t");
+	if (!g_str_has_prefix(p, "confirm") || (p[7] != ' ' && p[7] != '\t'))
+		return false;
+	p += 7;
+	p += strspn(p, " \t");
+	hex = strspn(p, "0123456789abcdef");
+	return hex == 32 && p[hex + strspn(p + hex, " \t")] == '\0';
+}
+
+/* @line without its trailing CR and blanks, compared with @text without case. */
+static bool line_is(const char *line, const char *text)
+{
+	gsize len = strlen(line);
+
+	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t' || line[len - 1] == '\r'))
+		len--;
+	return len == strlen(text) && g_ascii_strncasecmp(line, text, len) == 0;
+}
+
+/*
+ * Whether @line opens an original pasted below, unquoted, or a forward:
+ * "-----Original Message-----" (Outlook), "-------- Original Message
+ * --------" and "-------- Forwarded Message --------" (Thunderbird),
+ * "---------- Forwarded message ---------" (Gmail): a word or two
+ * between runs of dashes. "Begin forwarded message:" (Apple Mail).
+ */
+static bool is_original_marker(const char *line)
+{
+	g_autofree char *inner = NULL;
+	gsize lead = strspn(line, "-");
+
+	if (line_is(line, "Begin forwarded message:"))
+		return true;
+	if (lead < 2)
+		return false;
+	inner = g_strdup(line + lead);
+	g_strchomp(inner);
+	while (*inner && inner[strlen(inner) - 1] == '-')
+		inner[strlen(inner) - 1] = '\0';
+	g_strstrip(inner);
+	return g_ascii_strcasecmp(inner, "Original Message") == 0 ||
+	       g_ascii_strcasecmp(inner, "Forwarded Message") == 0;
+}
+
+/* The first line of @l that is not blank, or NULL. */
+static const char *next_text_line(char **l)
+{
+	for (; *l; l++) {
+		if ((*l)[strspn(*l, " \t\r")])
+			return *l;
+	}
+	return NULL;
+}
+
+/* Whether @line ends with "wrote:", blanks after it aside. */
+static bool ends_wrote(const char *line)
+{
+	gsize len = strlen(line);
+
+	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	return len >= 6 && strncmp(line + len - 6, "wrote:", 6) == 0;
+}
+
+/*
+ * Whether the lines from @l on are an original pasted below the
+ * sender's text, unquoted: Outlook's line of underscores followed by
+ * "From:", or an attribution ("On Mon, 13 Nov 2023, Alice wrote:",
+ * wrapped on two lines or not) followed by text that is not quoted. An
+ * attribution followed by quoted lines opens an interleaved reply: the
+ * sender's commands may come below it.
+ */
+static bool opens_original(char **l)
+{
+	const char *next;
+
+	if (strlen(*l) >= 10 && strspn(*l, "_") >= 10 && !(*l)[strspn(*l, "_\r \t")]) {
+		next = next_text_line(l + 1);
+		return next && (g_ascii_strncasecmp(next, "From:", 5) == 0 ||
+				g_ascii_strncasecmp(next, "*From:*", 7) == 0);
+	}
+	if (!g_str_has_prefix(*l, "On "))
+		return false;
+	if (!ends_wrote(*l)) {
+		/* A client that wraps the attribution: its end on the next line. */
+		if (!l[1] || !ends_wrote(l[1]))
+			return false;
+		l++;
+	}
+	next = next_text_line(l + 1);
+	return next && next[0] != '>';
+}
+
 char **commands_lines(const char *body, guint max)
 {
 	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
 	g_auto(GStrv) lines = g_strsplit(body ? body : "", "\n", -1);
 	guint n = 0;
 
-	for (char **l = lines; *l && n <= max; l++) {
+	for (char **l = lines; *l; l++) {
 		gsize len = strlen(*l);
 
 		if (len && (*l)[len - 1] == '\r')
 			(*l)[--len] = '\0';
+	}
+	for (char **l = lines; *l && n <= max; l++) {
 		/* A signature, or an original pasted unquoted below: what follows is not the sender's. */
-		if (strcmp(*l, "-- ") == 0 || strcmp(*l, "--") == 0 ||
-		    g_str_has_prefix(*l, "-----Original Message-----"))
+		if (strcmp(*l, "-- ") == 0 || strcmp(*l, "--") == 0 || is_original_marker(*l) ||
+		    opens_original(l))
 			break;
+		if (is_pasted_confirm(*l)) {
+			g_strv_builder_add(b, *l + strspn(*l, " \t"));
+			n++;
+			continue;
+		}
 		if (!is_command_line(*l))
 			continue;
 		g_strv_builder_add(b, *l);
 		n++;
 	}
 	return g_strv_builder_end(b);
+}
+
+/*
+ * Appends the text of HTML @html to @out as plain text lines: a line
+ * break for each block element and <br>, the blanks that start a line
+ * left out (a browser shows none) but inside <pre>, a few entities
+ * decoded, comments skipped, and nothing of what is inside <blockquote>:
+ * what the sender quoted is not what they wrote.
+ */
+static void html_text(GString *out, const char *html)
+{
+	static const char *const breaks[] = {
+		"p", "div", "br", "li", "tr", "pre", "blockquote", "h1", "h2", "h3", "h4", "h5",
+		"h6", "hr", "table", "ul", "ol", "dd", "dt", "body",
+	};
+	static const struct {
+		const char *name;
+		char c;
+	} entities[] = {
+		{ "&nbsp;", ' ' }, { "&gt;", '>' }, { "&lt;", '<' }, { "&amp;", '&' },
+		{ "&quot;", '"' }, { "&#35;", '#' }, { "&#160;", ' ' },
+	};
+	guint quoted = 0;
+	bool pre = false;
+	bool bol = true;
+
+	for (const char *p = html; *p;) {
+		char c;
+
+		if (g_str_has_prefix(p, "<!--")) {
+			const char *end = strstr(p + 4, "-->");
+
+			if (!end)
+				break;
+			p = end + 3;
+			continue;
+		}
+		if (*p == '<') {
+			const char *end = strchr(p, '>');
+			const char *q = p + 1;
+			bool closing;
+			g_autofree char *name = NULL;
+
+			if (!end)
+				break;
+			q += strspn(q, " \t\r\n");
+			closing = *q == '/';
+			q += closing;
+			name = g_ascii_strdown(q, (gssize)strspn(q, "abcdefghijklmnopqrstuvwxyz"
+							  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"));
+			if (strcmp(name, "blockquote") == 0) {
+				if (closing && quoted)
+					quoted--;
+				else if (!closing)
+					quoted++;
+			} else if (strcmp(name, "pre") == 0) {
+				pre = !closing;
+			}
+			for (gsize i = 0; i < G_N_ELEMENTS(breaks); i++) {
+				if (strcmp(name, breaks[i]) == 0 && !quoted) {
+					g_string_append_c(out, '\n');
+					bol = true;
+					break;
+				}
+			}
+			p = end + 1;
+			continue;
+		}
+		c = *p;
+		for (gsize i = 0; c == '&' && i < G_N_ELEMENTS(entities); i++) {
+			if (g_ascii_strncasecmp(p, entities[i].name, strlen(entities[i].name)) == 0) {
+				c = entities[i].c;
+				p += strlen(entities[i].name) - 1;
+			}
+		}
+		p++;
+		if (quoted)
+			continue;
+		if (c == '\r')
+			continue;
+		if (c == '\n' && pre) {
+			g_string_append_c(out, '\n');
+			bol = true;
+			continue;
+		}
+		if (c == '\n' || c == '\t')
+			c = ' ';
+		if (bol && c == ' ' && !pre)
+			continue;
+		g_string_append_c(out, c);
+		bol = false;
+	}
+}
+
+char **commands_html_lines(const char *html, guint max)
+{
+	g_autoptr(GString) text = g_string_new(NULL);
+
+	html_text(text, html ? html : "");
+	return commands_lines(text->str, max);
 }
 
 /* The edit distance of @a and @b, for "did you mean". */
@@ -321,6 +545,9 @@ static bool is_maintainer(struct cmd_ctx *x, const struct tree_row *t, GError **
 {
 	g_autoptr(GPtrArray) branches = NULL;
 
+	/* Reply-To proves nothing: it names a maintainer without being one. */
+	if (x->unverified)
+		return false;
 	if (x->admin || in_list(t->recipients, x->sender) ||
 	    (t->subscriber && g_ascii_strcasecmp(t->subscriber, x->sender) == 0))
 		return true;
@@ -345,24 +572,109 @@ static bool is_maintainer(struct cmd_ctx *x, const struct tree_row *t, GError **
 	return false;
 }
 
-/*
- * Whether the sender is on the thread of zeroday's mail x->bot_mail: one
- * of its recipients.
- */
-static bool on_thread(struct cmd_ctx *x, GError **error)
+/* Whether the sender is a recipient of zeroday's mail @outbox_id. */
+static bool rcpt_of(struct cmd_ctx *x, gint64 outbox_id, GError **error)
 {
-	g_autoptr(GPtrArray) rcpts = NULL;
+	g_autoptr(GPtrArray) rcpts = db_rcpt_list(x->c->db, outbox_id, error);
 
-	if (!x->bot_mail)
-		return false;
-	rcpts = db_rcpt_list(x->c->db, x->bot_mail, error);
 	if (!rcpts)
 		return false;
 	for (guint i = 0; i < rcpts->len; i++) {
 		const struct rcpt_row *r = rcpts->pdata[i];
+		g_autofree char *key = address_key(r->address);
 
-		if (g_ascii_strcasecmp(r->address, x->sender) == 0)
+		if (strcmp(key, x->sender) == 0)
 			return true;
+	}
+	return false;
+}
+
+/*
+ * Sets *@series_id to the series zeroday's series reply @o answers (the
+ * series of its In-Reply-To, else of its References, newest first), 0
+ * when none.
+ */
+static bool series_of_reply(struct cmd_ctx *x, const struct outbox_row *o, gint64 *series_id,
+			    GError **error)
+{
+	g_autoptr(GPtrArray) ids = g_ptr_array_new();
+
+	*series_id = 0;
+	if (o->kind != OUTBOX_SERIES)
+		return true;
+	if (o->in_reply_to)
+		g_ptr_array_add(ids, o->in_reply_to);
+	for (guint i = o->references ? g_strv_length(o->references) : 0; i > 0; i--)
+		g_ptr_array_add(ids, o->references[i - 1]);
+	g_ptr_array_add(ids, NULL);
+	return db_series_of_message_ids(x->c->db, (const char *const *)ids->pdata, series_id,
+					error);
+}
+
+/*
+ * Sets *@about: whether zeroday's mail @o is about series @s (a reply to
+ * it) or, with @s NULL, about tree @t (a finding's mail, or a reply to a
+ * series, of that tree).
+ */
+static bool mail_about(struct cmd_ctx *x, const struct outbox_row *o, const struct series_row *s,
+		       const struct tree_row *t, bool *about, GError **error)
+{
+	gint64 series_id = 0;
+
+	*about = false;
+	if (!series_of_reply(x, o, &series_id, error))
+		return false;
+	if (s) {
+		*about = series_id == s->id;
+		return true;
+	}
+	if (series_id) {
+		zd_autoptr(series_row) other = db_series_get(x->c->db, series_id, error);
+
+		if (!other)
+			return false;
+		*about = g_strcmp0(other->tree, t->name) == 0;
+	} else if (o->finding_id) {
+		g_autoptr(GError) local = NULL;
+		zd_autoptr(finding_row) f = db_finding_get(x->c->db, o->finding_id, &local);
+
+		if (!f && !g_error_matches(local, BOT_ERROR, BOT_ERROR_NOT_FOUND)) {
+			g_propagate_error(error, g_steal_pointer(&local));
+			return false;
+		}
+		*about = f && g_strcmp0(f->tree, t->name) == 0;
+	}
+	return true;
+}
+
+/*
+ * Whether the sender is on a thread of zeroday's about series @s, or,
+ * with @s NULL, about tree @t: a recipient of one of zeroday's mails
+ * that this mail replies to (In-Reply-To, References) and that is about
+ * it. References are the sender's to write: one naming any mail of
+ * zeroday's, the sender's own answer to "#zeroday help" say, is no
+ * ticket to another thread. False with @error only when the store fails.
+ */
+static bool on_thread(struct cmd_ctx *x, const struct series_row *s, const struct tree_row *t,
+		      GError **error)
+{
+	for (const char *const *id = x->parents; id && *id; id++) {
+		const char *one[] = { *id, NULL };
+		zd_autoptr(outbox_row) o = NULL;
+		gint64 outbox_id = 0;
+		bool about = false;
+
+		if (!db_outbox_of_message_ids(x->c->db, one, &outbox_id, error))
+			return false;
+		if (!outbox_id)
+			continue;
+		o = db_outbox_get(x->c->db, outbox_id, error);
+		if (!o || !mail_about(x, o, s, t, &about, error))
+			return false;
+		if (about && rcpt_of(x, outbox_id, error))
+			return true;
+		if (*error)
+			return false;
 	}
 	return false;
 }
@@ -746,7 +1058,7 @@ static bool cmd_subscribe(struct cmd_ctx *x, char **argv, guint argc, struct com
 		return false;
 	explicit_bzero(raw, sizeof(raw));
 	done(row, "To subscribe %s (branches %s, %s%s%s) as %s, reply with this line, from "
-		  "this address, within %u days:\n\n#zeroday confirm %s",
+		  "this address, within %u days:\n\n    #zeroday confirm %s",
 	     sub->url, sub->pattern, db_policy_name(sub->policy), sub->list ? ", list " : "",
 	     sub->list ? sub->list : "", sub->name, SUBSCRIBE_TOKEN_DAYS, token);
 	return true;
@@ -891,9 +1203,36 @@ static bool cmd_unblacklist(struct cmd_ctx *x, char **argv, guint argc,
 	return blacklist(x, argv, row, false, error);
 }
 
+static bool may_touch_finding(struct cmd_ctx *x, const struct finding_row *f, bool maintainers,
+			      GError **error);
+
+/*
+ * Sets *@visible: whether the sender may see finding @f at all. A
+ * finding of a private tree is seen by those on its report's thread and
+ * its tree's maintainers only; to anyone else it reads as one that does
+ * not exist.
+ */
+static bool finding_visible(struct cmd_ctx *x, const struct finding_row *f, bool *visible,
+			    GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	zd_autoptr(tree_row) t = f->tree ? db_tree_get(x->c->db, f->tree, &local) : NULL;
+
+	*visible = true;
+	if (!t && local && !g_error_matches(local, BOT_ERROR, BOT_ERROR_NOT_FOUND)) {
+		g_propagate_error(error, g_steal_pointer(&local));
+		return false;
+	}
+	if (!t || !t->private)
+		return true;
+	*visible = may_touch_finding(x, f, false, error);
+	return !*error;
+}
+
 /*
  * The finding a command is about: @word's ("123"), else the thread's.
- * Refuses @row when there is none; *@out NULL then.
+ * Refuses @row when there is none, or when @word names one the sender
+ * may not see (finding_visible()), with the same words; *@out NULL then.
  */
 static bool finding_of(struct cmd_ctx *x, const char *word, struct command_row *row,
 		       struct finding_row **out, GError **error)
@@ -921,6 +1260,16 @@ static bool finding_of(struct cmd_ctx *x, const char *word, struct command_row *
 		g_propagate_error(error, g_steal_pointer(&local));
 		return false;
 	}
+	if (*out && word) {
+		bool visible = true;
+
+		if (!finding_visible(x, *out, &visible, error)) {
+			g_clear_pointer(out, finding_row_free);
+			return false;
+		}
+		if (!visible)
+			g_clear_pointer(out, finding_row_free);
+	}
 	if (!*out)
 		refuse(row, "no finding %" G_GINT64_FORMAT, id);
 	return true;
@@ -942,15 +1291,12 @@ static bool may_touch_finding(struct cmd_ctx *x, const struct finding_row *f, bo
 	if (!maintainers) {
 		zd_autoptr(outbox_row) report = db_outbox_of_finding(x->c->db,
 			f->report_finding ? f->report_finding : f->id, OUTBOX_REPORT, error);
-		gint64 saved = x->bot_mail;
 		bool on;
 
 		if (!report && *error)
 			return false;
 		if (report) {
-			x->bot_mail = report->id;
-			on = on_thread(x, error);
-			x->bot_mail = saved;
+			on = rcpt_of(x, report->id, error);
 			if (on || *error)
 				return on;
 		}
@@ -1083,7 +1429,7 @@ static bool test_series(struct cmd_ctx *x, struct command_row *row, GError **err
 	if (!s)
 		return false;
 	own = g_ascii_strcasecmp(s->sender, x->sender) == 0;
-	if (!own && !x->admin && !on_thread(x, error)) {
+	if (!own && !x->admin && !on_thread(x, s, NULL, error)) {
 		zd_autoptr(tree_row) t = NULL;
 
 		if (*error)
@@ -1093,8 +1439,8 @@ static bool test_series(struct cmd_ctx *x, struct command_row *row, GError **err
 		if (!t || !is_maintainer(x, t, error)) {
 			if (*error)
 				return false;
-			refuse(row, "only the series' sender, those on zeroday's thread and the "
-				    "tree's maintainers may ask for its test");
+			refuse(row, "only the series' sender, the recipients of zeroday's replies "
+				    "to it and the tree's maintainers may ask for its test");
 			return true;
 		}
 	}
@@ -1125,6 +1471,7 @@ static bool cmd_test(struct cmd_ctx *x, char **argv, guint argc, struct command_
 	g_autofree char *branch = NULL;
 	const char *target;
 	gint64 job_id = 0;
+	bool may;
 
 	if (argc == 0)
 		return test_series(x, row, error);
@@ -1146,11 +1493,15 @@ static bool cmd_test(struct cmd_ctx *x, char **argv, guint argc, struct command_
 		       argv[0]);
 		return true;
 	}
-	if (!x->admin && !on_thread(x, error) && !is_maintainer(x, t, error)) {
-		if (*error)
-			return false;
+	may = x->admin || on_thread(x, NULL, t, error);
+	if (!may && !*error)
+		may = is_maintainer(x, t, error);
+	if (*error)
+		return false;
+	if (!may) {
 		refuse(row, "only those on a report's thread and the maintainers of %s may ask "
-			    "for a test of it", t->name);
+			    "for a test of it (a report on %s, or a reply to a series on it, that "
+			    "this mail answers)", t->name, t->name);
 		return true;
 	}
 	if (is_hex_commit(argv[1]) && x->c->repo && repo_has_commit(x->c->repo, argv[1]) &&
@@ -1191,9 +1542,18 @@ static bool cmd_test(struct cmd_ctx *x, char **argv, guint argc, struct command_
 static bool cmd_mute(struct cmd_ctx *x, char **argv, guint argc, struct command_row *row,
 		     GError **error)
 {
+	bool is_list = false;
+
 	(void)argv, (void)argc;
 	if (!x->bot_mail) {
 		refuse(row, "there is no mail of zeroday's in this thread to mute");
+		return true;
+	}
+	/* A list speaks for all its readers: one of them does not silence it. */
+	if (!policy_is_list(x->c, x->sender, &is_list, error))
+		return false;
+	if (is_list || g_strcmp0(x->sender, x->list_post) == 0) {
+		refuse(row, "%s is a mailing list's address: a list is not muted", x->sender);
 		return true;
 	}
 	if (!db_mute_add(x->c->db, x->sender, x->thread_root, x->now, error))
@@ -1279,7 +1639,8 @@ static bool cmd_dup(struct cmd_ctx *x, char **argv, guint argc, struct command_r
 	zd_autoptr(finding_row) f = NULL;
 	zd_autoptr(finding_row) lead = NULL;
 	g_autofree char *why = NULL;
-	bool may;
+	gint64 named;
+	bool may, visible = true;
 
 	(void)argc;
 	if (!finding_of(x, NULL, row, &f, error))
@@ -1304,9 +1665,26 @@ static bool cmd_dup(struct cmd_ctx *x, char **argv, guint argc, struct command_r
 		return false;
 	if (!lead)
 		return true;
+	named = lead->id;
+	/* One tree's finding never stands for another's: their threads go to other people. */
+	if (g_strcmp0(lead->tree, f->tree) != 0) {
+		refuse(row, "finding %" G_GINT64_FORMAT " is on %s, finding %" G_GINT64_FORMAT
+			    " on %s: a finding is a duplicate only of a finding of the same tree",
+		       f->id, f->tree ? f->tree : "no tree", lead->id,
+		       lead->tree ? lead->tree : "no tree");
+		return true;
+	}
 	lead = finding_lead(x, g_steal_pointer(&lead), error);
 	if (!lead)
 		return false;
+	if (g_strcmp0(lead->tree, f->tree) != 0 ||
+	    !finding_visible(x, lead, &visible, error) || !visible) {
+		if (*error)
+			return false;
+		refuse(row, "finding %" G_GINT64_FORMAT " is a duplicate of a finding that is not "
+			    "of this tree's, or not yours to see", named);
+		return true;
+	}
 	if (lead->id == f->id) {
 		refuse(row, "finding %" G_GINT64_FORMAT " cannot be a duplicate of itself", f->id);
 		return true;
@@ -1486,6 +1864,12 @@ static bool run_line(struct cmd_ctx *x, const char *line, struct command_row *ro
 		refuse(row, "usage:\n    %s", cmd->usage);
 		return true;
 	}
+	if (x->unverified && (cmd->who != WHO_ANYONE || cmd->identity)) {
+		refuse(row, "not taken from this copy: the list rewrote its From to its own "
+			    "address, so zeroday cannot tell who sent it (a Reply-To proves "
+			    "nothing). Send the command again to zeroday's address alone.");
+		return true;
+	}
 	if (cmd->who == WHO_THREAD && !x->bot_mail && !x->admin && strcmp(cmd->name, "test") &&
 	    argc == 0) {
 		refuse(row, "%s works in the thread of one of zeroday's mails", cmd->name);
@@ -1546,11 +1930,12 @@ static char *answer_paragraphs(const char *answer)
 }
 
 /*
- * Queues the one reply to command mail @mail_id (parsed: @m), saying
- * @intro (or NULL) and each command's answer; marks the mail answered.
+ * Queues the one reply to command mail @mail_id (parsed: @m), To @to,
+ * saying @intro (or NULL) and each command's answer; marks the mail
+ * answered.
  */
 static bool queue_answer(const struct bot *c, gint64 mail_id, const struct patchmail *m,
-			 const char *intro, gint64 now, GError **error)
+			 const char *to, const char *intro, gint64 now, GError **error)
 {
 	g_autoptr(GPtrArray) rows = db_command_list(c->db, mail_id, error);
 	zd_autoptr(template_values) v = template_values_new();
@@ -1563,7 +1948,7 @@ static bool queue_answer(const struct bot *c, gint64 mail_id, const struct patch
 	if (!rows)
 		return false;
 	reply_init(&r);
-	g_ptr_array_add(r.to, g_strdup(m->from));
+	g_ptr_array_add(r.to, g_strdup(to));
 	reply_thread(&r, m->message_id, m->in_reply_to,
 		     m->references ? (char **)m->references->pdata : NULL,
 		     m->references ? m->references->len : 0);
@@ -1671,32 +2056,139 @@ static bool identity_ok(const struct config *config, const char *sender, const c
 	return false;
 }
 
-bool commands_take(const struct bot *c, const struct mail_row *mail,
-		   const struct patchmail *m, gint64 now, bool *taken, GError **error)
+/*
+ * Who a command mail is from: its From, unless a list rewrote that to
+ * its own address (DMARC), as "Joe via KB <list@example.org>": From is
+ * then the address of List-Post, or of a list zeroday knows
+ * (policy_is_list()), and the one Reply-To names the writer, taken for
+ * the reply's address and the per-sender limit, never for a right
+ * (unverified). Release with sender_release().
+ */
+struct sender {
+	char *key;          /* address_key() of who it counts as from, or NULL */
+	char *reply;        /* the address its reply goes To (normalized), or NULL */
+	char *list_post;    /* List-Post's address, or NULL */
+	bool unverified;    /* key and reply are Reply-To's */
+	const char *silent; /* why it gets no reply at all (static), or NULL */
+	char *raw;          /* its raw text, as stored (for DKIM) */
+	gsize len;
+};
+
+static void sender_release(struct sender *s)
 {
-	g_autofree char *raw = NULL;
-	gsize len = 0;
+	g_free(s->key);
+	g_free(s->reply);
+	g_free(s->list_post);
+	g_free(s->raw);
+}
+
+/* Sets *@is_list: whether @key is the address of the list @s came through, or of one known. */
+static bool list_address(const struct bot *c, const struct sender *s, const char *key,
+			 bool *is_list, GError **error)
+{
+	*is_list = g_strcmp0(key, s->list_post) == 0;
+	return *is_list || policy_is_list(c, key, is_list, error);
+}
+
+/* Fills @out (zeroed first) for stored mail @mail_id, parsed: @m. False only when the store fails. */
+static bool sender_of(const struct bot *c, gint64 mail_id, const struct patchmail *m,
+		      struct sender *out, GError **error)
+{
+	struct address_reply_fields f;
+	g_autoptr(GError) local = NULL;
+	g_autofree char *key = NULL;
+	g_autofree char *reply_key = NULL;
+	bool is_list = false;
+
+	memset(out, 0, sizeof(*out));
+	if (!m->from) {
+		out->silent = "no readable From";
+		return true;
+	}
+	key = address_key(m->from);
+	if (!address_is_plain(key)) {
+		/* "z<adm@example.net>"@evil.org reads as an administrator to a careless eye. */
+		out->key = g_steal_pointer(&key);
+		out->silent = "its From is no plain user@domain (quotes, brackets or '@' in its "
+			      "local part)";
+		return true;
+	}
+	out->raw = db_mail_raw(c->db, mail_id, &out->len, error);
+	if (!out->raw)
+		return false;
+	if (!address_reply_fields_read(&f, out->raw, out->len, &local))
+		g_debug("commands: mail %" G_GINT64_FORMAT ": %s", mail_id, local->message);
+	out->list_post = g_steal_pointer(&f.list_post);
+	/* RFC 3834: no answer to bulk mail; but a list's copy of a person's mail is bulk too. */
+	if (g_strcmp0(f.precedence, "junk") == 0)
+		out->silent = "a junk mail (Precedence: junk)";
+	else if (g_strcmp0(f.precedence, "bulk") == 0 && !m->list_id)
+		out->silent = "a bulk mail (Precedence: bulk), not through a list";
+	if (!list_address(c, out, key, &is_list, error))
+		goto fail;
+	if (!is_list) {
+		out->key = g_steal_pointer(&key);
+		out->reply = g_strdup(m->from);
+		address_reply_fields_release(&f);
+		return true;
+	}
+	if (f.reply_to && f.reply_to[0] && !f.reply_to[1])
+		reply_key = address_key(f.reply_to[0]);
+	if (reply_key && address_is_plain(reply_key) &&
+	    !list_address(c, out, reply_key, &is_list, error))
+		goto fail;
+	if (!reply_key || !address_is_plain(reply_key) || is_list) {
+		out->key = g_steal_pointer(&key);
+		if (!out->silent)
+			out->silent = "its From is a mailing list's address, and no single Reply-To "
+				      "names who wrote it";
+		address_reply_fields_release(&f);
+		return true;
+	}
+	out->key = g_steal_pointer(&reply_key);
+	out->reply = g_strdup(f.reply_to[0]);
+	out->unverified = true;
+	address_reply_fields_release(&f);
+	return true;
+fail:
+	address_reply_fields_release(&f);
+	return false;
+}
+
+/*
+ * Whether the mail replies, first of zeroday's mails, to one of its
+ * command answers: an HTML auto-responder's echo, quoting the answer's
+ * "#zeroday help" back.
+ */
+static bool replies_to_answer(const struct bot *c, gint64 bot_mail, bool *answer,
+			      GError **error)
+{
+	zd_autoptr(outbox_row) o = NULL;
+
+	*answer = false;
+	if (!bot_mail)
+		return true;
+	o = db_outbox_get(c->db, bot_mail, error);
+	if (!o)
+		return false;
+	*answer = o->kind == OUTBOX_COMMAND;
+	return true;
+}
+
+/* commands_take() for a command mail from @who, holding command @lines (none: HTML only). */
+static bool take(const struct bot *c, const struct mail_row *mail, const struct patchmail *m,
+		 const struct sender *who, struct cmd_ctx *x, char **lines, gint64 now,
+		 GError **error)
+{
 	g_autofree char *bot = address_key(c->config->mail_address);
-	g_autofree char *sender = m->from ? address_key(m->from) : NULL;
-	g_autofree const char **parents = parent_ids(m);
-	g_auto(GStrv) lines = NULL;
 	g_autofree char *why = NULL;
-	struct cmd_ctx x = { .c = c, .mail_id = mail->id, .m = m, .now = now };
+	const char *sender = who->key;
 	gint64 count = 0;
 	bool running = false;
 
-	*taken = false;
-	if (!db_outbox_of_message_ids(c->db, parents, &x.bot_mail, error))
-		return false;
-	if (!x.bot_mail && !patchmail_addressed_to(m, c->config->mail_address))
-		return true;
-	lines = commands_lines(m->body, COMMANDS_MAX);
-	if (!lines[0] && !(m->html_only && m->html && strstr(m->html, "#zeroday")))
-		return true;
-	*taken = true;
 	/* Never answered: ourselves, machines, robots. */
-	if (!sender)
-		return silent(c, mail, NULL, "no readable From", now, error);
+	if (who->silent)
+		return silent(c, mail, sender, who->silent, now, error);
 	if (strcmp(sender, bot) == 0)
 		return silent(c, mail, sender, "from zeroday itself", now, error);
 	if (m->automatic)
@@ -1718,6 +2210,15 @@ bool commands_take(const struct bot *c, const struct mail_row *mail,
 			return silent(c, mail, sender, "a copy of a command mail taken already", now,
 				      error);
 	}
+	if (!lines[0]) {
+		bool answer = false;
+
+		if (!replies_to_answer(c, x->bot_mail, &answer, error))
+			return false;
+		if (answer)
+			return silent(c, mail, sender, "HTML only, in reply to zeroday's answer: "
+				      "\"plain text, please\" is said once", now, error);
+	}
 	if (!db_command_mail_count(c->db, sender, now - 3600, &count, error))
 		return false;
 	if (count >= c->config->commands_max_sender_hour)
@@ -1729,30 +2230,29 @@ bool commands_take(const struct bot *c, const struct mail_row *mail,
 	if (!db_command_mail_add(c->db, mail->id, sender, now, COMMAND_MAIL_RUNNING, NULL, error))
 		return false;
 	if (!lines[0])
-		return queue_answer(c, mail->id, m, "zeroday reads commands in plain text only: "
-				    "plain text, please.", now, error);
+		return queue_answer(c, mail->id, m, who->reply, "zeroday reads commands in plain "
+				    "text only: plain text, please.", now, error);
 	if (g_strv_length(lines) > COMMANDS_MAX) {
 		g_autofree char *intro = g_strdup_printf(
 			"This mail holds more than %u commands: none of them was taken. Send at "
 			"most %u in one mail.", COMMANDS_MAX, COMMANDS_MAX);
 
-		return queue_answer(c, mail->id, m, intro, now, error);
+		return queue_answer(c, mail->id, m, who->reply, intro, now, error);
 	}
-	x.sender = sender;
-	x.parents = parents;
-	x.admin = c->config->commands_admins &&
-		  g_strv_contains((const char *const *)c->config->commands_admins, sender);
-	x.thread_root = m->references && m->references->len ? m->references->pdata[0]
-			: m->in_reply_to ? m->in_reply_to : m->message_id;
-	if (x.bot_mail && !db_outbox_finding_of(c->db, parents, &x.finding_id, error))
+	x->sender = sender;
+	x->unverified = who->unverified;
+	x->list_post = who->list_post;
+	/* Reply-To proves nothing: an administrator's address there is anyone's. */
+	x->admin = !who->unverified && c->config->commands_admins &&
+		   g_strv_contains((const char *const *)c->config->commands_admins, sender);
+	x->thread_root = m->references && m->references->len ? m->references->pdata[0]
+			 : m->in_reply_to ? m->in_reply_to : m->message_id;
+	if (x->bot_mail && !db_outbox_finding_of(c->db, x->parents, &x->finding_id, error))
 		return false;
-	/* The raw text, read from the store for DKIM only: the parse was stored with it. */
-	if (dkim_domain(c->config, sender) && !(raw = db_mail_raw(c->db, mail->id, &len, error)))
-		return false;
-	if (!identity_ok(c->config, sender, raw, len, &why)) {
+	if (!identity_ok(c->config, sender, who->raw, who->len, &why)) {
 		g_message("commands: mail %" G_GINT64_FORMAT " from %s refused: %s", mail->id,
 			  sender, why);
-		return queue_answer(c, mail->id, m, why, now, error);
+		return queue_answer(c, mail->id, m, who->reply, why, now, error);
 	}
 	for (guint i = 0; lines[i]; i++) {
 		zd_autoptr(command_row) row = g_new0(struct command_row, 1);
@@ -1760,13 +2260,46 @@ bool commands_take(const struct bot *c, const struct mail_row *mail,
 		row->mail_id = mail->id;
 		row->n = i + 1;
 		row->line = commands_printable_line(lines[i]);
-		if (!run_line(&x, lines[i], row, error) || !db_command_add(c->db, row, error))
+		if (!run_line(x, lines[i], row, error) || !db_command_add(c->db, row, error))
 			return false;
 		running |= row->state == COMMAND_RUNNING;
 	}
 	if (running)
 		return true;
-	return queue_answer(c, mail->id, m, NULL, now, error);
+	return queue_answer(c, mail->id, m, who->reply, NULL, now, error);
+}
+
+bool commands_take(const struct bot *c, const struct mail_row *mail,
+		   const struct patchmail *m, gint64 now, bool *taken, GError **error)
+{
+	g_autofree const char **parents = parent_ids(m);
+	g_auto(GStrv) lines = NULL;
+	struct cmd_ctx x = { .c = c, .mail_id = mail->id, .m = m, .now = now };
+	struct sender who;
+	bool ok;
+
+	*taken = false;
+	x.parents = parents;
+	if (!db_outbox_of_message_ids(c->db, parents, &x.bot_mail, error))
+		return false;
+	if (!x.bot_mail && !patchmail_addressed_to(m, c->config->mail_address))
+		return true;
+	lines = commands_lines(m->body, COMMANDS_MAX);
+	if (!lines[0] && m->html_only && m->html) {
+		/* Only a command the sender wrote asks for "plain text, please": not one quoted. */
+		g_auto(GStrv) html = commands_html_lines(m->html, COMMANDS_MAX);
+
+		if (!html[0])
+			return true;
+	} else if (!lines[0]) {
+		return true;
+	}
+	*taken = true;
+	if (!sender_of(c, mail->id, m, &who, error))
+		return false;
+	ok = take(c, mail, m, &who, &x, lines, now, error);
+	sender_release(&who);
+	return ok;
 }
 
 /* ---- Answers that come later ---- */
@@ -1778,6 +2311,8 @@ static bool answer_if_done(const struct bot *c, gint64 mail_id, gint64 now,
 	g_autoptr(GPtrArray) rows = db_command_list(c->db, mail_id, error);
 	zd_autoptr(patchmail) m = NULL;
 	g_autoptr(GError) local = NULL;
+	struct sender who;
+	bool ok;
 
 	if (!rows)
 		return false;
@@ -1797,7 +2332,14 @@ static bool answer_if_done(const struct bot *c, gint64 mail_id, gint64 now,
 		return db_command_mail_set(c->db, mail_id, COMMAND_MAIL_SILENT, local->message, 0,
 					   error);
 	}
-	return queue_answer(c, mail_id, m, NULL, now, error);
+	if (!sender_of(c, mail_id, m, &who, error))
+		return false;
+	/* Read again as when it was taken: a list rewrote its From, its Reply-To is answered. */
+	ok = who.silent ? db_command_mail_set(c->db, mail_id, COMMAND_MAIL_SILENT, who.silent, 0,
+					      error)
+			: queue_answer(c, mail_id, m, who.reply, NULL, now, error);
+	sender_release(&who);
+	return ok;
 }
 
 /* What a test's build job said, in words. */
@@ -1885,16 +2427,60 @@ static bool answer_stale(const struct bot *c, struct command_row *row, gint64 no
 	       answer_if_done(c, row->mail_id, now, error);
 }
 
+/*
+ * Sets *@own: whether command mail @mail_id comes from series @s's own
+ * sender, by its From (Reply-To proves nothing).
+ */
+static bool from_series_sender(const struct bot *c, gint64 mail_id, const struct series_row *s,
+			       bool *own, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	zd_autoptr(patchmail) m = inbox_mail(c->db, c->config, mail_id, false, &local);
+	struct sender who;
+
+	*own = false;
+	if (!m && local->domain == BOT_ERROR) {
+		g_propagate_error(error, g_steal_pointer(&local));
+		return false;
+	}
+	if (!m)
+		return true;
+	if (!sender_of(c, mail_id, m, &who, error))
+		return false;
+	*own = !who.silent && !who.unverified && g_strcmp0(who.key, s->sender) == 0;
+	sender_release(&who);
+	return true;
+}
+
 bool commands_series_claimed(const struct bot *c, gint64 series_id, gint64 now,
 			     bool *claimed, GError **error)
 {
 	g_autoptr(GPtrArray) waiting = db_command_waiting(c->db, 0, series_id, error);
+	g_autoptr(GError) local = NULL;
+	zd_autoptr(series_row) s = NULL;
 
 	*claimed = false;
 	if (!waiting)
 		return false;
+	if (waiting->len) {
+		s = db_series_get(c->db, series_id, &local);
+		if (!s && !g_error_matches(local, BOT_ERROR, BOT_ERROR_NOT_FOUND)) {
+			g_propagate_error(error, g_steal_pointer(&local));
+			return false;
+		}
+	}
 	for (guint i = 0; i < waiting->len; i++) {
-		*claimed = true;
+		const struct command_row *row = waiting->pdata[i];
+		bool own = false;
+
+		/*
+		 * Only the series' sender's own test takes the place of the
+		 * series' replies: anyone else's leaves them to go, to the
+		 * sender and the lists, and gets an answer of its own.
+		 */
+		if (s && !from_series_sender(c, row->mail_id, s, &own, error))
+			return false;
+		*claimed |= own;
 		if (!answer_stale(c, waiting->pdata[i], now, error))
 			return false;
 	}

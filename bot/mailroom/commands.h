@@ -5,25 +5,45 @@
  * and a space, in the plain-text body of a mail to the bot's address or
  * of a reply to one of its mails. Quoted lines ("> #zeroday ...") are
  * not commands, nor is the word later in a line, nor what follows a
- * signature ("-- ") or an unquoted original ("-----Original Message-----");
- * the examples in zeroday's own mails are indented, so they are none
- * either. An HTML-only mail with a command in it is answered "plain
- * text, please". At most COMMANDS_MAX per mail: more gets one reply that
- * refuses them all.
+ * signature ("-- ") or an original pasted unquoted or forwarded
+ * ("-----Original Message-----", Outlook's line of underscores and
+ * "From:", "-------- Forwarded Message --------", "Begin forwarded
+ * message:", an "On ..., X wrote:" with unquoted text below it); the
+ * examples in zeroday's own mails are indented, so they are none
+ * either, but for "#zeroday confirm <token>" with a token in it: the
+ * subscribe reply's line, pasted back as it was. An HTML-only mail
+ * with a command at the start of a line of its text, outside
+ * <blockquote>, is answered "plain text, please", unless it replies to
+ * one of zeroday's command answers. At most COMMANDS_MAX per mail: more
+ * gets one reply that refuses them all.
  *
  * Every command mail gets exactly one reply, in its thread, To its
  * sender, saying for each command what was done or why not. Commands
  * whose result comes later (rerun, test) hold the reply until it does.
  * A command mail gets no reply when it comes from zeroday itself, from a
  * machine (patchmail.automatic: Auto-Submitted, bounces, vacation
- * replies), from a sender in [commands] ignore (other robots), or past
- * [commands] max-per-sender-hour or max-per-hour; why is logged and kept.
+ * replies; Precedence: junk, or bulk without a List-Id), from a sender
+ * in [commands] ignore (other robots), from an address whose local part
+ * holds quotes, angle brackets or '@' (mail/address.h
+ * address_is_plain()), from a list's address without a single Reply-To,
+ * or past [commands] max-per-sender-hour or max-per-hour; why is logged
+ * and kept.
+ *
+ * The sender is From's address. When a list rewrote From to its own
+ * address (DMARC: "Joe via KB <list@example.org>", From the List-Post
+ * address or a list zeroday knows) the one Reply-To is the sender, but
+ * unverified: it gets the reply and counts for the per-sender limit,
+ * and gives only what anyone may ask (help, status, subscribe); every
+ * other command is refused, saying to send it to zeroday directly.
  *
  * Who may: anyone asks for help, status, and a subscription (which only
  * mails a single-use token to confirm, valid for SUBSCRIBE_TOKEN_DAYS,
  * from the address that asked); anyone on a report's thread (a recipient
  * of zeroday's mail there, or the series' sender) asks for a rerun, a
- * test or to be muted; a tree's maintainers (its --cc addresses, an M:
+ * test or to be muted (the mail of zeroday's that makes them so is one
+ * this mail replies to, about the series or tree the command acts on:
+ * References name mails, not rights); a list is never muted; a tree's
+ * maintainers (its --cc addresses, an M:
  * line of its MAINTAINERS file, the address that subscribed it) and
  * [commands] admins blacklist, unblacklist, unsubscribe and say a report
  * is invalid. From a domain in [commands] dkim-required, nothing is
@@ -57,6 +77,13 @@
  * that there were more than @max.
  */
 char **commands_lines(const char *body, guint max);
+
+/*
+ * Returns the command lines of the HTML body @html as commands_lines()
+ * reads its text (NULL-terminated; caller frees): its lines as a
+ * browser breaks them, outside <blockquote>.
+ */
+char **commands_html_lines(const char *html, guint max);
 
 /*
  * Splits command line @line (one of commands_lines()) into its words
@@ -94,9 +121,11 @@ bool commands_job_done(const struct bot *c, const struct job_row *job,
 /*
  * Series @series_id is settled (tested, or applies nowhere; its state
  * stored), in the caller's transaction: the test commands waiting for it
- * are answered with its result, and *@claimed says whether there were
- * any. Then the series' own replies are not sent: the command mail gets
- * one reply, not several.
+ * are answered with its result, and *@claimed says whether one of them
+ * came from the series' own sender (by From). Then the series' own
+ * replies are not sent: the sender's command mail gets one reply, not
+ * several. Anyone else's test claims nothing: the series' replies go to
+ * its sender and lists as ever, and the command's answer apart.
  */
 bool commands_series_claimed(const struct bot *c, gint64 series_id, gint64 now,
 			     bool *claimed, GError **error);

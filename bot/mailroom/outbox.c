@@ -90,21 +90,16 @@ static void fill_row(struct outbox_row *row, struct reply *reply, const GError *
 	}
 }
 
-/* The addr-spec of a "to:"/"cc:" line of outbox_row.recipients, or NULL. */
+/*
+ * The addr-spec of a "to:"/"cc:" line of outbox_row.recipients, as
+ * GMime reads it (mail/address.h), or NULL: never the text after the
+ * last '<', which a quoted local part can hold.
+ */
 static char *line_address(const char *line)
 {
 	const char *addr = strchr(line, ':');
-	const char *lt;
-	size_t len;
 
-	if (!addr)
-		return NULL;
-	addr++;
-	len = strlen(addr);
-	lt = strrchr(addr, '<');
-	if (len && addr[len - 1] == '>' && lt)
-		return g_strndup(lt + 1, (gsize)(addr + len - 1 - lt - 1));
-	return g_strdup(addr);
+	return addr ? address_spec(addr + 1) : NULL;
 }
 
 /* Gives @row its recipients one by one, unless it has them. */

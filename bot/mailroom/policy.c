@@ -6,6 +6,8 @@
 
 #include "autoconfig.h"
 
+#include <string.h>
+
 #include "bot/bot.h"
 #include "bot/config.h"
 #include "bot/mailroom/policy.h"
@@ -49,15 +51,51 @@ bool policy_reports(const struct bot *c, const struct finding_row *f, bool *repo
 	return true;
 }
 
+bool policy_is_list(const struct bot *c, const char *key, bool *is_list, GError **error)
+{
+	g_autoptr(GPtrArray) trees = NULL;
+
+	*is_list = false;
+	if (c->config->mail_archive_list) {
+		g_autofree char *archive = address_key(c->config->mail_archive_list);
+
+		if (strcmp(archive, key) == 0) {
+			*is_list = true;
+			return true;
+		}
+	}
+	trees = db_tree_list(c->db, error);
+	if (!trees)
+		return false;
+	for (guint i = 0; i < trees->len && !*is_list; i++) {
+		const struct tree_row *t = trees->pdata[i];
+
+		for (char **l = t->lists; l && *l && !*is_list; l++) {
+			g_autofree char *k = address_key(*l);
+
+			*is_list = strcmp(k, key) == 0;
+		}
+	}
+	return true;
+}
+
 /* Removes from @list the addresses that muted @thread. */
-static bool drop_muted_from(struct db *db, GPtrArray *list, const char *thread, GError **error)
+static bool drop_muted_from(const struct bot *c, GPtrArray *list, const char *thread,
+			    GError **error)
 {
 	for (guint i = 0; i < list->len;) {
 		g_autofree char *key = address_key(list->pdata[i]);
 		bool muted = false;
+		bool is_list = false;
 
-		if (key && !db_muted(db, key, thread, &muted, error))
+		if (key && !db_muted(c->db, key, thread, &muted, error))
 			return false;
+		if (muted && !policy_is_list(c, key, &is_list, error))
+			return false;
+		if (is_list) {
+			g_message("outbox: the list %s has a mute of <%s>: ignored", key, thread);
+			muted = false;
+		}
 		if (muted) {
 			g_message("outbox: %s muted the thread <%s>: left out", key, thread);
 			g_ptr_array_remove_index(list, i);
@@ -77,8 +115,8 @@ bool policy_without_muted(const struct bot *c, enum outbox_kind kind, struct rep
 		return true;
 	if (!thread)
 		return true; /* a new thread: nobody can have muted it */
-	if (!drop_muted_from(c->db, r->to, thread, error) ||
-	    !drop_muted_from(c->db, r->cc, thread, error))
+	if (!drop_muted_from(c, r->to, thread, error) ||
+	    !drop_muted_from(c, r->cc, thread, error))
 		return false;
 	if (r->to->len == 0 && r->cc->len > 0)
 		g_ptr_array_add(r->to, g_ptr_array_steal_index(r->cc, 0));

@@ -49,9 +49,20 @@ bool policy_reports(const struct bot *c, const struct finding_row *f, bool *repo
 		    GError **error);
 
 /*
+ * Sets *@is_list: whether @key (address_key() form) is the address of a
+ * mailing list zeroday knows: a tree's list (tree --list, a
+ * subscription's list) or [mail] archive-list. A list speaks for many:
+ * it is never muted, and a mail whose From it is was rewritten by it.
+ * False only when the store fails.
+ */
+bool policy_is_list(const struct bot *c, const char *key, bool *is_list, GError **error);
+
+/*
  * Leaves out of @r, a mail of @kind, the recipients who muted its
  * thread: the thread is named by its first Message-ID, as the mute
- * recorded it. A command's answer (OUTBOX_COMMAND) goes to who gave the
+ * recorded it. A list's mute (policy_is_list(), one recorded before
+ * lists were refused) counts for nothing: one reader does not silence
+ * a list. A command's answer (OUTBOX_COMMAND) goes to who gave the
  * command, muted or not: they asked. When nobody is left, sets @cause
  * (the mail is kept, unsent, saying so). False only when the store
  * fails.
