@@ -497,7 +497,8 @@ static void test_tree_stranger(struct fixture *f, gconstpointer data)
  * Reply-To Joe): Joe is the sender, unverified. The answer goes to Joe,
  * not the list; a mute (or any right) is refused, and nobody is muted;
  * Reply-To never makes an administrator; a list's From without one
- * Reply-To gets no answer.
+ * Reply-To gets no answer; the list's copy of a mail sent to zeroday too
+ * is left for the direct copy.
  */
 static void test_list_from(struct fixture *f, gconstpointer data)
 {
@@ -508,8 +509,8 @@ static void test_list_from(struct fixture *f, gconstpointer data)
 					  "Precedence: bulk\n";
 	g_autofree char *mute = mail("Joe via KB <list@example.org>", "list@example.org",
 				     "j1@example.com", report, refs, list_fields, "#zeroday mute\n");
-	g_autofree char *status = mail("Adm via Other <other@lists.example>", "bot@example.org",
-				       "j2@example.net", NULL, NULL,
+	g_autofree char *status = mail("Adm via Other <other@lists.example>", "other@lists.example",
+				       "j2@example.net", report, refs,
 				       "Reply-To: adm@example.net\nList-Id: <other.lists.example>\n"
 				       "List-Post: <mailto:other@lists.example>\n",
 				       "#zeroday status\n");
@@ -537,7 +538,11 @@ static void test_list_from(struct fixture *f, gconstpointer data)
 	g_assert_true(db_muted(f->db, "joe@example.com", report, &muted, &error));
 	g_assert_false(muted);
 
-	/* The List-Post address is the list's, though zeroday follows no tree of it. */
+	/*
+	 * The List-Post address is the list's, though zeroday follows no tree
+	 * of it (a reply in a report's thread that reached zeroday through
+	 * the list alone).
+	 */
 	deliver(f, status, T + 6);
 	r2 = reply_to(f, "j2@example.net");
 	g_assert_nonnull(r2);
@@ -551,6 +556,35 @@ static void test_list_from(struct fixture *f, gconstpointer data)
 	g_assert_false(replied(f, "j3@example.com"));
 	assert_command_mail(f, "j3@example.com", COMMAND_MAIL_SILENT);
 	g_assert_no_error(error);
+
+	/*
+	 * Sent to zeroday and the list: the list's copy, first, is left for
+	 * the direct one, which is Joe's own and mutes him.
+	 */
+	{
+		g_autofree char *via = mail("Joe via KB <list@example.org>", "bot@example.org",
+					    "j4@example.com", report, refs, list_fields,
+					    "#zeroday mute\n");
+		g_autofree char *direct = mail("Joe <joe@example.com>", "bot@example.org",
+					       "j4@example.com", report, refs,
+					       "Cc: list@example.org\n", "#zeroday mute\n");
+		zd_autoptr(outbox_row) r4 = NULL;
+		g_autofree char *to4 = NULL;
+		g_autofree char *text4 = NULL;
+
+		deliver(f, via, T + 8);
+		g_assert_false(replied(f, "j4@example.com"));
+		deliver(f, direct, T + 9);
+		r4 = reply_to(f, "j4@example.com");
+		g_assert_nonnull(r4);
+		to4 = r4 ? rcpts(f, r4) : NULL;
+		g_assert_cmpstr(to4, ==, "joe@example.com");
+		text4 = r4 ? flat(r4) : NULL;
+		g_assert_null(text4 ? strstr(text4, "not taken from this copy") : "x");
+		g_assert_true(db_muted(f->db, "joe@example.com", report, &muted, &error));
+		g_assert_true(muted);
+		g_assert_no_error(error);
+	}
 }
 
 /*

@@ -2294,9 +2294,21 @@ bool commands_take(const struct bot *c, const struct mail_row *mail,
 	} else if (!lines[0]) {
 		return true;
 	}
-	*taken = true;
 	if (!sender_of(c, mail->id, m, &who, error))
 		return false;
+	/*
+	 * A list's copy, its From rewritten to the list's, of a mail sent to
+	 * zeroday's own address too: the direct copy, whose From is the
+	 * sender's and may be verified, is the one taken, whichever comes
+	 * first (taken here, the list's would silence it as a copy).
+	 */
+	if (who.unverified && patchmail_addressed_to(m, c->config->mail_address)) {
+		g_message("commands: mail %" G_GINT64_FORMAT " <%s> is a list's copy of a mail to "
+			  "zeroday: its direct copy is taken", mail->id, m->message_id);
+		sender_release(&who);
+		return true;
+	}
+	*taken = true;
 	ok = take(c, mail, m, &who, &x, lines, now, error);
 	sender_release(&who);
 	return ok;
