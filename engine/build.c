@@ -932,7 +932,7 @@ static void log_split_run(struct log_split *l, const char *log, gsize len)
 struct collect {
 	const char *src, *out; /* the paths the compiler saw */
 	const char *srcdir;    /* the source tree, as zeroday sees it */
-	const struct log_split *split;
+	struct log_split *split; /* the pieces not taken by an object are the log's */
 	GPtrArray *diags;
 	GHashTable *seen;
 	unsigned max;
@@ -1105,6 +1105,8 @@ static void collect_kept(struct collect *c, const char *root, const char *rel, u
 				g_message("%s", local->message);
 			if (piece && piece->len)
 				collect_text(c, piece->str, piece->len);
+			if (piece)
+				g_hash_table_remove(c->split->objects, object);
 		}
 	}
 }
@@ -1151,8 +1153,21 @@ static GPtrArray *collect_diags(const struct make_call *m, const char *srcdir, c
 	g_autoptr(GPtrArray) logged = NULL;
 
 	log_split_run(&split, log, len);
-	logged = diag_parse_build_len(split.rest->str, split.rest->len, m->src, m->out);
 	collect_kept(&c, m->env->builddir, NULL, 0);
+	/*
+	 * A piece no object took (its object has no kept compiler output:
+	 * made without zeroday-cc) is the log's, parsed with the rest.
+	 */
+	{
+		GHashTableIter it;
+		gpointer piece;
+
+		g_hash_table_iter_init(&it, split.objects);
+		while (g_hash_table_iter_next(&it, NULL, &piece))
+			g_string_append_len(split.rest, ((GString *)piece)->str,
+					    (gssize)((GString *)piece)->len);
+	}
+	logged = diag_parse_build_len(split.rest->str, split.rest->len, m->src, m->out);
 	collect_add(&c, logged);
 	log_split_clear(&split);
 	drop_make_errors(c.diags);
