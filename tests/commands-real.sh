@@ -107,9 +107,11 @@ ok "Postfix and Dovecot start on 127.0.0.1"
 #	vacation responder: for every mail in MAILDIR not answered yet (SEEN),
 #	writes an auto-reply to OUTDIR (To its sender; Cc everyone else it
 #	names and the BOTS, comma-separated; the header line HEADER; below a
-#	rule and a header block each, unquoted, the conversation: its first
-#	mail FIRST, then the mail answered) and prints "FILE<TAB>TO,CC..."
-#	for each.
+#	header block each, unquoted, the conversation: its first mail FIRST,
+#	then the mail answered) and prints "FILE<TAB>TO,CC..." for each.
+#	No rule of underscores above the blocks, as Outlook writes: zeroday
+#	reads no command below one, and here only the auto-reply's header
+#	is to keep it silent.
 #   dkim-key DIR DOMAIN: the key file line of opendkim-genkey's DIR/sel.txt.
 #   dkim-sign IN OUT DOMAIN PRIVATE: OUT is IN (CRLF line ends) signed by
 #	DOMAIN (selector sel, rsa-sha256, relaxed/simple) with key PRIVATE.
@@ -270,9 +272,7 @@ def vacation(maildir, seen, outdir, first, header, bots):
         name = "vac-%d" % len(done)
         refs = (m["References"] or "") + " " + mid
         body = ("I am away until Monday, with no access to my mail.\n\n"
-                "________________________________\n"
-                "From: %s\nSent: %s\nTo: %s\nCc: %s\nSubject: %s\n\n%s\n"
-                "________________________________\n"
+                "From: %s\nSent: %s\nTo: %s\nCc: %s\nSubject: %s\n\n%s\n\n"
                 "From: %s\nSent: %s\nTo: %s\nSubject: %s\n\n%s\n"
                 % (orig["From"], orig["Date"], orig["To"], orig["Cc"], orig["Subject"],
                    text_of(orig),
