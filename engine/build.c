@@ -1772,6 +1772,12 @@ const char *build_image_name(const struct build_target *target)
 	return NULL;
 }
 
+/* Whether @d is of one object's compilation (compiler, sparse, kernel-doc), not of the link. */
+static bool from_object(const struct diag *d)
+{
+	return strcmp(d->checker, "compiler") == 0 || strcmp(d->checker, "sparse") == 0;
+}
+
 enum build_verdict build_compare(const struct build_output *child,
 				 const struct build_output *parent, GPtrArray **fresh)
 {
@@ -1799,12 +1805,17 @@ enum build_verdict build_compare(const struct build_output *child,
 		return VERDICT_FAIL_NEW_ERROR;
 	}
 	/*
-	 * A parent that failed stopped where it failed: what it did not
-	 * build it did not warn about, so the child's warnings there are not
-	 * new, only unseen (a fix of the parent's error would be blamed for
-	 * every warning after it).
+	 * A parent that failed stopped where it failed: it never linked,
+	 * so the child's warnings of the link (ld, modpost, objtool on
+	 * vmlinux.o) are unseen there, not new; a fix of the parent's error
+	 * would be blamed for each. An object's warnings compare as ever:
+	 * what it did not compile again, its kept output still says.
 	 */
-	if (parent && parent->status == BUILD_FAILED)
-		g_ptr_array_set_size(*fresh, 0);
+	if (parent && parent->status == BUILD_FAILED) {
+		for (guint i = (*fresh)->len; i-- > 0;) {
+			if (!from_object((*fresh)->pdata[i]))
+				g_ptr_array_remove_index(*fresh, i);
+		}
+	}
 	return (*fresh)->len ? VERDICT_NEW_DIAGNOSTICS : VERDICT_PASS;
 }

@@ -520,31 +520,45 @@ static void test_leftover_object(void)
 }
 
 /*
- * A parent that failed stopped at its error: the child's warnings are not
- * new against it (nothing says the parent would not have had them).
+ * A parent that failed never linked: the child's link warnings (modpost
+ * here) are not new against it. A compiler warning compares as ever.
  */
-static void test_failed_parent_warnings(void)
+static struct diag *one_diag(const char *checker, const char *file, const char *message,
+			     const char *fingerprint)
 {
 	struct diag *d = g_new0(struct diag, 1);
+
+	d->kind = DIAG_WARNING;
+	d->checker = g_strdup(checker);
+	d->file = g_strdup(file);
+	d->message = g_strdup(message);
+	d->fingerprint = g_strdup(fingerprint);
+	return d;
+}
+
+static void test_failed_parent_warnings(void)
+{
 	struct build_output parent = { .status = BUILD_FAILED };
 	struct build_output child = { .status = BUILD_OK };
 	g_autoptr(GPtrArray) got = NULL;
 
-	d->kind = DIAG_WARNING;
-	d->file = g_strdup("src/late.c");
-	d->message = g_strdup("unused variable 'late' [-Wunused-variable]");
-	d->checker = g_strdup("compiler");
-	d->fingerprint = g_strdup("0123456789abcdef");
 	parent.diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
 	child.diags = g_ptr_array_new_with_free_func((GDestroyNotify)diag_free);
-	g_ptr_array_add(child.diags, d);
-	g_assert_cmpint(build_compare(&child, &parent, &got), ==, VERDICT_PASS);
-	g_assert_cmpuint(got->len, ==, 0);
-	g_clear_pointer(&got, g_ptr_array_unref);
-	/* Against a parent that built, the same warning is new. */
-	parent.status = BUILD_OK;
+	g_ptr_array_add(child.diags, one_diag("modpost", "", "modpost: vmlinux: section mismatch "
+					      "in reference: f (section: .text) -> g (section: "
+					      ".init.text)", "0123456789abcdef"));
+	g_ptr_array_add(child.diags, one_diag("compiler", "src/late.c",
+					      "unused variable 'late' [-Wunused-variable]",
+					      "fedcba9876543210"));
 	g_assert_cmpint(build_compare(&child, &parent, &got), ==, VERDICT_NEW_DIAGNOSTICS);
 	g_assert_cmpuint(got->len, ==, 1);
+	if (got->len == 1)
+		g_assert_cmpstr(((struct diag *)got->pdata[0])->checker, ==, "compiler");
+	g_clear_pointer(&got, g_ptr_array_unref);
+	/* Against a parent that built, both are new. */
+	parent.status = BUILD_OK;
+	g_assert_cmpint(build_compare(&child, &parent, &got), ==, VERDICT_NEW_DIAGNOSTICS);
+	g_assert_cmpuint(got->len, ==, 2);
 	g_ptr_array_unref(parent.diags);
 	g_ptr_array_unref(child.diags);
 }
